@@ -1,0 +1,1 @@
+//! Reference implementation of PRD-0006 (skeleton; see issue 3).

@@ -1,0 +1,120 @@
+//! The `squall` command line: `serve` and `scenarios`. Exit codes: 0 success, 1 checks
+//! failed, 2 usage or harness error.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand};
+
+use crate::scenario::embedded::embedded_catalogue;
+use crate::scenario::load::from_file;
+use crate::scenario::Catalogue;
+use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT};
+
+#[derive(Debug, Parser)]
+#[command(name = "squall", version, about = "Fault-injecting OpenAI-compatible server and PRD-0006 retry conformance suite")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the scripted OpenAI-compatible API and the admin API.
+    Serve {
+        /// Address to listen on; port 0 picks a free port.
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        addr: SocketAddr,
+        /// Scenario catalogue directory (default: ./scenarios if present, else the embedded catalogue).
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
+        /// Largest accepted request body, in bytes.
+        #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
+        body_limit: usize,
+    },
+    /// Work with scenario files.
+    Scenarios {
+        #[command(subcommand)]
+        command: ScenariosCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScenariosCommand {
+    /// Validate scenario files without serving them.
+    Check {
+        /// Files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// List the catalogue.
+    List {
+        #[arg(long)]
+        scenarios: Option<PathBuf>,
+    },
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve { addr, scenarios, body_limit } => serve(addr, scenarios.as_deref(), body_limit).await,
+        Command::Scenarios { command: ScenariosCommand::Check { files } } => Ok(check(&files)),
+        Command::Scenarios { command: ScenariosCommand::List { scenarios } } => {
+            for scenario in load_catalogue(scenarios.as_deref())?.iter() {
+                println!("{:40} {}", scenario.name, scenario.requirements.join(","));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn serve(addr: SocketAddr, scenarios: Option<&Path>, body_limit: usize) -> anyhow::Result<ExitCode> {
+    let catalogue = load_catalogue(scenarios)?;
+    let server = Server::start(ServerConfig { addr, catalogue, body_limit })
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    println!("squall listening on http://{}", server.local_addr());
+    eprintln!(
+        "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1",
+        server.state().catalogue.len(),
+        server.origin(),
+        server.origin()
+    );
+    tokio::signal::ctrl_c().await.context("cannot wait for Ctrl-C")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The catalogue from `dir`, or `./scenarios` when it exists, or the embedded one.
+pub fn load_catalogue(dir: Option<&Path>) -> anyhow::Result<Catalogue> {
+    let default_dir = Path::new("scenarios");
+    let dir = match dir {
+        Some(dir) if !dir.is_dir() => bail!("--scenarios {}: not a directory", dir.display()),
+        Some(dir) => Some(dir),
+        None if default_dir.is_dir() => Some(default_dir),
+        None => None,
+    };
+    let catalogue = match dir {
+        Some(dir) => Catalogue::load_dir(dir)?,
+        None => embedded_catalogue()?,
+    };
+    Ok(catalogue)
+}
+
+fn check(files: &[PathBuf]) -> ExitCode {
+    let mut failed = false;
+    for file in files {
+        match from_file(file) {
+            Ok(scenario) => println!("ok    {} ({})", file.display(), scenario.name),
+            Err(e) => {
+                println!("error {e}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,163 @@
+//! The journal: every request a run saw, from the moment it arrived to however it ended.
+//!
+//! An entry is created when a request arrives and completed exactly once, whatever ends the
+//! reply: the script finishing, an injected fault, or the client hanging up. Entries are
+//! public (`GET /__squall/runs/{id}/journal`, `docs/server.md`); add fields, never rename.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::scenario::FaultKind;
+
+/// How a reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndKind {
+    /// The whole scripted reply was sent (success body or in-stream failure event).
+    Completed,
+    /// A scripted error status with its body was sent.
+    ErrorStatus,
+    /// FIN mid-body (fault `eof`).
+    Eof,
+    /// TCP RST mid-body (fault `reset`).
+    Reset,
+    /// A clean end of body without the terminal event (fault `truncate`).
+    Truncated,
+    /// The client gave up during a stall (fault `stall`).
+    Stalled,
+    /// Non-SSE bytes were sent, then the body ended (fault `garbage`).
+    Garbage,
+    /// The client closed the connection before the reply ended.
+    ClientClosed,
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// 0-based position in the run.
+    pub index: usize,
+    /// The track that answered; null for requests that are not model calls.
+    pub track: Option<String>,
+    /// 0-based attempt within the track; null for requests that are not model calls.
+    pub attempt: Option<u32>,
+    pub method: String,
+    /// Relative to the base URL, e.g. `/responses`.
+    pub path: String,
+    pub headers: BTreeMap<String, String>,
+    /// The request body: parsed JSON, or the raw text when it is not JSON.
+    pub body: Value,
+    /// Whether the client asked for a streamed reply.
+    pub stream: bool,
+    /// Milliseconds since the run was created (monotonic clock).
+    pub received_at_ms: f64,
+    /// When the reply ended; null while it is in progress.
+    pub finished_at_ms: Option<f64>,
+    pub status: Option<u16>,
+    /// The fault that fired, if any.
+    pub fault: Option<FaultKind>,
+    /// How the reply ended; null while it is in progress.
+    pub end: Option<EndKind>,
+    /// Complete events written.
+    pub events_sent: u32,
+    /// Body bytes written.
+    pub bytes_sent: u64,
+    /// Whether the terminal success event (`response.completed`, `[DONE]`) was written.
+    pub terminal_sent: bool,
+}
+
+/// Facts about a request known when it arrives.
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    pub method: String,
+    pub path: String,
+    pub headers: BTreeMap<String, String>,
+}
+
+/// A run's journal, shared by the connections serving it.
+#[derive(Debug)]
+pub struct Journal {
+    created: Instant,
+    entries: Mutex<Vec<JournalEntry>>,
+}
+
+impl Journal {
+    pub fn new() -> Self {
+        Journal { created: Instant::now(), entries: Mutex::new(Vec::new()) }
+    }
+
+    /// Milliseconds since the run was created.
+    pub fn ms_since_start(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.created).as_secs_f64() * 1000.0
+    }
+
+    /// Record an arriving request; returns its index.
+    pub fn begin(&self, arrival: Arrival, at: Instant) -> usize {
+        let mut entries = self.lock();
+        let index = entries.len();
+        entries.push(JournalEntry {
+            index,
+            track: None,
+            attempt: None,
+            method: arrival.method,
+            path: arrival.path,
+            headers: arrival.headers,
+            body: Value::Null,
+            stream: false,
+            received_at_ms: self.ms_since_start(at),
+            finished_at_ms: None,
+            status: None,
+            fault: None,
+            end: None,
+            events_sent: 0,
+            bytes_sent: 0,
+            terminal_sent: false,
+        });
+        index
+    }
+
+    /// Change an entry in place.
+    pub fn update(&self, index: usize, change: impl FnOnce(&mut JournalEntry)) {
+        if let Some(entry) = self.lock().get_mut(index) {
+            change(entry);
+        }
+    }
+
+    /// Complete an entry once; later calls leave the first ending in place.
+    pub fn finish(&self, index: usize, end: EndKind, at: Instant) {
+        let ms = self.ms_since_start(at);
+        self.update(index, |entry| {
+            if entry.end.is_none() {
+                entry.end = Some(end);
+                entry.finished_at_ms = Some(ms);
+            }
+        });
+    }
+
+    pub fn snapshot(&self) -> Vec<JournalEntry> {
+        self.lock().clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<JournalEntry>> {
+        // A panic while holding the lock cannot leave an entry half-written in a way that
+        // matters more than losing the journal, so recover the data instead of propagating.
+        self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Default for Journal {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,23 @@
+//! The `squall` binary: parses the command line and maps failures to exit code 2.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = match squall::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match squall::cli::run(cli).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("squall: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The scenario catalogue: every `*.toml` in a directory, by name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::error::{FieldPath, ScenarioError};
+use super::load;
+use super::model::Scenario;
+
+/// Named scenarios loaded from a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Catalogue {
+    scenarios: BTreeMap<String, Arc<Scenario>>,
+}
+
+impl Catalogue {
+    /// Load every `*.toml` file in `dir`. Each file's `name` must match its file stem.
+    /// The first bad file stops loading with an error naming it.
+    pub fn load_dir(dir: &Path) -> Result<Self, ScenarioError> {
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            let mut error = ScenarioError::new(FieldPath::root(), format!("cannot read the scenario directory: {e}"));
+            error.source_name = dir.display().to_string();
+            error
+        })?;
+        let mut paths: Vec<_> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
+            .collect();
+        paths.sort();
+        let mut catalogue = Catalogue::default();
+        for path in paths {
+            let scenario = load::from_file(&path)?;
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            if scenario.name != stem {
+                let mut error = ScenarioError::new(
+                    FieldPath::root().key("name"),
+                    format!("`{}` does not match the file name `{stem}.toml`; rename one of them", scenario.name),
+                );
+                error.source_name = path.display().to_string();
+                return Err(error);
+            }
+            catalogue.insert(scenario);
+        }
+        Ok(catalogue)
+    }
+
+    pub fn insert(&mut self, scenario: Scenario) {
+        self.scenarios.insert(scenario.name.clone(), Arc::new(scenario));
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Scenario>> {
+        self.scenarios.get(name).cloned()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Scenario>> {
+        self.scenarios.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.scenarios.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scenarios.is_empty()
+    }
+}

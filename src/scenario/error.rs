@@ -1,0 +1,141 @@
+//! Scenario errors that name the source, line/column, field path and bad value.
+
+use std::fmt;
+
+/// One step of a field path: a table key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSegment {
+    Key(String),
+    Index(usize),
+}
+
+/// A field path such as `attempts[0].fault.after_events`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldPath(pub Vec<PathSegment>);
+
+impl FieldPath {
+    pub fn root() -> Self {
+        FieldPath(Vec::new())
+    }
+
+    pub fn key(&self, key: &str) -> Self {
+        let mut next = self.0.clone();
+        next.push(PathSegment::Key(key.to_owned()));
+        FieldPath(next)
+    }
+
+    pub fn index(&self, index: usize) -> Self {
+        let mut next = self.0.clone();
+        next.push(PathSegment::Index(index));
+        FieldPath(next)
+    }
+
+    /// Parse the dotted form produced by `serde_path_to_error` (`a.b[2].c`).
+    pub fn parse(text: &str) -> Self {
+        let mut segments = Vec::new();
+        for part in text.split('.').filter(|p| !p.is_empty() && *p != "?") {
+            let (key, mut rest) = match part.find('[') {
+                Some(at) => (&part[..at], &part[at..]),
+                None => (part, ""),
+            };
+            if !key.is_empty() {
+                segments.push(PathSegment::Key(key.to_owned()));
+            }
+            while let Some(close) = rest.find(']') {
+                if let Ok(index) = rest[1..close].parse() {
+                    segments.push(PathSegment::Index(index));
+                }
+                rest = &rest[close + 1..];
+            }
+        }
+        FieldPath(segments)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("(top level)");
+        }
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                PathSegment::Key(key) if i == 0 => write!(f, "{key}")?,
+                PathSegment::Key(key) => write!(f, ".{key}")?,
+                PathSegment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A scenario that cannot be used, with everything a person needs to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file path, or `inline scenario` for admin API bodies.
+    pub source_name: String,
+    /// 1-based line and column when the source has positions.
+    pub location: Option<(usize, usize)>,
+    pub field: FieldPath,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(field: FieldPath, message: impl Into<String>) -> Self {
+        ScenarioError {
+            source_name: String::new(),
+            location: None,
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.source_name)?;
+        if let Some((line, column)) = self.location {
+            write!(f, ":{line}:{column}")?;
+        }
+        write!(f, ": field `{}`: {}", self.field, self.message)
+    }
+}
+
+/// 1-based line and column of a byte offset in `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+trait FloorCharBoundary {
+    fn floor_char_boundary_compat(&self, index: usize) -> usize;
+}
+
+impl FloorCharBoundary for str {
+    fn floor_char_boundary_compat(&self, mut index: usize) -> usize {
+        while index > 0 && !self.is_char_boundary(index) {
+            index -= 1;
+        }
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_paths_round_trip_through_text() {
+        let path = FieldPath::parse("tracks[1].attempts[0].fault.kind");
+        assert_eq!(path.to_string(), "tracks[1].attempts[0].fault.kind");
+        assert_eq!(FieldPath::root().key("a").index(2).to_string(), "a[2]");
+    }
+
+    #[test]
+    fn line_column_counts_from_one() {
+        assert_eq!(line_column("ab\ncd", 0), (1, 1));
+        assert_eq!(line_column("ab\ncd", 4), (2, 2));
+    }
+}

@@ -1,0 +1,87 @@
+//! Reading scenarios from TOML files and inline JSON, with located errors.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+
+use super::error::{line_column, FieldPath, PathSegment, ScenarioError};
+use super::model::Scenario;
+use super::validate::validate;
+
+/// Parse and validate a TOML scenario; `source_name` is used in error messages.
+pub fn from_toml_str(source_name: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let scenario: Scenario = parse_toml(text).map_err(|e| e.named(source_name))?;
+    validate(&scenario).map_err(|mut e| {
+        e.location = locate_in_toml(text, &e.field);
+        e.named(source_name)
+    })?;
+    Ok(scenario)
+}
+
+/// Parse and validate an inline JSON scenario (admin API).
+pub fn from_json_value(value: serde_json::Value) -> Result<Scenario, ScenarioError> {
+    let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = FieldPath::parse(&e.path().to_string());
+        ScenarioError::new(field, e.into_inner().to_string()).named("inline scenario")
+    })?;
+    validate(&scenario).map_err(|e| e.named("inline scenario"))?;
+    Ok(scenario)
+}
+
+/// Read, parse and validate one scenario file.
+pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(FieldPath::root(), format!("cannot read the file: {e}")).named(&name)
+    })?;
+    from_toml_str(&name, &text)
+}
+
+fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
+    let deserializer = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let field = FieldPath::parse(&e.path().to_string());
+        let inner = e.into_inner();
+        let mut error = ScenarioError::new(field, inner.message().trim().to_owned());
+        error.location = inner.span().map(|span| line_column(text, span.start));
+        error
+    })
+}
+
+impl ScenarioError {
+    fn named(mut self, source_name: &str) -> Self {
+        self.source_name = source_name.to_owned();
+        self
+    }
+}
+
+/// Find where a field path sits in TOML text, for errors found after parsing.
+/// Returns the position of the deepest part of the path that exists in the text.
+fn locate_in_toml(text: &str, field: &FieldPath) -> Option<(usize, usize)> {
+    let document = toml_edit::ImDocument::parse(text).ok()?;
+    // The walk clones each step so one owned cursor type covers tables, arrays and values;
+    // it only runs on the error path of a small file.
+    let mut item = document.as_item().clone();
+    let mut best = None;
+    for segment in &field.0 {
+        let next = match (segment, &item) {
+            (PathSegment::Key(key), toml_edit::Item::Table(table)) => table.get(key).cloned(),
+            (PathSegment::Key(key), toml_edit::Item::Value(toml_edit::Value::InlineTable(t))) => {
+                t.get(key).cloned().map(toml_edit::Item::Value)
+            }
+            (PathSegment::Index(i), toml_edit::Item::ArrayOfTables(tables)) => {
+                tables.get(*i).cloned().map(toml_edit::Item::Table)
+            }
+            (PathSegment::Index(i), toml_edit::Item::Value(toml_edit::Value::Array(array))) => {
+                array.get(*i).cloned().map(toml_edit::Item::Value)
+            }
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        if let Some(span) = next.span() {
+            best = Some(span.start);
+        }
+        item = next;
+    }
+    best.map(|offset| line_column(text, offset))
+}

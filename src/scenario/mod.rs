@@ -1,0 +1,14 @@
+//! Scenarios: the scripted behaviour of a run (model, loading, validation, catalogue).
+
+pub mod catalogue;
+pub mod error;
+pub mod headers;
+pub mod load;
+pub mod model;
+pub mod validate;
+
+pub use catalogue::Catalogue;
+pub use error::{FieldPath, ScenarioError};
+pub use model::*;
+pub mod routing;
+pub mod embedded;

@@ -1,0 +1,294 @@
+//! The scenario model: what a scripted run tells the server to do, attempt by attempt.
+//!
+//! These types are the public scenario format (`docs/scenarios.md`). TOML files in
+//! `scenarios/` and inline JSON sent to the admin API deserialize into the same structs;
+//! unknown fields are rejected so a typo never silently changes a scenario.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One scripted conversation: per-attempt replies, optionally split into tracks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Catalogue name; also the file stem in `scenarios/`.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Requirement ids this scenario exercises, e.g. `REQ-0006-010`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// What requests beyond the script get (for the implicit default track).
+    #[serde(default)]
+    pub after: AfterScript,
+    /// The default track's attempts: requests not claimed by a `tracks` entry land here.
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    /// Tracks route requests by content; the first match wins.
+    #[serde(default)]
+    pub tracks: Vec<Track>,
+}
+
+/// What a track replies once its scripted attempts are used up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AfterScript {
+    /// Replay the last scripted attempt for every further request.
+    #[default]
+    RepeatLast,
+    /// A plain successful reply.
+    Ok,
+    /// A `500 server_error` reply.
+    Fail,
+}
+
+/// A named group of attempts that claims the requests its `match` selects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Track {
+    pub name: String,
+    /// Which requests this track claims; absent means "every request not claimed before".
+    #[serde(default, rename = "match")]
+    pub matcher: Option<TrackMatch>,
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    /// Overrides the scenario's `after` for this track.
+    #[serde(default)]
+    pub after: Option<AfterScript>,
+}
+
+/// Request selectors for a track. Exactly one field is set (checked by validation).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrackMatch {
+    /// The request offers a tool with this name (`tools[].name` or `tools[].function.name`).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The raw request body contains this text.
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// Every listed request header has exactly this value (names are case-insensitive).
+    #[serde(default)]
+    pub header: Option<BTreeMap<String, String>>,
+}
+
+/// One scripted reply. A status reply when `status` is set (and not 200); otherwise a stream.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attempt {
+    /// HTTP status for an error reply (`429`, `503`, ...).
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Extra response headers. A value `@now+Ns` is sent as the HTTP-date N seconds later.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The OpenAI error object of a status reply; defaults depend on the status.
+    #[serde(default)]
+    pub error: Option<ErrorSpec>,
+    /// A raw body that replaces the generated one (status replies only).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// The content of a successful reply, streamed or not as the client asked.
+    #[serde(default)]
+    pub stream: Option<StreamSpec>,
+    /// A transport fault injected into the reply.
+    #[serde(default)]
+    pub fault: Option<Fault>,
+    /// Wait before sending the response headers.
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
+    /// Wait between stream events (also accepted inside `stream`).
+    #[serde(default)]
+    pub event_delay_ms: Option<u64>,
+}
+
+/// OpenAI error fields; any field left out gets the default for the status.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorSpec {
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub param: Option<String>,
+}
+
+/// What a successful reply contains.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    /// Assistant text. Absent with no other output means the text `OK`.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// How many deltas the text is cut into (default: one per word).
+    #[serde(default)]
+    pub chunks: Option<u32>,
+    /// A reasoning summary, streamed before the text.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// A function (tool) call, streamed after the text.
+    #[serde(default)]
+    pub function_call: Option<FunctionCallSpec>,
+    /// End the stream with a failure event instead of completion.
+    #[serde(default)]
+    pub fail: Option<StreamFailure>,
+    /// Wait between events.
+    #[serde(default)]
+    pub event_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionCallSpec {
+    pub name: String,
+    /// JSON arguments as text, streamed in deltas.
+    #[serde(default = "empty_object")]
+    pub arguments: String,
+    #[serde(default)]
+    pub call_id: Option<String>,
+}
+
+fn empty_object() -> String {
+    "{}".to_owned()
+}
+
+/// A failure reported inside the stream (`response.failed`, an `error` event, an error chunk).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamFailure {
+    /// OpenAI error code: `rate_limit_exceeded`, `server_error`, `insufficient_quota`, ...
+    pub code: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    /// How the Responses API reports it: `response.failed` (default) or a bare `error` event.
+    #[serde(default)]
+    pub event: FailureEvent,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FailureEvent {
+    #[default]
+    #[serde(rename = "response.failed")]
+    ResponseFailed,
+    #[serde(rename = "error")]
+    Error,
+}
+
+/// A transport fault at an exact point of the reply body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// Fire after this many complete events (default 0: right after the headers).
+    #[serde(default)]
+    pub after_events: Option<u32>,
+    /// Fire after this many body bytes (may cut an event in half).
+    #[serde(default)]
+    pub after_bytes: Option<u64>,
+    /// For `stall`: how long the silence lasts; absent means forever.
+    #[serde(default)]
+    pub ms: Option<u64>,
+}
+
+/// The ways a reply breaks. Each is a real transport behaviour, not an error message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// FIN mid-body: the chunked framing is left incomplete.
+    Eof,
+    /// A TCP RST (SO_LINGER 0) mid-body.
+    Reset,
+    /// A well-formed end of body without the terminal event.
+    Truncate,
+    /// Silence for `ms`, then the rest; or silence until the client gives up.
+    Stall,
+    /// Bytes that are not SSE, then a clean end and close.
+    Garbage,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 5] = [
+        FaultKind::Eof,
+        FaultKind::Reset,
+        FaultKind::Truncate,
+        FaultKind::Stall,
+        FaultKind::Garbage,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::Eof => "eof",
+            FaultKind::Reset => "reset",
+            FaultKind::Truncate => "truncate",
+            FaultKind::Stall => "stall",
+            FaultKind::Garbage => "garbage",
+        }
+    }
+}
+
+/// Where in the body a fault fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultPoint {
+    Events(u32),
+    Bytes(u64),
+}
+
+impl Fault {
+    pub fn point(&self) -> FaultPoint {
+        match (self.after_bytes, self.after_events) {
+            (Some(bytes), _) => FaultPoint::Bytes(bytes),
+            (None, events) => FaultPoint::Events(events.unwrap_or(0)),
+        }
+    }
+}
+
+impl Attempt {
+    /// The status this attempt replies with.
+    pub fn status_code(&self) -> u16 {
+        self.status.unwrap_or(200)
+    }
+
+    /// A status reply carries an OpenAI error body instead of content.
+    pub fn is_status_reply(&self) -> bool {
+        self.status_code() != 200
+    }
+
+    /// The stream content, or the default "OK" reply.
+    pub fn content(&self) -> StreamSpec {
+        self.stream.clone().unwrap_or_default()
+    }
+
+    pub fn event_delay_ms(&self) -> u64 {
+        self.event_delay_ms
+            .or(self.stream.as_ref().and_then(|s| s.event_delay_ms))
+            .unwrap_or(0)
+    }
+
+    /// The reply used for `after = "ok"`.
+    pub fn plain_ok() -> Attempt {
+        Attempt::default()
+    }
+
+    /// The reply used for `after = "fail"`.
+    pub fn plain_fail() -> Attempt {
+        Attempt {
+            status: Some(500),
+            ..Attempt::default()
+        }
+    }
+}
+
+impl StreamSpec {
+    /// The text the reply carries: the scripted text, or `OK` when nothing else is scripted.
+    pub fn effective_text(&self) -> Option<&str> {
+        match (&self.text, &self.function_call, &self.reasoning, &self.fail) {
+            (Some(text), ..) => Some(text.as_str()),
+            (None, None, None, None) => Some("OK"),
+            _ => None,
+        }
+    }
+}

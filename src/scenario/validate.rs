@@ -1,0 +1,198 @@
+//! Semantic checks on a parsed scenario: things serde cannot see, each reported with the
+//! field path and the bad value.
+
+use super::error::{FieldPath, ScenarioError};
+use super::headers::parse_header_template;
+use super::model::{Attempt, FaultKind, FaultPoint, Scenario, Track};
+use crate::wire::{responses, ReplyContext};
+
+/// Check a scenario; the error names the first field at fault.
+pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let root = FieldPath::root();
+    check_name(&scenario.name).map_err(|m| ScenarioError::new(root.key("name"), m))?;
+    for (i, attempt) in scenario.attempts.iter().enumerate() {
+        check_attempt(attempt, &root.key("attempts").index(i))?;
+    }
+    check_tracks(scenario)?;
+    Ok(())
+}
+
+/// Names and ids travel in URLs and file names: keep them to a safe alphabet.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    if name.len() > 128 || !name.chars().all(safe) || name.contains("..") || name.starts_with('.') {
+        return Err(format!(
+            "`{name}` is not a valid name: use letters, digits, `-`, `_` and `.` (no `..`, not starting with `.`), at most 128 characters"
+        ));
+    }
+    Ok(())
+}
+
+fn check_tracks(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let root = FieldPath::root();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, track) in scenario.tracks.iter().enumerate() {
+        let path = root.key("tracks").index(i);
+        check_name(&track.name).map_err(|m| ScenarioError::new(path.key("name"), m))?;
+        if !seen.insert(track.name.as_str()) {
+            return Err(ScenarioError::new(path.key("name"), format!("track `{}` is defined twice", track.name)));
+        }
+        check_match(track, &path)?;
+        let catches_all = track.matcher.is_none();
+        let later_tracks = i + 1 < scenario.tracks.len();
+        if catches_all && (later_tracks || !scenario.attempts.is_empty()) {
+            return Err(ScenarioError::new(
+                path.key("match"),
+                format!("track `{}` has no `match`, so it claims every request and the tracks or attempts after it could never run; give it a `match` or move it last", track.name),
+            ));
+        }
+        for (j, attempt) in track.attempts.iter().enumerate() {
+            check_attempt(attempt, &path.key("attempts").index(j))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_match(track: &Track, path: &FieldPath) -> Result<(), ScenarioError> {
+    let Some(matcher) = &track.matcher else { return Ok(()) };
+    let set = [matcher.tool.is_some(), matcher.body_contains.is_some(), matcher.header.is_some()];
+    if set.iter().filter(|s| **s).count() != 1 {
+        return Err(ScenarioError::new(
+            path.key("match"),
+            "set exactly one of `tool`, `body_contains`, `header`",
+        ));
+    }
+    Ok(())
+}
+
+fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioError> {
+    let status = attempt.status_code();
+    if !(100..=599).contains(&status) {
+        return Err(ScenarioError::new(path.key("status"), format!("{status} is not an HTTP status (100-599)")));
+    }
+    if attempt.is_status_reply() && attempt.stream.is_some() {
+        return Err(ScenarioError::new(
+            path.key("stream"),
+            format!("an attempt with status {status} is an error reply and cannot also carry a `stream`"),
+        ));
+    }
+    if !attempt.is_status_reply() {
+        for (field, set) in [("error", attempt.error.is_some()), ("body", attempt.body.is_some())] {
+            if set {
+                return Err(ScenarioError::new(path.key(field), format!("`{field}` needs an error `status` (for example 429 or 503)")));
+            }
+        }
+    }
+    for (name, value) in &attempt.headers {
+        let header_path = path.key("headers").key(name);
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(ScenarioError::new(header_path, format!("`{name}` is not a valid header name")));
+        }
+        parse_header_template(value).map_err(|m| ScenarioError::new(header_path, m))?;
+    }
+    if let Some(stream) = &attempt.stream {
+        if stream.chunks == Some(0) {
+            return Err(ScenarioError::new(path.key("stream").key("chunks"), "0 chunks: use at least 1"));
+        }
+        if let Some(fail) = &stream.fail {
+            if fail.code.trim().is_empty() {
+                return Err(ScenarioError::new(path.key("stream").key("fail").key("code"), "must not be empty"));
+            }
+        }
+    }
+    if let Some(fault) = &attempt.fault {
+        let fault_path = path.key("fault");
+        if fault.after_events.is_some() && fault.after_bytes.is_some() {
+            return Err(ScenarioError::new(fault_path.key("after_bytes"), "set `after_events` or `after_bytes`, not both"));
+        }
+        if fault.ms.is_some() && fault.kind != FaultKind::Stall {
+            return Err(ScenarioError::new(fault_path.key("ms"), format!("`ms` only applies to `stall`, not `{}`", fault.kind.as_str())));
+        }
+        check_fault_offset(attempt, &fault_path, fault.point())?;
+    }
+    Ok(())
+}
+
+/// A fault must fire inside the reply: an offset past the end would silently never fire.
+fn check_fault_offset(attempt: &Attempt, path: &FieldPath, point: FaultPoint) -> Result<(), ScenarioError> {
+    let ctx = ReplyContext::placeholder();
+    let events = if attempt.is_status_reply() { Vec::new() } else { responses::stream_events(&attempt.content(), &ctx) };
+    match point {
+        FaultPoint::Events(n) if n as usize > events.len() => Err(ScenarioError::new(
+            path.key("after_events"),
+            format!("{n} is beyond the end of the stream: this reply has {} events (Responses API)", events.len()),
+        )),
+        FaultPoint::Bytes(n) => {
+            let total: usize = if attempt.is_status_reply() {
+                attempt.body.as_ref().map_or(256, String::len)
+            } else {
+                events.iter().map(|e| e.to_bytes().len()).sum()
+            };
+            if n as usize > total && !attempt.is_status_reply() {
+                return Err(ScenarioError::new(
+                    path.key("after_bytes"),
+                    format!("{n} is beyond the end of the stream: this reply has {total} body bytes (Responses API)"),
+                ));
+            }
+            Ok(())
+        }
+        FaultPoint::Events(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Fault, StreamSpec};
+
+    fn attempt_with_fault(kind: FaultKind, after_events: u32) -> Attempt {
+        Attempt {
+            stream: Some(StreamSpec { text: Some("a b c".into()), ..StreamSpec::default() }),
+            fault: Some(Fault { kind, after_events: Some(after_events), after_bytes: None, ms: None }),
+            ..Attempt::default()
+        }
+    }
+
+    #[test]
+    fn fault_offset_beyond_the_stream_is_rejected() {
+        let error = check_attempt(&attempt_with_fault(FaultKind::Reset, 99), &FieldPath::root()).expect_err("must fail");
+        assert_eq!(error.field.to_string(), "fault.after_events");
+        assert!(error.message.contains("99"), "{}", error.message);
+    }
+
+    #[test]
+    fn error_names_file_line_and_field() {
+        let text = "name = \"x\"\n[[attempts]]\nstatus = 429\nstream = { text = \"hi\" }\n";
+        let error = load::from_toml_str("scenarios/x.toml", text).expect_err("must fail");
+        assert_eq!(error.field.to_string(), "attempts[0].stream");
+        assert_eq!(error.location.map(|l| l.0), Some(4));
+        assert!(error.to_string().starts_with("scenarios/x.toml:4:"), "{error}");
+    }
+
+    #[test]
+    fn unknown_fault_kind_names_the_field() {
+        let text = "name = \"x\"\n[[attempts]]\nfault = { kind = \"rst\" }\n";
+        let error = load::from_toml_str("x.toml", text).expect_err("must fail");
+        assert_eq!(error.field.to_string(), "attempts[0].fault.kind");
+        assert!(error.message.contains("rst"), "{}", error.message);
+        assert_eq!(error.location.map(|l| l.0), Some(3));
+    }
+
+    #[test]
+    fn unreachable_tracks_are_rejected() {
+        let text = "name = \"x\"\n[[tracks]]\nname = \"all\"\n[[tracks]]\nname = \"never\"\nmatch = { tool = \"Task\" }\n";
+        let error = load::from_toml_str("x.toml", text).expect_err("must fail");
+        assert_eq!(error.field.to_string(), "tracks[0].match");
+    }
+
+    #[test]
+    fn unsafe_names_are_rejected() {
+        for name in ["", "../etc", "a/b", ".hidden", "a b"] {
+            assert!(check_name(name).is_err(), "{name:?} accepted");
+        }
+        assert!(check_name("reset-after-3_events.v2").is_ok());
+    }
+}

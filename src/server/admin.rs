@@ -1,0 +1,146 @@
+//! The admin API under `/__squall/` (public contract, `docs/server.md`): create, inspect and
+//! delete runs, list scenarios, health.
+
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+
+use super::http_util::{json, openai_error, read_body, ResponseBody};
+use super::runs::Run;
+use super::State;
+use crate::scenario::load::from_json_value;
+use crate::scenario::Scenario;
+
+/// The largest time scale accepted: beyond it a scripted 30 s stall would last hours.
+const MAX_TIME_SCALE: f64 = 100.0;
+
+pub async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
+    let method = request.method().clone();
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    match (&method, segments.as_slice()) {
+        (&Method::GET, ["health"]) => json(StatusCode::OK, &json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})),
+        (&Method::GET, ["scenarios"]) => list_scenarios(state),
+        (&Method::GET, ["scenarios", name]) => match state.catalogue.get(name) {
+            Some(scenario) => json(StatusCode::OK, &serde_json::to_value(&*scenario).unwrap_or_default()),
+            None => unknown_scenario(name),
+        },
+        (&Method::POST, ["runs"]) => create_run(state, request).await,
+        (&Method::GET, ["runs"]) => {
+            let runs: Vec<Value> = state.runs.list().iter().map(|run| run_summary(state, run)).collect();
+            json(StatusCode::OK, &json!({"runs": runs}))
+        }
+        (&Method::GET, ["runs", id]) => with_run(state, id, |run| json(StatusCode::OK, &run_summary(state, run))),
+        (&Method::GET, ["runs", id, "journal"]) => with_run(state, id, |run| json(StatusCode::OK, &journal_json(run))),
+        (&Method::DELETE, ["runs", id]) => match state.runs.remove(id) {
+            Some(run) => json(StatusCode::OK, &journal_json(&run)),
+            None => unknown_run(id),
+        },
+        (_, ["health" | "scenarios" | "runs", ..]) => openai_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("{method} is not allowed on /__squall/{rest}"),
+            "method_not_allowed",
+            None,
+        ),
+        _ => openai_error(StatusCode::NOT_FOUND, &format!("No admin endpoint /__squall/{rest}"), "not_found", None),
+    }
+}
+
+fn list_scenarios(state: &State) -> Response<ResponseBody> {
+    let scenarios: Vec<Value> = state
+        .catalogue
+        .iter()
+        .map(|s| json!({"name": s.name, "description": s.description, "requirements": s.requirements}))
+        .collect();
+    json(StatusCode::OK, &json!({"scenarios": scenarios}))
+}
+
+async fn create_run(state: &State, request: Request<Incoming>) -> Response<ResponseBody> {
+    let bytes = match read_body(request.into_body(), state.body_limit).await {
+        Ok(bytes) => bytes,
+        Err(e) => return e.into_response(),
+    };
+    let body: Value = match serde_json::from_slice(&bytes) {
+        Ok(value) => value,
+        Err(e) => return bad_request(None, &format!("The body is not valid JSON: {e}")),
+    };
+    let Some(fields) = body.as_object() else {
+        return bad_request(None, "The body must be a JSON object: {\"scenario\": \"<name>\" | {…}, \"time_scale\": 1.0}");
+    };
+    if let Some(unknown) = fields.keys().find(|k| !["scenario", "time_scale"].contains(&k.as_str())) {
+        return bad_request(Some(unknown), &format!("Unknown field `{unknown}`; expected `scenario` and optionally `time_scale`"));
+    }
+    let time_scale = match fields.get("time_scale") {
+        None | Some(Value::Null) => 1.0,
+        Some(value) => match value.as_f64() {
+            Some(scale) if scale > 0.0 && scale <= MAX_TIME_SCALE => scale,
+            _ => {
+                return bad_request(Some("time_scale"), &format!("`time_scale` must be a number in (0, {MAX_TIME_SCALE}], got {value}"));
+            }
+        },
+    };
+    let scenario = match fields.get("scenario") {
+        Some(Value::String(name)) => match state.catalogue.get(name) {
+            Some(scenario) => scenario,
+            None => return unknown_scenario(name),
+        },
+        Some(inline @ Value::Object(_)) => match from_json_value(inline.clone()) {
+            Ok(scenario) => Arc::new(scenario),
+            Err(e) => return bad_request(Some(&format!("scenario.{}", e.field)), &e.to_string()),
+        },
+        Some(other) => return bad_request(Some("scenario"), &format!("`scenario` must be a catalogue name or an inline scenario object, got {other}")),
+        None => return bad_request(Some("scenario"), "Missing `scenario`: a catalogue name or an inline scenario object"),
+    };
+    let run = state.runs.create(scenario, time_scale);
+    json(StatusCode::CREATED, &run_summary(state, &run))
+}
+
+fn run_summary(state: &State, run: &Run) -> Value {
+    json!({
+        "id": run.id,
+        "base_url": state.base_url(&run.id),
+        "scenario": run.scenario.name,
+        "time_scale": run.time_scale,
+        "requests": run.journal.len(),
+    })
+}
+
+fn journal_json(run: &Run) -> Value {
+    json!({
+        "id": run.id,
+        "scenario": run.scenario.name,
+        "time_scale": run.time_scale,
+        "requests": run.journal.snapshot(),
+    })
+}
+
+fn with_run(state: &State, id: &str, reply: impl FnOnce(&Run) -> Response<ResponseBody>) -> Response<ResponseBody> {
+    match state.runs.get(id) {
+        Some(run) => reply(&run),
+        None => unknown_run(id),
+    }
+}
+
+pub fn unknown_run(id: &str) -> Response<ResponseBody> {
+    openai_error(StatusCode::NOT_FOUND, &format!("No run with id `{id}`"), "run_not_found", Some("id"))
+}
+
+pub fn unknown_scenario(name: &str) -> Response<ResponseBody> {
+    openai_error(
+        StatusCode::NOT_FOUND,
+        &format!("No scenario named `{name}` in the catalogue (GET /__squall/scenarios lists them)"),
+        "scenario_not_found",
+        Some("scenario"),
+    )
+}
+
+fn bad_request(param: Option<&str>, message: &str) -> Response<ResponseBody> {
+    openai_error(StatusCode::BAD_REQUEST, message, "invalid_request", param)
+}
+
+/// A shared run for `/scenarios/{name}/v1/...`, created on first use.
+pub fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Arc<Run> {
+    let id = format!("scenario-{}", scenario.name);
+    state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0))
+}

@@ -1,0 +1,151 @@
+//! The connection's socket, wrapped so a reply can kill it with a real FIN or TCP RST.
+//!
+//! hyper owns the socket while it serves a connection. A reply body that reaches a scripted
+//! `eof` or `reset` *arms* the connection's [`KillSwitch`] and stops producing frames. hyper
+//! then writes out every byte it has buffered and calls `poll_flush`; the flush sees the armed
+//! switch and fires the fault there, so the fault lands exactly after the bytes before it:
+//!
+//! - `eof`: `shutdown(SHUT_WR)` sends a FIN while the chunked body is incomplete;
+//! - `reset`: `SO_LINGER 0` and close, which makes the kernel send a RST.
+//!
+//! Either way the flush then fails, hyper drops the connection and the body, and the body
+//! records how the reply ended.
+
+use std::io;
+use std::net::Shutdown;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+/// How a reply kills its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// FIN mid-body.
+    Eof,
+    /// RST mid-body.
+    Reset,
+}
+
+#[derive(Debug, Default)]
+struct SwitchState {
+    armed: Option<Kill>,
+    fired_at: Option<Instant>,
+}
+
+/// Shared between a connection's socket wrapper and the reply bodies served on it.
+#[derive(Debug, Default)]
+pub struct KillSwitch {
+    state: Mutex<SwitchState>,
+}
+
+impl KillSwitch {
+    /// Ask for the connection to be killed at the next flush.
+    pub fn arm(&self, kill: Kill) {
+        self.lock().armed = Some(kill);
+    }
+
+    /// When the armed fault fired, if it has.
+    pub fn fired_at(&self) -> Option<Instant> {
+        self.lock().fired_at
+    }
+
+    fn take_armed(&self) -> Option<Kill> {
+        self.lock().armed.take()
+    }
+
+    fn mark_fired(&self) {
+        self.lock().fired_at = Some(Instant::now());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SwitchState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A TCP stream that can be killed mid-reply by its [`KillSwitch`].
+#[derive(Debug)]
+pub struct KillableStream {
+    stream: Option<TcpStream>,
+    switch: Arc<KillSwitch>,
+}
+
+impl KillableStream {
+    pub fn new(stream: TcpStream, switch: Arc<KillSwitch>) -> Self {
+        KillableStream { stream: Some(stream), switch }
+    }
+
+    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+        self.stream.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
+    }
+
+    /// Fire the armed fault: a FIN, or a RST by closing with a zero linger.
+    fn fire(&mut self, kill: Kill) -> io::Error {
+        if let Some(stream) = self.stream.take() {
+            let socket = socket2::SockRef::from(&stream);
+            match kill {
+                Kill::Eof => {
+                    // The FIN goes out now; the socket closes when hyper drops the connection.
+                    let _ = socket.shutdown(Shutdown::Write);
+                    self.stream = Some(stream);
+                }
+                Kill::Reset => {
+                    let _ = socket.set_linger(Some(Duration::ZERO));
+                    drop(stream);
+                }
+            }
+        }
+        self.switch.mark_fired();
+        let kind = match kill {
+            Kill::Eof => io::ErrorKind::BrokenPipe,
+            Kill::Reset => io::ErrorKind::ConnectionReset,
+        };
+        io::Error::new(kind, "scripted fault fired")
+    }
+}
+
+impl AsyncRead for KillableStream {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let stream = self.stream()?;
+        Pin::new(stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for KillableStream {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let stream = self.stream()?;
+        Pin::new(stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        let stream = self.stream()?;
+        Pin::new(stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.as_ref().is_some_and(TcpStream::is_write_vectored)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let stream = self.stream()?;
+        if let Err(e) = std::task::ready!(Pin::new(stream).poll_flush(cx)) {
+            return Poll::Ready(Err(e));
+        }
+        // Everything hyper buffered before the body armed the switch is now in the kernel.
+        match self.switch.take_armed() {
+            Some(kill) => Poll::Ready(Err(self.fire(kill))),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.stream.as_mut() {
+            Some(stream) => Pin::new(stream).poll_shutdown(cx),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}

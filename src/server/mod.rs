@@ -1,0 +1,202 @@
+//! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
+//!
+//! - `/__squall/...` — the admin API ([`admin`])
+//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints ([`model_api`])
+//! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
+//!
+//! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
+
+pub mod admin;
+pub mod conn_io;
+pub mod http_util;
+pub mod model_api;
+pub mod reply_body;
+pub mod reply_plan;
+pub mod runs;
+
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use self::conn_io::{KillSwitch, KillableStream};
+use self::http_util::{openai_error, ResponseBody};
+use self::runs::{Run, Runs};
+use crate::scenario::{Catalogue, Scenario};
+
+/// Default request body limit (16 MiB): larger than any real model request in the suite.
+pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How to start a server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    pub catalogue: Catalogue,
+    pub body_limit: usize,
+}
+
+impl ServerConfig {
+    /// Loopback on a free port, with the given catalogue.
+    pub fn loopback(catalogue: Catalogue) -> Self {
+        ServerConfig { addr: SocketAddr::from(([127, 0, 0, 1], 0)), catalogue, body_limit: DEFAULT_BODY_LIMIT }
+    }
+}
+
+/// What every connection of a server shares.
+#[derive(Debug)]
+pub struct State {
+    pub catalogue: Catalogue,
+    pub runs: Runs,
+    pub body_limit: usize,
+    /// `http://HOST:PORT`, as clients should use it.
+    pub origin: String,
+}
+
+impl State {
+    /// The OpenAI base URL of a run.
+    pub fn base_url(&self, run_id: &str) -> String {
+        format!("{}/runs/{run_id}/v1", self.origin)
+    }
+}
+
+/// A running server. Dropping it stops accepting connections.
+#[derive(Debug)]
+pub struct Server {
+    state: Arc<State>,
+    local_addr: SocketAddr,
+    accept_loop: JoinHandle<()>,
+}
+
+impl Server {
+    /// Bind and start accepting connections in the background.
+    pub async fn start(config: ServerConfig) -> io::Result<Server> {
+        let listener = TcpListener::bind(config.addr).await?;
+        let local_addr = listener.local_addr()?;
+        let host = if local_addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], local_addr.port())) } else { local_addr };
+        let state = Arc::new(State {
+            catalogue: config.catalogue,
+            runs: Runs::default(),
+            body_limit: config.body_limit,
+            origin: format!("http://{host}"),
+        });
+        let accept_loop = tokio::spawn(accept(listener, state.clone()));
+        Ok(Server { state, local_addr, accept_loop })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// `http://HOST:PORT`.
+    pub fn origin(&self) -> &str {
+        &self.state.origin
+    }
+
+    pub fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+
+    /// Create a run in-process (the admin API's `POST /__squall/runs` without HTTP).
+    pub fn create_run(&self, scenario: Scenario, time_scale: f64) -> Arc<Run> {
+        self.state.runs.create(Arc::new(scenario), time_scale)
+    }
+
+    pub fn base_url(&self, run: &Run) -> String {
+        self.state.base_url(&run.id)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.accept_loop.abort();
+    }
+}
+
+async fn accept(listener: TcpListener, state: Arc<State>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _peer)) => {
+                tokio::spawn(serve_connection(stream, state.clone()));
+            }
+            Err(e) => {
+                // Out of descriptors or a transient accept error: keep serving the others.
+                eprintln!("squall: accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+    // Events must leave as soon as they are written, or fault timing would drift.
+    let _ = stream.set_nodelay(true);
+    let switch = Arc::new(KillSwitch::default());
+    let io = TokioIo::new(KillableStream::new(stream, switch.clone()));
+    let service = service_fn(move |request| {
+        let state = state.clone();
+        let switch = switch.clone();
+        async move { Ok::<_, Infallible>(route(&state, switch, request).await) }
+    });
+    // Errors here are the faults squall injects and clients hanging up: nothing to report.
+    let _ = http1::Builder::new().keep_alive(true).serve_connection(io, service).await;
+}
+
+async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {
+    let path = request.uri().path().to_owned();
+    if let Some(rest) = path.strip_prefix("/__squall/") {
+        return admin::handle(state, rest, request).await;
+    }
+    if let Some((run_id, rest)) = split_base(&path, "/runs/") {
+        return match state.runs.get(run_id) {
+            Some(run) => model_api::handle(state, switch, run, rest, request).await,
+            None => admin::unknown_run(run_id),
+        };
+    }
+    if let Some((name, rest)) = split_base(&path, "/scenarios/") {
+        return match state.catalogue.get(name) {
+            Some(scenario) => {
+                let run = admin::shared_scenario_run(state, scenario);
+                model_api::handle(state, switch, run, rest, request).await
+            }
+            None => admin::unknown_scenario(name),
+        };
+    }
+    openai_error(
+        StatusCode::NOT_FOUND,
+        &format!("Unknown path {path}: use a run's base URL (/runs/{{id}}/v1) or the admin API (/__squall/)"),
+        "not_found",
+        None,
+    )
+}
+
+/// Split `/runs/{id}/v1/rest` into `(id, "/rest")`.
+fn split_base<'a>(path: &'a str, prefix: &str) -> Option<(&'a str, &'a str)> {
+    let after = path.strip_prefix(prefix)?;
+    let (id, rest) = after.split_once('/')?;
+    let rest = rest.strip_prefix("v1")?;
+    if !rest.is_empty() && !rest.starts_with('/') {
+        return None;
+    }
+    Some((id, if rest.is_empty() { "/" } else { rest }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_base;
+
+    #[test]
+    fn base_paths_split_into_id_and_rest() {
+        assert_eq!(split_base("/runs/r1-x/v1/responses", "/runs/"), Some(("r1-x", "/responses")));
+        assert_eq!(split_base("/runs/r1/v1", "/runs/"), Some(("r1", "/")));
+        assert_eq!(split_base("/runs/r1/v2/responses", "/runs/"), None);
+        assert_eq!(split_base("/runs/r1/v1x", "/runs/"), None);
+    }
+}

@@ -1,0 +1,171 @@
+//! The response body that plays a [`ReplyPlan`] and keeps the request's journal entry.
+//!
+//! The body is the one place that knows how far a reply got, so it completes the journal
+//! entry: when the plan ends, when a kill fault fired (hyper drops the body right after), or
+//! when the client hung up (hyper drops the body early). [`EntryHandle`] guarantees the entry
+//! is completed exactly once, even if the handler future is dropped before a body exists.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+use super::conn_io::{Kill, KillSwitch};
+use super::reply_plan::{ReplyPlan, Step};
+use crate::journal::{EndKind, Journal, JournalEntry};
+use crate::scenario::FaultKind;
+
+/// A request's journal entry, completed exactly once: explicitly, or as `client_closed` when
+/// dropped unfinished (the client went away while the server was still working on it).
+#[derive(Debug)]
+pub struct EntryHandle {
+    journal: Arc<Journal>,
+    index: usize,
+    done: bool,
+}
+
+impl EntryHandle {
+    pub fn new(journal: Arc<Journal>, index: usize) -> Self {
+        EntryHandle { journal, index, done: false }
+    }
+
+    pub fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
+        self.journal.update(self.index, change);
+    }
+
+    pub fn finish(&mut self, end: EndKind, at: Instant) {
+        if !self.done {
+            self.done = true;
+            self.journal.finish(self.index, end, at);
+        }
+    }
+}
+
+impl Drop for EntryHandle {
+    fn drop(&mut self) {
+        self.finish(EndKind::ClientClosed, Instant::now());
+    }
+}
+
+/// Plays a reply plan as an HTTP body.
+#[derive(Debug)]
+pub struct ScriptedBody {
+    steps: VecDeque<Step>,
+    exact_len: Option<u64>,
+    timer: Option<Pin<Box<Sleep>>>,
+    in_stall: bool,
+    stalled_forever: bool,
+    armed: Option<Kill>,
+    switch: Arc<KillSwitch>,
+    entry: EntryHandle,
+}
+
+impl ScriptedBody {
+    pub fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
+        ScriptedBody {
+            steps: plan.steps,
+            exact_len: plan.exact_len,
+            timer: None,
+            in_stall: false,
+            stalled_forever: false,
+            armed: None,
+            switch,
+            entry,
+        }
+    }
+
+    fn start_timer(&mut self, duration: std::time::Duration) {
+        self.timer = Some(Box::pin(tokio::time::sleep(duration)));
+    }
+}
+
+impl http_body::Body for ScriptedBody {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = &mut *self;
+        loop {
+            if let Some(timer) = this.timer.as_mut() {
+                std::task::ready!(timer.as_mut().poll(cx));
+                this.timer = None;
+                this.in_stall = false;
+            }
+            if this.armed.is_some() || this.stalled_forever {
+                // A kill fires at hyper's next flush; a stall lasts until the client leaves.
+                return Poll::Pending;
+            }
+            let Some(step) = this.steps.pop_front() else {
+                // The ending was recorded with the last data frame (or by an `End` step).
+                this.entry.finish(EndKind::Completed, Instant::now());
+                return Poll::Ready(None);
+            };
+            match step {
+                Step::Data { bytes, event_done, terminal } => {
+                    let len = bytes.len() as u64;
+                    this.entry.update(|e| {
+                        e.bytes_sent += len;
+                        e.events_sent += u32::from(event_done);
+                        e.terminal_sent |= terminal;
+                    });
+                    // With a known length hyper ends the message after the last byte and
+                    // drops the body without asking for more, so the ending is recorded here.
+                    if let Some(Step::End(end)) = this.steps.front() {
+                        let end = *end;
+                        this.steps.pop_front();
+                        this.entry.finish(end, Instant::now());
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(bytes))));
+                }
+                Step::Wait(duration) => this.start_timer(duration),
+                Step::Stall(duration) => {
+                    this.in_stall = true;
+                    this.entry.update(|e| e.fault = Some(FaultKind::Stall));
+                    match duration {
+                        Some(duration) => this.start_timer(duration),
+                        None => this.stalled_forever = true,
+                    }
+                }
+                Step::Kill(kill) => {
+                    this.armed = Some(kill);
+                    this.switch.arm(kill);
+                }
+                Step::FaultFired(kind) => this.entry.update(|e| e.fault = Some(kind)),
+                Step::End(end) => {
+                    this.entry.finish(end, Instant::now());
+                    return Poll::Ready(None);
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.steps.is_empty() && self.entry.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.exact_len.map(SizeHint::with_exact).unwrap_or_default()
+    }
+}
+
+impl Drop for ScriptedBody {
+    fn drop(&mut self) {
+        if let (Some(kill), Some(fired_at)) = (self.armed, self.switch.fired_at()) {
+            let (fault, end) = match kill {
+                Kill::Eof => (FaultKind::Eof, EndKind::Eof),
+                Kill::Reset => (FaultKind::Reset, EndKind::Reset),
+            };
+            self.entry.update(|e| e.fault = Some(fault));
+            self.entry.finish(end, fired_at);
+        } else if self.in_stall || self.stalled_forever {
+            self.entry.finish(EndKind::Stalled, Instant::now());
+        }
+        // Otherwise the entry handle completes the entry (as `client_closed` if unfinished).
+    }
+}

@@ -1,0 +1,207 @@
+//! Turning a reply body and its scripted fault into timed steps.
+//!
+//! A plan is a flat list: write these bytes, wait, stall, kill the connection, end. The fault
+//! is spliced in at its exact event or byte offset (a byte offset may cut an event in half),
+//! and every delay is already multiplied by the run's time scale.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::conn_io::Kill;
+use crate::journal::EndKind;
+use crate::scenario::{Fault, FaultKind, FaultPoint};
+use crate::wire::SseEvent;
+
+/// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
+pub const GARBAGE: &[u8] = b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
+
+/// One thing the reply does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Write body bytes. `event_done`: the last byte of an event; `terminal`: of the terminal event.
+    Data { bytes: Bytes, event_done: bool, terminal: bool },
+    /// Wait between events.
+    Wait(Duration),
+    /// A scripted stall; `None` lasts until the client gives up.
+    Stall(Option<Duration>),
+    /// Kill the connection (FIN or RST) after everything before has been written.
+    Kill(Kill),
+    /// End the body cleanly.
+    End(EndKind),
+    /// Note in the journal that a fault fired (for faults that do not kill the connection).
+    FaultFired(FaultKind),
+}
+
+/// A reply's steps and what the response headers must say about them.
+#[derive(Debug, Clone)]
+pub struct ReplyPlan {
+    pub steps: VecDeque<Step>,
+    /// The connection must close after this reply (`garbage`).
+    pub close_connection: bool,
+    /// The body length when it is known in advance (no fault): sent as Content-Length.
+    pub exact_len: Option<u64>,
+}
+
+/// A piece of body: one SSE event, or a whole JSON body.
+struct Unit {
+    bytes: Bytes,
+    is_event: bool,
+    terminal: bool,
+}
+
+/// Plan a streamed reply: events, with `event_delay` between them.
+pub fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+    let units = events
+        .iter()
+        .map(|e| Unit { bytes: e.to_bytes(), is_event: true, terminal: e.terminal })
+        .collect();
+    let mut plan = build(units, EndKind::Completed, fault, event_delay, time_scale);
+    // Event streams are sent chunked, as OpenAI does, even when their length is known.
+    plan.exact_len = None;
+    plan
+}
+
+/// Plan a whole-body reply (a JSON object or error). An event offset fires before the body.
+pub fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
+    let unit = Unit { bytes: body, is_event: false, terminal: false };
+    build(vec![unit], end, fault, Duration::ZERO, time_scale)
+}
+
+/// Scale a scripted number of milliseconds by the run's time scale.
+pub fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
+    Duration::from_secs_f64((ms as f64 * time_scale / 1000.0).max(0.0))
+}
+
+fn build(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+    let mut plan = ReplyPlan {
+        steps: VecDeque::new(),
+        close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
+        exact_len: fault.is_none().then(|| units.iter().map(|u| u.bytes.len() as u64).sum()),
+    };
+    let mut pending = fault;
+    let mut bytes_before = 0u64;
+    let mut events_before = 0u32;
+    for (i, unit) in units.into_iter().enumerate() {
+        if i > 0 && !event_delay.is_zero() {
+            plan.steps.push_back(Step::Wait(event_delay));
+        }
+        if let Some(f) = pending.filter(|f| matches!(f.point(), FaultPoint::Events(n) if n <= events_before)) {
+            pending = None;
+            if splice_fault(&mut plan.steps, f, time_scale) {
+                return plan;
+            }
+        }
+        let len = unit.bytes.len() as u64;
+        let cut = pending.and_then(|f| match f.point() {
+            FaultPoint::Bytes(n) if n < bytes_before + len => Some((f, (n - bytes_before) as usize)),
+            _ => None,
+        });
+        match cut {
+            Some((f, head)) => {
+                pending = None;
+                if head > 0 {
+                    plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(..head), event_done: false, terminal: false });
+                }
+                if splice_fault(&mut plan.steps, f, time_scale) {
+                    return plan;
+                }
+                plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(head..), event_done: unit.is_event, terminal: unit.terminal });
+            }
+            None => plan.steps.push_back(Step::Data { bytes: unit.bytes, event_done: unit.is_event, terminal: unit.terminal }),
+        }
+        bytes_before += len;
+        events_before += u32::from(unit.is_event);
+    }
+    // An offset at (or, for chat replies, past) the end fires after the last byte.
+    if let Some(f) = pending {
+        if splice_fault(&mut plan.steps, f, time_scale) {
+            return plan;
+        }
+    }
+    plan.steps.push_back(Step::End(end));
+    plan
+}
+
+/// Add a fault's steps; returns whether the fault ends the reply.
+fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale: f64) -> bool {
+    match fault.kind {
+        FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
+        FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset)),
+        FaultKind::Truncate => {
+            steps.push_back(Step::FaultFired(FaultKind::Truncate));
+            steps.push_back(Step::End(EndKind::Truncated));
+        }
+        FaultKind::Garbage => {
+            steps.push_back(Step::FaultFired(FaultKind::Garbage));
+            steps.push_back(Step::Data { bytes: Bytes::from_static(GARBAGE), event_done: false, terminal: false });
+            steps.push_back(Step::End(EndKind::Garbage));
+        }
+        FaultKind::Stall => {
+            let duration = fault.ms.map(|ms| scaled_ms(ms, time_scale));
+            steps.push_back(Step::Stall(duration));
+            return duration.is_none();
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn events(n: usize) -> Vec<SseEvent> {
+        (0..n).map(|i| SseEvent::named("e", &json!({"i": i}))).collect()
+    }
+
+    fn fault(kind: FaultKind, after_events: Option<u32>, after_bytes: Option<u64>) -> Fault {
+        Fault { kind, after_events, after_bytes, ms: None }
+    }
+
+    fn data_len(plan: &ReplyPlan) -> usize {
+        plan.steps.iter().map(|s| if let Step::Data { bytes, .. } = s { bytes.len() } else { 0 }).sum()
+    }
+
+    #[test]
+    fn reset_after_three_events_writes_exactly_three() {
+        let plan = plan_events(&events(6), Some(&fault(FaultKind::Reset, Some(3), None)), Duration::ZERO, 1.0);
+        let datas = plan.steps.iter().filter(|s| matches!(s, Step::Data { .. })).count();
+        assert_eq!(datas, 3);
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+    }
+
+    #[test]
+    fn byte_offset_cuts_an_event_in_half() {
+        let all = events(2);
+        let first = all[0].to_bytes().len() as u64;
+        let plan = plan_events(&all, Some(&fault(FaultKind::Eof, None, Some(first + 5))), Duration::ZERO, 1.0);
+        assert_eq!(data_len(&plan) as u64, first + 5);
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Eof)));
+    }
+
+    #[test]
+    fn timed_stall_continues_with_the_rest() {
+        let mut stall = fault(FaultKind::Stall, Some(1), None);
+        stall.ms = Some(1000);
+        let plan = plan_events(&events(3), Some(&stall), Duration::ZERO, 0.01);
+        assert!(plan.steps.contains(&Step::Stall(Some(Duration::from_millis(10)))));
+        assert_eq!(plan.steps.back(), Some(&Step::End(EndKind::Completed)));
+        assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
+    }
+
+    #[test]
+    fn no_fault_gives_an_exact_length() {
+        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::ErrorStatus, None, 1.0);
+        assert_eq!(plan.exact_len, Some(2));
+        assert_eq!(plan.steps.back(), Some(&Step::End(EndKind::ErrorStatus)));
+    }
+
+    #[test]
+    fn event_delays_sit_between_events() {
+        let plan = plan_events(&events(3), None, Duration::from_millis(5), 1.0);
+        let waits = plan.steps.iter().filter(|s| matches!(s, Step::Wait(_))).count();
+        assert_eq!(waits, 2);
+    }
+}

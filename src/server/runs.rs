@@ -1,0 +1,79 @@
+//! Runs: one scripted conversation each, with its scenario, clock, journal and counters.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::journal::Journal;
+use crate::scenario::Scenario;
+
+/// One scripted conversation with a client.
+#[derive(Debug)]
+pub struct Run {
+    pub id: String,
+    pub scenario: Arc<Scenario>,
+    /// Multiplies every server-side delay and stall.
+    pub time_scale: f64,
+    pub journal: Arc<Journal>,
+    /// Attempts seen so far, per track.
+    attempts: Mutex<HashMap<String, u32>>,
+}
+
+impl Run {
+    pub fn new(id: String, scenario: Arc<Scenario>, time_scale: f64) -> Self {
+        Run { id, scenario, time_scale, journal: Arc::new(Journal::new()), attempts: Mutex::new(HashMap::new()) }
+    }
+
+    /// The next 0-based attempt number on `track`.
+    pub fn next_attempt(&self, track: &str) -> u32 {
+        let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let counter = attempts.entry(track.to_owned()).or_insert(0);
+        let attempt = *counter;
+        *counter += 1;
+        attempt
+    }
+}
+
+/// Every live run, by id.
+#[derive(Debug, Default)]
+pub struct Runs {
+    runs: Mutex<BTreeMap<String, Arc<Run>>>,
+    created: AtomicU64,
+}
+
+impl Runs {
+    /// Create a run with a fresh id.
+    pub fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
+        let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = format!("r{n}-{}", short_tag(&scenario.name));
+        let run = Arc::new(Run::new(id.clone(), scenario, time_scale));
+        self.lock().insert(id, run.clone());
+        run
+    }
+
+    /// The run with this id, created by `make` if it does not exist (shared scenario runs).
+    pub fn get_or_create(&self, id: &str, make: impl FnOnce() -> Run) -> Arc<Run> {
+        self.lock().entry(id.to_owned()).or_insert_with(|| Arc::new(make())).clone()
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Run>> {
+        self.lock().get(id).cloned()
+    }
+
+    pub fn remove(&self, id: &str) -> Option<Arc<Run>> {
+        self.lock().remove(id)
+    }
+
+    pub fn list(&self) -> Vec<Arc<Run>> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<Run>>> {
+        self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The start of a scenario name, so run ids say what they run (`r12-reset-after-3`).
+fn short_tag(name: &str) -> String {
+    name.chars().take(24).collect()
+}

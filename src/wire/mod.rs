@@ -1,0 +1,98 @@
+//! The OpenAI wire format squall speaks: SSE framing, Responses API events and objects,
+//! Chat Completions chunks and objects, and OpenAI-shaped errors.
+//!
+//! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
+//! events or JSON bodies. Faults and timing are applied later by the server.
+
+pub mod chat;
+pub mod errors;
+pub mod responses;
+pub mod text;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// The `event:` line, when the API sends one (the Responses API does; chat does not).
+    pub event: Option<String>,
+    /// The `data:` payload: JSON text, or `[DONE]`.
+    pub data: String,
+    /// Whether this event ends the stream successfully (`response.completed`, `[DONE]`).
+    pub terminal: bool,
+}
+
+impl SseEvent {
+    pub fn named(event: &str, data: &Value) -> Self {
+        SseEvent {
+            event: Some(event.to_owned()),
+            data: data.to_string(),
+            terminal: false,
+        }
+    }
+
+    pub fn data(data: &Value) -> Self {
+        SseEvent {
+            event: None,
+            data: data.to_string(),
+            terminal: false,
+        }
+    }
+
+    pub fn terminal(mut self) -> Self {
+        self.terminal = true;
+        self
+    }
+
+    /// The bytes on the wire: optional `event:` line, `data:` line, blank line.
+    pub fn to_bytes(&self) -> Bytes {
+        let mut out = String::with_capacity(self.data.len() + 32);
+        if let Some(event) = &self.event {
+            out.push_str("event: ");
+            out.push_str(event);
+            out.push('\n');
+        }
+        out.push_str("data: ");
+        out.push_str(&self.data);
+        out.push_str("\n\n");
+        Bytes::from(out)
+    }
+}
+
+/// What a generated reply needs to know about the request it answers.
+#[derive(Debug, Clone)]
+pub struct ReplyContext {
+    /// Unique per request; the base of every generated id (`resp_…`, `msg_…`, `call_…`).
+    pub id_seed: String,
+    /// The model the client asked for (echoed back).
+    pub model: String,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Estimated prompt tokens, reported in usage.
+    pub input_tokens: u64,
+    /// The client asked for a usage chunk (`stream_options.include_usage`).
+    pub include_usage: bool,
+}
+
+impl ReplyContext {
+    /// A context for validation and tests, where ids and times do not matter.
+    pub fn placeholder() -> Self {
+        ReplyContext {
+            id_seed: "squall".to_owned(),
+            model: "gpt-squall".to_owned(),
+            created_at: 0,
+            input_tokens: 1,
+            include_usage: false,
+        }
+    }
+
+    pub fn id(&self, prefix: &str) -> String {
+        format!("{prefix}_{}", self.id_seed)
+    }
+}
+
+/// A rough token count for usage fields: a quarter of the characters, at least one.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4).max(1)
+}

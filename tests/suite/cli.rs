@@ -1,0 +1,49 @@
+//! The `squall` binary as a user runs it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn squall() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_squall"))
+}
+
+#[test]
+fn serve_prints_the_listening_line_first_with_the_real_port() {
+    let mut child = squall()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("squall starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("a line");
+    let _ = child.kill();
+    let _ = child.wait();
+    let url = first.trim_end().strip_prefix("squall listening on http://127.0.0.1:").expect(&first).to_owned();
+    let port: u16 = url.parse().expect("a port number");
+    assert_ne!(port, 0);
+}
+
+#[test]
+fn bad_flags_and_paths_exit_2_with_one_clear_line() {
+    let output = squall().args(["serve", "--addr", "nonsense"]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let output = squall().args(["serve", "--addr", "127.0.0.1:0", "--scenarios", "/no/such/dir"]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/no/such/dir"), "{stderr}");
+}
+
+#[test]
+fn scenarios_check_reports_each_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.toml");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&good, "name = \"good\"\n").expect("write");
+    std::fs::write(&bad, "name = \"bad\"\nafter = \"sometimes\"\n").expect("write");
+    let output = squall().args(["scenarios", "check"]).arg(&good).arg(&bad).output().expect("runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("ok    ") && stdout.contains("bad.toml:2:") && stdout.contains("after"), "{stdout}");
+}

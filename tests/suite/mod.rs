@@ -1,0 +1,10 @@
+//! Integration tests against a real squall server on loopback.
+
+mod admin_api;
+mod catalogue;
+mod cli;
+mod journal;
+mod sdk;
+mod server_faults;
+mod server_wire;
+mod support;

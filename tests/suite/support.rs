@@ -1,0 +1,148 @@
+//! Test kit: start a server, script a run in TOML, talk to it with reqwest, read the wire.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use squall::journal::JournalEntry;
+use squall::scenario::load::from_toml_str;
+use squall::scenario::Catalogue;
+use squall::server::{Server, ServerConfig};
+use tokio::time::Instant;
+
+/// A server with one run scripted by `toml`.
+pub struct Harness {
+    pub server: Server,
+    pub base_url: String,
+    pub run_id: String,
+    pub client: reqwest::Client,
+}
+
+impl Harness {
+    pub async fn new(toml: &str) -> Harness {
+        Self::scaled(toml, 1.0).await
+    }
+
+    pub async fn scaled(toml: &str, time_scale: f64) -> Harness {
+        let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
+        let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server starts");
+        let run = server.create_run(scenario, time_scale);
+        let base_url = server.base_url(&run);
+        Harness { base_url, run_id: run.id.clone(), server, client: reqwest::Client::new() }
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+        self.client.post(format!("{}{path}", self.base_url)).json(&body).send().await.expect("request sent")
+    }
+
+    /// `POST /responses` with `stream: true`.
+    pub async fn stream_responses(&self) -> reqwest::Response {
+        self.post("/responses", json!({"model": "gpt-test", "input": "hello", "stream": true})).await
+    }
+
+    /// The run's journal, through the admin API as an outside user reads it.
+    pub async fn journal(&self) -> Vec<JournalEntry> {
+        let url = format!("{}/__squall/runs/{}/journal", self.server.origin(), self.run_id);
+        let body: Value = self.client.get(url).send().await.expect("journal").json().await.expect("json");
+        serde_json::from_value(body["requests"].clone()).expect("journal entries")
+    }
+
+    /// The journal once every entry has ended (the server finishes entries just after the
+    /// client sees the end of a reply).
+    pub async fn settled_journal(&self) -> Vec<JournalEntry> {
+        for _ in 0..200 {
+            let journal = self.journal().await;
+            if journal.iter().all(|e| e.end.is_some()) {
+                return journal;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("journal entries never ended: {:#?}", self.journal().await);
+    }
+}
+
+/// What a client read from a body before it ended or failed.
+pub struct BodyRead {
+    pub bytes: Vec<u8>,
+    pub error: Option<reqwest::Error>,
+    /// When each chunk arrived, relative to the first.
+    pub arrivals: Vec<(Duration, usize)>,
+}
+
+impl BodyRead {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+
+    /// Complete SSE events: `(event name, data)`.
+    pub fn events(&self) -> Vec<(Option<String>, String)> {
+        parse_sse(&self.text())
+    }
+
+    pub fn event_names(&self) -> Vec<String> {
+        self.events().into_iter().filter_map(|(name, _)| name).collect()
+    }
+
+    /// The io::ErrorKind at the bottom of the error, if the body failed with one.
+    pub fn io_error_kind(&self) -> Option<std::io::ErrorKind> {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = self.error.as_ref().map(|e| e as _);
+        while let Some(error) = source {
+            if let Some(io) = error.downcast_ref::<std::io::Error>() {
+                return Some(io.kind());
+            }
+            source = error.source();
+        }
+        None
+    }
+
+    pub fn error_chain(&self) -> String {
+        let mut out = String::new();
+        let mut source: Option<&(dyn std::error::Error + 'static)> = self.error.as_ref().map(|e| e as _);
+        while let Some(error) = source {
+            out.push_str(&format!("{error} / "));
+            source = error.source();
+        }
+        out
+    }
+}
+
+/// Read a body to its end or its failure, timing each chunk.
+pub async fn read_body(response: reqwest::Response) -> BodyRead {
+    let mut stream = response.bytes_stream();
+    let mut read = BodyRead { bytes: Vec::new(), error: None, arrivals: Vec::new() };
+    let start = Instant::now();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(bytes) => {
+                read.arrivals.push((start.elapsed(), read.bytes.len()));
+                read.bytes.extend_from_slice(&bytes);
+            }
+            Err(e) => {
+                read.error = Some(e);
+                break;
+            }
+        }
+    }
+    read
+}
+
+/// A minimal SSE parser: events end with a blank line; text after the last blank line is an
+/// incomplete event and is left out. Returns `(event name, data)` per event.
+pub fn parse_sse(text: &str) -> Vec<(Option<String>, String)> {
+    let Some(end) = text.rfind("\n\n") else { return Vec::new() };
+    text[..end]
+        .split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = Vec::new();
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("event: ") {
+                    name = Some(value.to_owned());
+                } else if let Some(value) = line.strip_prefix("data: ") {
+                    data.push(value);
+                }
+            }
+            (name.is_some() || !data.is_empty()).then(|| (name, data.join("\n")))
+        })
+        .collect()
+}
