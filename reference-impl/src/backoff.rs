@@ -1,0 +1,131 @@
+//! Backoff is data: a capped exponential schedule with seedable jitter, as an iterator of
+//! delays where `None` means "give up".
+//!
+//! # Default
+//! `initial = 2 s`, `factor = 2`, `cap = 30 s`, `jitter = 0..1 s` added before the cap.
+//! Anchors considered: OpenCode (2 s ×2, cap 30 s — PRD-0006 aligns with OpenCode, so this is
+//! the default), openai-python (0.5 s ×2, cap 8 s, jitter −25 %), seed 002 (`base × 2^n +
+//! jitter(0..1 s)`). With ECN-0003's 6 retries the planned sleeps are 2, 4, 8, 16, 30, 30 s plus
+//! jitter: at most 90 s + 6 × 1 s, well inside seed 004's 5-minute bound.
+
+use std::time::Duration;
+
+/// The schedule's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BackoffConfig {
+    pub initial: Duration,
+    pub factor: f64,
+    pub cap: Duration,
+    /// Uniform jitter in `0..jitter`, added before the cap.
+    pub jitter: Duration,
+}
+
+impl Default for BackoffConfig {
+    fn default() -> Self {
+        BackoffConfig { initial: Duration::from_secs(2), factor: 2.0, cap: Duration::from_secs(30), jitter: Duration::from_secs(1) }
+    }
+}
+
+impl BackoffConfig {
+    pub fn with_initial(mut self, initial: Duration) -> Self {
+        self.initial = initial;
+        self
+    }
+
+    pub fn with_cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    pub fn without_jitter(mut self) -> Self {
+        self.jitter = Duration::ZERO;
+        self
+    }
+
+    /// The delay before retry `n` (0-based) without jitter, capped.
+    pub fn base_delay(&self, retry: u32) -> Duration {
+        let exponential = self.initial.as_secs_f64() * self.factor.powi(retry.min(64) as i32);
+        Duration::from_secs_f64(exponential.min(self.cap.as_secs_f64()))
+    }
+
+    /// The largest delay the schedule can produce for retry `n`.
+    pub fn max_delay(&self, retry: u32) -> Duration {
+        (self.base_delay(retry) + self.jitter).min(self.cap.max(self.base_delay(retry)))
+    }
+
+    /// A schedule of at most `max_retries` delays, jittered from `seed`.
+    pub fn schedule(&self, max_retries: u32, seed: u64) -> Backoff {
+        Backoff { config: *self, retry: 0, max_retries, rng: SplitMix64(seed) }
+    }
+}
+
+/// The delays before each retry; `None` once the retries are used up.
+#[derive(Debug, Clone)]
+pub struct Backoff {
+    config: BackoffConfig,
+    retry: u32,
+    max_retries: u32,
+    rng: SplitMix64,
+}
+
+impl Iterator for Backoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        if self.retry >= self.max_retries {
+            return None;
+        }
+        let base = self.config.base_delay(self.retry);
+        let jitter = self.config.jitter.mul_f64(self.rng.next_unit());
+        self.retry += 1;
+        Some((base + jitter).min(self.config.cap.max(base)))
+    }
+}
+
+/// A small seedable generator (SplitMix64): reproducible jitter without a dependency.
+#[derive(Debug, Clone)]
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    fn next_unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_schedule_doubles_up_to_the_cap() {
+        let delays: Vec<u64> = BackoffConfig::default().without_jitter().schedule(6, 0).map(|d| d.as_secs()).collect();
+        assert_eq!(delays, [2, 4, 8, 16, 30, 30]);
+    }
+
+    #[test]
+    fn jitter_stays_within_bounds_and_is_reproducible() {
+        let config = BackoffConfig::default();
+        let first: Vec<Duration> = config.schedule(6, 42).collect();
+        assert_eq!(first, config.schedule(6, 42).collect::<Vec<_>>());
+        assert_ne!(first, config.schedule(6, 43).collect::<Vec<_>>());
+        for (n, delay) in first.iter().enumerate() {
+            let base = config.base_delay(n as u32);
+            assert!(*delay >= base && *delay <= config.max_delay(n as u32), "retry {n}: {delay:?}");
+        }
+    }
+
+    #[test]
+    fn none_means_give_up() {
+        assert_eq!(BackoffConfig::default().schedule(0, 1).next(), None);
+        assert_eq!(BackoffConfig::default().schedule(2, 1).count(), 2);
+    }
+}

@@ -1,0 +1,265 @@
+//! Classify: is a failure *technically* retryable? One error taxonomy, named after PRD-0006.
+//!
+//! Pure functions from what went wrong (an HTTP status with its headers and body, a transport
+//! failure, an in-stream error event) to a [`ProviderError`]. Whether a retry is *safe* is the
+//! gate's question ([`crate::gate`]); how long to wait is the engine's.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::retry_after::{retry_after_from_headers, retry_after_from_message, RetryAfter};
+
+/// The error taxonomy. `error_type()` gives the PRD-0006 names used in events and results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// 429 (or an in-stream `rate_limit_exceeded`): `ProviderRateLimitException`.
+    RateLimit,
+    /// A timeout or any stream break (EOF, reset, idle timeout, truncation, garbage):
+    /// `ProviderTimeoutException` (REQ-0006-010).
+    Timeout,
+    /// Any other HTTP failure: `ProviderHttpException`; retryable for 408/425/500/502/503/504.
+    Http,
+    /// `insufficient_quota`: billing, never retried.
+    Quota,
+    /// `context_length_exceeded`: never retried.
+    ContextOverflow,
+    /// 400/422 and unknown in-stream codes.
+    InvalidRequest,
+    /// 401.
+    Auth,
+    /// 403.
+    Permission,
+    /// 404.
+    NotFound,
+    /// The user cancelled.
+    Cancelled,
+}
+
+impl ErrorKind {
+    pub fn error_type(self) -> &'static str {
+        match self {
+            ErrorKind::RateLimit => "ProviderRateLimitException",
+            ErrorKind::Timeout => "ProviderTimeoutException",
+            ErrorKind::Http => "ProviderHttpException",
+            ErrorKind::Quota => "ProviderQuotaException",
+            ErrorKind::ContextOverflow => "ProviderContextOverflowException",
+            ErrorKind::InvalidRequest => "ProviderInvalidRequestException",
+            ErrorKind::Auth => "ProviderAuthException",
+            ErrorKind::Permission => "ProviderPermissionException",
+            ErrorKind::NotFound => "ProviderNotFoundException",
+            ErrorKind::Cancelled => "ProviderCancelledException",
+        }
+    }
+}
+
+/// How a stream or connection broke, before classification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportFailure {
+    /// Could not connect.
+    Connect,
+    /// No response headers within the attempt's timeout.
+    RequestTimeout,
+    /// No stream event within the attempt's idle timeout.
+    IdleTimeout,
+    /// The body ended mid-message (FIN before the end of the chunked body).
+    Eof,
+    /// The connection was reset.
+    Reset,
+    /// The body ended cleanly without the terminal event.
+    Truncated,
+    /// Bytes that are not a valid event stream.
+    Garbage,
+}
+
+impl TransportFailure {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TransportFailure::Connect => "could not connect to the provider",
+            TransportFailure::RequestTimeout => "no response from the provider within the attempt timeout",
+            TransportFailure::IdleTimeout => "the provider stream went silent past the idle timeout",
+            TransportFailure::Eof => "the provider stream ended mid-message (EOF)",
+            TransportFailure::Reset => "the provider connection was reset (ECONNRESET)",
+            TransportFailure::Truncated => "the provider stream ended without a terminal event",
+            TransportFailure::Garbage => "the provider stream sent data that is not a valid event",
+        }
+    }
+}
+
+/// A classified provider failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderError {
+    pub kind: ErrorKind,
+    pub status: Option<u16>,
+    pub message: String,
+    /// A wait the provider asked for, and where the hint came from.
+    pub retry_after: Option<RetryAfter>,
+    /// `x-should-retry` from the server, which overrides the status rule.
+    pub should_retry: Option<bool>,
+    /// The transport failure behind a `Timeout`, if any.
+    pub transport: Option<TransportFailure>,
+}
+
+impl ProviderError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ProviderError { kind, status: None, message: message.into(), retry_after: None, should_retry: None, transport: None }
+    }
+
+    pub fn error_type(&self) -> &'static str {
+        self.kind.error_type()
+    }
+
+    pub fn cancelled() -> Self {
+        ProviderError::new(ErrorKind::Cancelled, "cancelled by the user")
+    }
+}
+
+impl std::fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.status {
+            Some(status) => write!(f, "{}: HTTP {status}: {}", self.error_type(), self.message),
+            None => write!(f, "{}: {}", self.error_type(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ProviderError {}
+
+/// Statuses PRD-0006 REQ-0006-001 retries.
+pub const RETRYABLE_STATUSES: [u16; 7] = [408, 425, 429, 500, 502, 503, 504];
+
+/// Classify an HTTP error reply from its status, headers and body.
+pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, body: &str) -> ProviderError {
+    let error = serde_json::from_str::<Value>(body).ok().and_then(|v| v.get("error").cloned()).unwrap_or(Value::Null);
+    let code = error.get("code").and_then(Value::as_str).unwrap_or("");
+    let kind_field = error.get("type").and_then(Value::as_str).unwrap_or("");
+    let message = error.get("message").and_then(Value::as_str).map_or_else(|| format!("HTTP {status}"), str::to_owned);
+    let kind = match (status, code, kind_field) {
+        (_, "insufficient_quota", _) | (_, _, "insufficient_quota") => ErrorKind::Quota,
+        (_, "context_length_exceeded", _) => ErrorKind::ContextOverflow,
+        (429, ..) => ErrorKind::RateLimit,
+        (400 | 422, ..) => ErrorKind::InvalidRequest,
+        (401, ..) => ErrorKind::Auth,
+        (403, ..) => ErrorKind::Permission,
+        (404, ..) => ErrorKind::NotFound,
+        _ => ErrorKind::Http,
+    };
+    let should_retry = header("x-should-retry").and_then(|v| match v.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    ProviderError {
+        kind,
+        status: Some(status),
+        message,
+        retry_after: retry_after_from_headers(header, std::time::SystemTime::now()),
+        should_retry,
+        transport: None,
+    }
+}
+
+/// Every stream break and timeout is a `ProviderTimeoutException` (REQ-0006-010).
+pub fn classify_transport(failure: TransportFailure, detail: &str) -> ProviderError {
+    let message = if detail.is_empty() { failure.describe().to_owned() } else { format!("{}: {detail}", failure.describe()) };
+    ProviderError { transport: Some(failure), ..ProviderError::new(ErrorKind::Timeout, message) }
+}
+
+/// Classify an in-stream failure (`response.failed`, an `error` event, a chat error chunk).
+pub fn classify_stream_error(code: &str, message: &str) -> ProviderError {
+    let kind = match code {
+        "rate_limit_exceeded" => ErrorKind::RateLimit,
+        "insufficient_quota" => ErrorKind::Quota,
+        "context_length_exceeded" => ErrorKind::ContextOverflow,
+        "server_error" | "internal_error" | "server_overloaded" | "service_unavailable" => ErrorKind::Http,
+        _ => ErrorKind::InvalidRequest,
+    };
+    let mut error = ProviderError::new(kind, if message.is_empty() { code.to_owned() } else { message.to_owned() });
+    if kind == ErrorKind::Http {
+        // An in-stream server error is the same failure as a 500 reply.
+        error.status = Some(500);
+    }
+    if kind == ErrorKind::RateLimit {
+        error.retry_after = retry_after_from_message(message);
+    }
+    error
+}
+
+/// Whether a failure is technically retryable: the server's `x-should-retry` first, then the
+/// error kind and status. Quota, context overflow and cancellation are never retryable.
+pub fn is_retryable(error: &ProviderError) -> bool {
+    match error.kind {
+        ErrorKind::Quota | ErrorKind::ContextOverflow | ErrorKind::Cancelled => return false,
+        _ => {}
+    }
+    if let Some(should_retry) = error.should_retry {
+        return should_retry;
+    }
+    match error.kind {
+        ErrorKind::RateLimit | ErrorKind::Timeout => true,
+        _ => error.status.is_some_and(|s| RETRYABLE_STATUSES.contains(&s)),
+    }
+}
+
+/// A retry-after hint as a plain duration, for callers that do not care about the source.
+pub fn retry_after_duration(error: &ProviderError) -> Option<Duration> {
+    error.retry_after.map(|r| r.delay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_headers(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn retryable_statuses_are_exactly_the_prd_list() {
+        for status in 400..600 {
+            let error = classify_status(status, &no_headers, "");
+            assert_eq!(is_retryable(&error), RETRYABLE_STATUSES.contains(&status), "status {status}");
+        }
+    }
+
+    #[test]
+    fn quota_on_429_is_never_retried() {
+        let body = r#"{"error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "quota"}}"#;
+        let error = classify_status(429, &no_headers, body);
+        assert_eq!(error.kind, ErrorKind::Quota);
+        assert!(!is_retryable(&error));
+    }
+
+    #[test]
+    fn x_should_retry_overrides_the_status_rule() {
+        let yes = |name: &str| (name == "x-should-retry").then(|| "true".to_owned());
+        let no = |name: &str| (name == "x-should-retry").then(|| "false".to_owned());
+        assert!(is_retryable(&classify_status(409, &yes, "")));
+        assert!(!is_retryable(&classify_status(503, &no, "")));
+    }
+
+    #[test]
+    fn every_stream_break_is_a_retryable_timeout() {
+        for failure in [
+            TransportFailure::Eof,
+            TransportFailure::Reset,
+            TransportFailure::IdleTimeout,
+            TransportFailure::Truncated,
+            TransportFailure::Garbage,
+            TransportFailure::RequestTimeout,
+        ] {
+            let error = classify_transport(failure, "");
+            assert_eq!(error.error_type(), "ProviderTimeoutException");
+            assert!(is_retryable(&error));
+        }
+    }
+
+    #[test]
+    fn in_stream_rate_limit_carries_the_asked_delay() {
+        let error = classify_stream_error("rate_limit_exceeded", "Rate limit reached. Please try again in 1.5s.");
+        assert_eq!(error.kind, ErrorKind::RateLimit);
+        assert_eq!(retry_after_duration(&error), Some(Duration::from_millis(1500)));
+        assert!(is_retryable(&classify_stream_error("server_error", "")));
+        assert!(!is_retryable(&classify_stream_error("context_length_exceeded", "")));
+    }
+}

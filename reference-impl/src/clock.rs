@@ -1,0 +1,56 @@
+//! Time, injected: the engine and the provider read and spend *policy time* through a
+//! [`Clock`], so a test or the conformance suite can run production values (2 s backoffs,
+//! 60 s timeouts) at a fraction of real time, or on tokio's paused clock.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+pub type SleepFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Policy time elapsed since the clock was made.
+    fn now(&self) -> Duration;
+    /// Sleep for a span of policy time.
+    fn sleep(&self, duration: Duration) -> SleepFuture;
+    /// The real duration of a span of policy time (for I/O timeouts).
+    fn to_real(&self, duration: Duration) -> Duration;
+}
+
+/// Real time multiplied by `scale` (`SQUALL_TIME_SCALE`): at 0.01 a 2 s backoff sleeps 20 ms.
+#[derive(Debug, Clone)]
+pub struct ScaledClock {
+    scale: f64,
+    origin: Instant,
+}
+
+impl ScaledClock {
+    pub fn new(scale: f64) -> Self {
+        let scale = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
+        ScaledClock { scale, origin: Instant::now() }
+    }
+
+    pub fn real_time() -> Self {
+        Self::new(1.0)
+    }
+
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+}
+
+impl Clock for ScaledClock {
+    fn now(&self) -> Duration {
+        self.origin.elapsed().div_f64(self.scale)
+    }
+
+    fn sleep(&self, duration: Duration) -> SleepFuture {
+        Box::pin(tokio::time::sleep(self.to_real(duration)))
+    }
+
+    fn to_real(&self, duration: Duration) -> Duration {
+        duration.mul_f64(self.scale)
+    }
+}

@@ -1,0 +1,207 @@
+//! Engine: the mechanics of retry, and nothing else (seed 001's layering).
+//!
+//! It numbers attempts, asks `classify` whether a failure is retryable and the `gate` whether
+//! a replay is safe, takes limits and waits from the policy (Retry-After applied to the next
+//! delay in one place), notifies `on_retry` *before* each sleep, sleeps on the injected clock,
+//! and writes one decision record per failure (`provider.retry` or `runtime.error`). After
+//! exhaustion every path ends in the same error type, [`CallFailure`].
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::backoff::Backoff;
+use crate::classify::{is_retryable, ProviderError};
+use crate::clock::Clock;
+use crate::decision::{DecisionRecord, Outcome};
+use crate::events::EventSink;
+use crate::gate::{gate, AttemptObservation};
+use crate::policy::RetryPolicy;
+
+/// What an attempt gets to know about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptContext {
+    /// 0-based attempt number.
+    pub attempt: u32,
+    /// The attempt's timeout in policy time (reported in records).
+    pub timeout: Duration,
+    /// The same timeout in real time (for I/O).
+    pub real_timeout: Duration,
+}
+
+/// A failed attempt: the classified error and what was observed before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptFailure {
+    pub error: ProviderError,
+    pub observed: AttemptObservation,
+}
+
+/// The one error a call ends with when it fails, whatever the cause.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFailure {
+    pub error: ProviderError,
+    pub attempts: u32,
+    pub decision: DecisionRecord,
+}
+
+impl std::fmt::Display for CallFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "provider unavailable after {} attempt(s): {}", self.attempts, self.error)
+    }
+}
+
+impl std::error::Error for CallFailure {}
+
+/// Sent to `on_retry` before each sleep (seeds 002 and 004).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryNotice {
+    /// 1-based number of the attempt that failed.
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub delay: Duration,
+    pub reason: String,
+    pub error_type: &'static str,
+}
+
+impl RetryNotice {
+    /// What to tell the user: "retrying (attempt 2/7) in 4.0 s: ...".
+    pub fn message(&self) -> String {
+        format!(
+            "retrying (attempt {}/{}) in {:.1} s: {}",
+            self.attempt + 1,
+            self.max_attempts,
+            self.delay.as_secs_f64(),
+            self.reason
+        )
+    }
+}
+
+pub type OnRetry = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct RetryEngine {
+    policy: RetryPolicy,
+    clock: Arc<dyn Clock>,
+    events: Arc<dyn EventSink>,
+    on_retry: Option<OnRetry>,
+}
+
+impl std::fmt::Debug for RetryEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryEngine").field("policy", &self.policy).finish_non_exhaustive()
+    }
+}
+
+impl RetryEngine {
+    pub fn new(policy: RetryPolicy, clock: Arc<dyn Clock>, events: Arc<dyn EventSink>) -> Self {
+        RetryEngine { policy, clock, events, on_retry: None }
+    }
+
+    pub fn with_on_retry(mut self, on_retry: OnRetry) -> Self {
+        self.on_retry = Some(on_retry);
+        self
+    }
+
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// Run attempts until one succeeds or the policy, the classifier or the gate says stop.
+    pub async fn run<T, F, Fut>(&self, mut attempt_once: F) -> Result<T, CallFailure>
+    where
+        F: FnMut(AttemptContext) -> Fut,
+        Fut: Future<Output = Result<T, AttemptFailure>>,
+    {
+        let start = self.clock.now();
+        let mut backoff = self.policy.backoff.schedule(self.policy.max_retries, self.policy.jitter_seed);
+        let mut attempt = 0u32;
+        loop {
+            let remaining = self.policy.max_total_time.saturating_sub(self.clock.now() - start);
+            let timeout = self.policy.timeout_for(attempt).min(remaining);
+            let context = AttemptContext { attempt, timeout, real_timeout: self.clock.to_real(timeout) };
+            let failure = match attempt_once(context).await {
+                Ok(value) => return Ok(value),
+                Err(failure) => failure,
+            };
+            let elapsed = self.clock.now() - start;
+            let (outcome, delay) = self.decide(attempt, &failure, &mut backoff, elapsed);
+            let record = DecisionRecord {
+                attempt: attempt + 1,
+                max_attempts: self.policy.max_attempts_for(&failure.error),
+                error_type: failure.error.error_type().to_owned(),
+                error_message: failure.error.message.clone(),
+                status: failure.error.status,
+                technically_retryable: is_retryable(&failure.error),
+                gate: gate(&failure.error, &failure.observed).as_str().to_owned(),
+                retried: outcome == Outcome::Retrying,
+                timeout_ms: timeout.as_millis() as u64,
+                delay_ms: delay.map(|(d, _)| d.as_millis() as u64),
+                delay_source: delay.map(|(_, source)| source.to_owned()),
+                outcome,
+            };
+            let Some((delay, _)) = delay.filter(|_| outcome == Outcome::Retrying) else {
+                self.events.emit(json!({
+                    "type": "runtime.error",
+                    "phase": "provider",
+                    "error_type": record.error_type,
+                    "error_message": record.error_message,
+                    "decision": record,
+                }));
+                return Err(CallFailure { error: failure.error, attempts: attempt + 1, decision: record });
+            };
+            let notice = RetryNotice {
+                attempt: attempt + 1,
+                max_attempts: record.max_attempts,
+                delay,
+                reason: failure.error.message.clone(),
+                error_type: failure.error.error_type(),
+            };
+            if let Some(on_retry) = &self.on_retry {
+                on_retry(&notice);
+            }
+            self.events.emit(json!({
+                "type": "provider.retry",
+                "attempt": record.attempt,
+                "max_attempts": record.max_attempts,
+                "delay_ms": record.delay_ms,
+                "reason": notice.reason,
+                "error_type": record.error_type,
+                "timeout_ms": record.timeout_ms,
+                "message": notice.message(),
+                "decision": record,
+            }));
+            self.clock.sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    /// The whole retry decision for one failure: the outcome, and the delay with its source.
+    fn decide(&self, attempt: u32, failure: &AttemptFailure, backoff: &mut Backoff, elapsed: Duration) -> (Outcome, Option<(Duration, &'static str)>) {
+        // The schedule advances on every failure, so its exponent follows the attempt number.
+        let scheduled = backoff.next();
+        if !is_retryable(&failure.error) {
+            return (Outcome::NotRetryable, None);
+        }
+        if !gate(&failure.error, &failure.observed).allows() {
+            return (Outcome::BlockedByGate, None);
+        }
+        let Some(scheduled) = scheduled.filter(|_| attempt + 1 < self.policy.max_attempts_for(&failure.error)) else {
+            return (Outcome::Exhausted, None);
+        };
+        // The one place a Retry-After hint adjusts the next delay.
+        let hint = failure.error.retry_after.filter(|_| self.policy.honour_retry_after);
+        let delay = match hint {
+            Some(hint) if hint.delay > self.policy.retry_after_ceiling => {
+                return (Outcome::RetryAfterTooLong, Some((hint.delay, hint.source.as_str())));
+            }
+            Some(hint) => (hint.delay, hint.source.as_str()),
+            None => (scheduled, "backoff"),
+        };
+        if elapsed + delay.0 >= self.policy.max_total_time {
+            return (Outcome::TimeBudgetExhausted, Some(delay));
+        }
+        (Outcome::Retrying, Some(delay))
+    }
+}

@@ -1,0 +1,116 @@
+//! Reading how long a provider asked the client to wait: `retry-after-ms`, then `retry-after`
+//! in seconds, then `retry-after` as an HTTP-date, then "try again in 1.5s" in a message.
+
+use std::time::{Duration, SystemTime};
+
+/// Where a retry-after hint came from (reported in decision records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfterSource {
+    HeaderMs,
+    HeaderSeconds,
+    HeaderHttpDate,
+    Message,
+}
+
+impl RetryAfterSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryAfterSource::HeaderMs => "retry-after-ms",
+            RetryAfterSource::HeaderSeconds => "retry-after",
+            RetryAfterSource::HeaderHttpDate => "retry-after-date",
+            RetryAfterSource::Message => "message",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryAfter {
+    pub delay: Duration,
+    pub source: RetryAfterSource,
+}
+
+/// The first usable hint in the order `retry-after-ms`, `retry-after` seconds, HTTP-date.
+pub fn retry_after_from_headers(header: &dyn Fn(&str) -> Option<String>, now: SystemTime) -> Option<RetryAfter> {
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()).filter(|ms| ms.is_finite() && *ms >= 0.0) {
+        return Some(RetryAfter { delay: Duration::from_secs_f64(ms / 1000.0), source: RetryAfterSource::HeaderMs });
+    }
+    let value = header("retry-after")?;
+    if let Some(seconds) = value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
+        return Some(RetryAfter { delay: Duration::from_secs_f64(seconds), source: RetryAfterSource::HeaderSeconds });
+    }
+    let date = httpdate::parse_http_date(value.trim()).ok()?;
+    let delay = date.duration_since(now).unwrap_or(Duration::ZERO);
+    Some(RetryAfter { delay, source: RetryAfterSource::HeaderHttpDate })
+}
+
+/// "Please try again in 1.5s" / "in 20ms" / "in 2m3s" in an error message.
+pub fn retry_after_from_message(message: &str) -> Option<RetryAfter> {
+    let lower = message.to_ascii_lowercase();
+    let at = lower.find("try again in ")? + "try again in ".len();
+    let rest = &lower[at..];
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'm' || c == 's' || c == 'h')).unwrap_or(rest.len());
+    let delay = parse_go_duration(rest[..end].trim_end_matches('.'))?;
+    Some(RetryAfter { delay, source: RetryAfterSource::Message })
+}
+
+/// `1.5s`, `20ms`, `2m3s`, `1h` — the forms OpenAI's messages use.
+fn parse_go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text;
+    let mut parsed_any = false;
+    while !rest.is_empty() {
+        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let (unit, seconds) = if rest.starts_with("ms") {
+            ("ms", 0.001)
+        } else if rest.starts_with('s') {
+            ("s", 1.0)
+        } else if rest.starts_with('m') {
+            ("m", 60.0)
+        } else if rest.starts_with('h') {
+            ("h", 3600.0)
+        } else {
+            return None;
+        };
+        total += number * seconds;
+        rest = &rest[unit.len()..];
+        parsed_any = true;
+    }
+    parsed_any.then(|| Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn ms_wins_over_seconds() {
+        let hint = retry_after_from_headers(&headers(&[("retry-after-ms", "1500"), ("retry-after", "2")]), SystemTime::now());
+        assert_eq!(hint.map(|h| (h.delay, h.source)), Some((Duration::from_millis(1500), RetryAfterSource::HeaderMs)));
+    }
+
+    #[test]
+    fn seconds_and_http_dates_are_read() {
+        let seconds = retry_after_from_headers(&headers(&[("retry-after", "2")]), SystemTime::now()).expect("hint");
+        assert_eq!(seconds.delay, Duration::from_secs(2));
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let date = httpdate::fmt_http_date(now + Duration::from_secs(3));
+        let owned = move |name: &str| (name == "retry-after").then(|| date.clone());
+        let hint = retry_after_from_headers(&owned, now).expect("hint");
+        assert_eq!((hint.delay, hint.source), (Duration::from_secs(3), RetryAfterSource::HeaderHttpDate));
+    }
+
+    #[test]
+    fn messages_give_go_style_durations() {
+        let delay = |m: &str| retry_after_from_message(m).map(|h| h.delay);
+        assert_eq!(delay("Please try again in 1.5s."), Some(Duration::from_millis(1500)));
+        assert_eq!(delay("Please try again in 20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(delay("try again in 1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(delay("no hint here"), None);
+    }
+}
