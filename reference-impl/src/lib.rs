@@ -10,6 +10,7 @@
 //! - [`clock`] — injected time, scalable for tests and the conformance suite
 
 pub mod backoff;
+pub mod call;
 pub mod classify;
 pub mod clock;
 pub mod decision;

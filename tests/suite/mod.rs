@@ -4,6 +4,8 @@ mod admin_api;
 mod catalogue;
 mod cli;
 mod journal;
+mod reference_kit;
+mod reference_retry;
 mod sdk;
 mod server_faults;
 mod server_wire;

@@ -1,1 +1,88 @@
-//! placeholder
+//! Providers: one model call attempt over HTTP, streamed, classified on failure.
+//!
+//! [`HttpProvider::attempt`] sends one request and reads the event stream with the attempt's
+//! timeout applied to the headers and to every gap between chunks. A stream that ends without
+//! its terminal event is an error (`Truncated`), never a silent success. Every failure comes
+//! back as an [`AttemptFailure`](crate::engine::AttemptFailure): the classified error plus what
+//! the attempt observed, which is what the gate needs.
+
+pub mod chat;
+pub mod http;
+pub mod responses;
+pub mod sse;
+
+use serde_json::Value;
+
+pub use http::HttpProvider;
+
+/// Which OpenAI API to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Responses,
+    Chat,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// One conversation item sent to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputItem {
+    User(String),
+    Assistant(String),
+    /// The model's earlier call of a tool.
+    FunctionCall(FunctionCall),
+    /// A tool's output for `call_id`.
+    FunctionOutput { call_id: String, output: String },
+}
+
+/// What to ask the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub model: String,
+    pub instructions: Option<String>,
+    pub input: Vec<InputItem>,
+    pub tools: Vec<ToolSpec>,
+}
+
+impl ModelRequest {
+    pub fn prompt(model: &str, prompt: &str) -> Self {
+        ModelRequest { model: model.to_owned(), instructions: None, input: vec![InputItem::User(prompt.to_owned())], tools: Vec::new() }
+    }
+}
+
+/// A function call the model made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionCall {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// What a successful attempt produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelOutput {
+    pub text: String,
+    pub reasoning: String,
+    pub function_calls: Vec<FunctionCall>,
+}
+
+/// Whether streamed output reaches the user as it arrives (which makes a replay unsafe) or is
+/// buffered until the call succeeds (a sub-session before its report).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    Visible,
+    Buffered,
+}
+
+/// A piece of streamed output, for display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delta<'a> {
+    Text(&'a str),
+    Reasoning(&'a str),
+}

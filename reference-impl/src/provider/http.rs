@@ -1,0 +1,150 @@
+//! The HTTP transport shared by both APIs: send, time out, read the stream, classify.
+
+use futures_util::StreamExt;
+use reqwest::header::HeaderMap;
+
+use super::chat::{self, ChatAccumulator};
+use super::responses::{self, Observed, Progress, ResponsesAccumulator};
+use super::sse::SseDecoder;
+use super::{Api, Delta, ModelOutput, ModelRequest, OutputMode};
+use crate::classify::{classify_status, classify_transport, ProviderError, TransportFailure};
+use crate::engine::{AttemptContext, AttemptFailure};
+use crate::gate::AttemptObservation;
+
+/// An OpenAI-compatible provider over reqwest.
+#[derive(Debug, Clone)]
+pub struct HttpProvider {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: String,
+    api: Api,
+}
+
+impl HttpProvider {
+    /// `base_url` ends in `/v1`, as with the OpenAI SDKs.
+    pub fn new(base_url: &str, api_key: &str, api: Api) -> Self {
+        HttpProvider { client: reqwest::Client::new(), base_url: base_url.trim_end_matches('/').to_owned(), api_key: api_key.to_owned(), api }
+    }
+
+    /// One attempt: stream the reply, showing deltas through `display` when `mode` is visible.
+    pub async fn attempt(
+        &self,
+        request: &ModelRequest,
+        context: AttemptContext,
+        mode: OutputMode,
+        display: &(dyn Fn(Delta<'_>) + Send + Sync),
+    ) -> Result<ModelOutput, AttemptFailure> {
+        let mut observed = AttemptObservation::default();
+        let result = self.stream(request, context, mode, display, &mut observed).await;
+        result.map_err(|error| AttemptFailure { error, observed })
+    }
+
+    async fn stream(
+        &self,
+        request: &ModelRequest,
+        context: AttemptContext,
+        mode: OutputMode,
+        display: &(dyn Fn(Delta<'_>) + Send + Sync),
+        observed: &mut AttemptObservation,
+    ) -> Result<ModelOutput, ProviderError> {
+        let (path, body) = match self.api {
+            Api::Responses => ("/responses", responses::request_body(request)),
+            Api::Chat => ("/chat/completions", chat::request_body(request)),
+        };
+        let send = self.client.post(format!("{}{path}", self.base_url)).bearer_auth(&self.api_key).json(&body).send();
+        let response = match tokio::time::timeout(context.real_timeout, send).await {
+            Err(_) => return Err(classify_transport(TransportFailure::RequestTimeout, "")),
+            Ok(Err(e)) => return Err(transport_error(&e)),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = tokio::time::timeout(context.real_timeout, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
+            return Err(classify_status(status.as_u16(), &|name| header(&headers, name), &body));
+        }
+
+        let mut observe = |seen: Observed<'_>| match (seen, mode) {
+            (Observed::Delta(delta), OutputMode::Visible) => {
+                observed.visible_output = true;
+                display(delta);
+            }
+            (Observed::ToolCallStarted, OutputMode::Visible) => observed.tool_call_started = true,
+            (_, OutputMode::Buffered) => observed.buffered_output = true,
+        };
+        let mut decoder = SseDecoder::new();
+        let mut accumulator = Accumulator::new(self.api);
+        let mut chunks = response.bytes_stream();
+        loop {
+            let bytes = match tokio::time::timeout(context.real_timeout, chunks.next()).await {
+                Err(_) => return Err(classify_transport(TransportFailure::IdleTimeout, "")),
+                Ok(None) => return Err(classify_transport(TransportFailure::Truncated, "")),
+                Ok(Some(Err(e))) => return Err(transport_error(&e)),
+                Ok(Some(Ok(bytes))) => bytes,
+            };
+            let messages = decoder.push(&bytes).map_err(|e| classify_transport(TransportFailure::Garbage, &e.to_string()))?;
+            for message in messages {
+                if accumulator.on_message(&message, &mut observe)? == Progress::Done {
+                    return Ok(accumulator.into_output());
+                }
+            }
+        }
+    }
+}
+
+/// One accumulator per API, behind one interface.
+enum Accumulator {
+    Responses(ResponsesAccumulator),
+    Chat(ChatAccumulator),
+}
+
+impl Accumulator {
+    fn new(api: Api) -> Self {
+        match api {
+            Api::Responses => Accumulator::Responses(ResponsesAccumulator::default()),
+            Api::Chat => Accumulator::Chat(ChatAccumulator::default()),
+        }
+    }
+
+    fn on_message(&mut self, message: &super::sse::SseMessage, observe: &mut dyn FnMut(Observed<'_>)) -> Result<Progress, ProviderError> {
+        match self {
+            Accumulator::Responses(a) => a.on_message(message, observe),
+            Accumulator::Chat(a) => a.on_message(message, observe),
+        }
+    }
+
+    fn into_output(self) -> ModelOutput {
+        match self {
+            Accumulator::Responses(a) => a.into_output(),
+            Accumulator::Chat(a) => a.into_output(),
+        }
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+/// Map a reqwest failure onto the transport failures the classifier knows.
+fn transport_error(error: &reqwest::Error) -> ProviderError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            let failure = match io.kind() {
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted => TransportFailure::Reset,
+                std::io::ErrorKind::ConnectionRefused => TransportFailure::Connect,
+                _ => TransportFailure::Eof,
+            };
+            return classify_transport(failure, &io.to_string());
+        }
+        source = e.source();
+    }
+    let failure = if error.is_connect() {
+        TransportFailure::Connect
+    } else if error.is_timeout() {
+        TransportFailure::RequestTimeout
+    } else {
+        TransportFailure::Eof
+    };
+    classify_transport(failure, &error.to_string())
+}
