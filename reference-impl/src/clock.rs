@@ -54,3 +54,58 @@ impl Clock for ScaledClock {
         duration.mul_f64(self.scale)
     }
 }
+
+/// Simulated time: sleeping advances the clock at once. The engine runs production values in
+/// zero real time, and the time it reports is exactly the time it planned.
+#[derive(Debug, Default)]
+pub struct VirtualClock {
+    now: std::sync::Mutex<Duration>,
+}
+
+impl VirtualClock {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Let time pass without sleeping (an attempt that took this long).
+    pub fn advance(&self, duration: Duration) {
+        *self.lock() += duration;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Duration> {
+        self.now.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Duration {
+        *self.lock()
+    }
+
+    fn sleep(&self, duration: Duration) -> SleepFuture {
+        self.advance(duration);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn to_real(&self, duration: Duration) -> Duration {
+        duration
+    }
+}
+
+/// Drive a future that never waits on I/O (the engine on a [`VirtualClock`] with attempts that
+/// answer at once) to completion on the current thread, without an async runtime.
+pub fn run_ready<F: std::future::Future>(future: F) -> F::Output {
+    struct NoopWake;
+    impl std::task::Wake for NoopWake {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(NoopWake));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::yield_now();
+    }
+}

@@ -205,3 +205,7 @@ impl RetryEngine {
         (Outcome::Retrying, Some(delay))
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;
