@@ -8,8 +8,11 @@
 //! - [`engine`] — retry mechanics only: attempts, sleeps, `on_retry`, decision records
 //! - [`decision`], [`events`] — what observability reads
 //! - [`clock`] — injected time, scalable for tests and the conformance suite
+//! - [`session`], [`task`], [`report`], [`research`], [`budget`] — sessions, `Task(deep-research)`,
+//!   failure reports, the no-relaunch guard, the tool-output budget (PRD-0006 C/D, PRD-0003)
 
 pub mod backoff;
+pub mod budget;
 pub mod call;
 pub mod classify;
 pub mod clock;
@@ -19,4 +22,8 @@ pub mod events;
 pub mod gate;
 pub mod policy;
 pub mod provider;
+pub mod report;
+pub mod research;
 pub mod retry_after;
+pub mod session;
+pub mod task;

@@ -6,6 +6,7 @@ mod cli;
 mod journal;
 mod reference_kit;
 mod reference_retry;
+mod reference_tasks;
 mod sdk;
 mod server_faults;
 mod server_wire;

@@ -23,6 +23,12 @@ impl Harness {
         Self::scaled(toml, 1.0).await
     }
 
+    /// A run of a scenario from the shipped catalogue (`scenarios/NAME.toml`).
+    pub async fn catalogue(name: &str, time_scale: f64) -> Harness {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(format!("{name}.toml"));
+        Self::scaled(&std::fs::read_to_string(&path).expect("catalogue scenario exists"), time_scale).await
+    }
+
     pub async fn scaled(toml: &str, time_scale: f64) -> Harness {
         let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
         let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server starts");

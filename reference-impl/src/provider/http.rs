@@ -51,7 +51,11 @@ impl HttpProvider {
             Api::Responses => ("/responses", responses::request_body(request)),
             Api::Chat => ("/chat/completions", chat::request_body(request)),
         };
-        let send = self.client.post(format!("{}{path}", self.base_url)).bearer_auth(&self.api_key).json(&body).send();
+        let mut builder = self.client.post(format!("{}{path}", self.base_url)).bearer_auth(&self.api_key).json(&body);
+        if let Some(session_id) = &request.session_id {
+            builder = builder.header("x-session-id", session_id);
+        }
+        let send = builder.send();
         let response = match tokio::time::timeout(context.real_timeout, send).await {
             Err(_) => return Err(classify_transport(TransportFailure::RequestTimeout, "")),
             Ok(Err(e)) => return Err(transport_error(&e)),

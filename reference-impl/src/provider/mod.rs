@@ -48,11 +48,13 @@ pub struct ModelRequest {
     pub instructions: Option<String>,
     pub input: Vec<InputItem>,
     pub tools: Vec<ToolSpec>,
+    /// Sent as `x-session-id` on every attempt: a retry keeps its session (seed 002).
+    pub session_id: Option<String>,
 }
 
 impl ModelRequest {
     pub fn prompt(model: &str, prompt: &str) -> Self {
-        ModelRequest { model: model.to_owned(), instructions: None, input: vec![InputItem::User(prompt.to_owned())], tools: Vec::new() }
+        ModelRequest { model: model.to_owned(), instructions: None, input: vec![InputItem::User(prompt.to_owned())], tools: Vec::new(), session_id: None }
     }
 }
 

@@ -1,0 +1,100 @@
+//! Deep-research reports (REQ-0006-021): a structured report on success; on failure a report
+//! that is never empty — the cause (失败原因), every source collected before the failure, and
+//! how to resume or retry (续跑建议). Written atomically: a reader sees the old file or the
+//! new one, never half of one.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::research::Source;
+use crate::session::TurnError;
+
+/// The report of a successful deep-research sub-session, with PRD-0006's four sections.
+pub fn success_report(prompt: &str, findings: &str, sources: &[Source]) -> String {
+    let summary = findings.split("\n\n").next().unwrap_or(findings).trim();
+    let key_findings: Vec<String> = findings
+        .split(['.', '。', '\n'])
+        .map(str::trim)
+        .filter(|s| s.len() > 12)
+        .take(5)
+        .map(|s| format!("- {s}"))
+        .collect();
+    format!(
+        "# Deep research: {prompt}\n\n## 执行摘要 (Executive summary)\n\n{summary}\n\n## 关键发现 (Key findings)\n\n{}\n\n## 详细分析 (Detailed analysis)\n\n{}\n\n## 参考来源 (Sources)\n\n{}\n",
+        if key_findings.is_empty() { format!("- {summary}") } else { key_findings.join("\n") },
+        findings.trim(),
+        source_list(sources),
+    )
+}
+
+/// The report of a failed deep-research sub-session.
+pub fn failure_report(prompt: &str, error: &TurnError, sources: &[Source], sub_session_id: &str, events_path: &Path) -> String {
+    format!(
+        "# Deep research failed: {prompt}\n\n## 失败原因 (Cause of failure)\n\n{}: {} (after {} provider attempt(s)).\n\n## 已收集来源 (Sources collected before the failure)\n\n{}\n\n## 续跑建议 (How to resume or retry)\n\n- The failure is recorded in sub-session `{sub_session_id}`; its events are in `{}`.\n- Retry when the provider is reachable again: ask for `Task(agent=\"deep-research\")` with the same prompt, and start from the sources above instead of searching again.\n- The main session will not restart deep research on its own (REQ-0006-030): the decision to retry is the user's.\n",
+        error.error_type,
+        error.message,
+        error.attempts,
+        source_list(sources),
+        events_path.display(),
+    )
+}
+
+fn source_list(sources: &[Source]) -> String {
+    if sources.is_empty() {
+        return "- No source was collected before the sub-session ended.".to_owned();
+    }
+    sources.iter().map(|s| format!("- [{}]({}) — {}", s.title, s.url, s.snippet)).collect::<Vec<_>>().join("\n")
+}
+
+/// Write `contents` to `path` through a temporary file and a rename.
+pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let mut file = std::fs::File::create(&temp)?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> Source {
+        Source { url: "https://example.invalid/a".into(), title: "A".into(), snippet: "s".into() }
+    }
+
+    #[test]
+    fn success_report_has_the_four_sections() {
+        let report = success_report("retry", "Backoff with jitter works well for transient failures.\n\nMore detail here.", &[source()]);
+        for section in ["执行摘要", "关键发现", "详细分析", "参考来源"] {
+            assert!(report.contains(section), "missing {section}");
+        }
+        assert!(report.contains("https://example.invalid/a"));
+    }
+
+    #[test]
+    fn failure_report_names_cause_sources_and_how_to_resume() {
+        let error = TurnError { error_type: "ProviderTimeoutException".into(), message: "EOF".into(), attempts: 7 };
+        let report = failure_report("retry", &error, &[source()], "main-dr1", Path::new("/w/events.jsonl"));
+        for needle in ["失败原因", "续跑建议", "ProviderTimeoutException", "https://example.invalid/a", "main-dr1"] {
+            assert!(report.contains(needle), "missing {needle}");
+        }
+        assert_ne!(report.trim(), "(empty)");
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file_whole() {
+        let dir = std::env::temp_dir().join(format!("squall-report-{}", std::process::id()));
+        let path = dir.join("report.md");
+        write_atomically(&path, "old").expect("write");
+        write_atomically(&path, "new").expect("write");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        let leftovers = std::fs::read_dir(&dir).expect("dir").count();
+        assert_eq!(leftovers, 1, "no temporary file left behind");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
