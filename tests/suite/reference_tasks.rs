@@ -91,7 +91,7 @@ async fn req_0006_020_021_deep_research_failing_on_every_attempt_delivers_ok_fal
         assert!(result[field].as_str().is_some_and(|v| !v.is_empty()), "`{field}` missing from {result}");
     }
     let report = std::fs::read_to_string(result["report_path"].as_str().expect("path")).expect("report exists");
-    assert!(report.len() > 0 && report.trim() != "(empty)");
+    assert!(!report.is_empty() && report.trim() != "(empty)");
     for needle in ["失败原因", "续跑建议", "ProviderTimeoutException", "https://fixtures.squall.invalid/opencode-session-retry"] {
         assert!(report.contains(needle), "report lacks {needle}:\n{report}");
     }
