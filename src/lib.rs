@@ -6,7 +6,9 @@
 //! - [`journal`] — what the server saw, request by request
 
 pub mod cli;
+pub mod iut;
 pub mod journal;
 pub mod scenario;
 pub mod server;
+pub mod suite;
 pub mod wire;

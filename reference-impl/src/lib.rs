@@ -10,6 +10,7 @@
 //! - [`clock`] — injected time, scalable for tests and the conformance suite
 //! - [`session`], [`task`], [`report`], [`research`], [`budget`] — sessions, `Task(deep-research)`,
 //!   failure reports, the no-relaunch guard, the tool-output budget (PRD-0006 C/D, PRD-0003)
+//! - [`iut`], [`mutants`] — the reference behind squall's IUT contract, and its broken variants
 
 pub mod backoff;
 pub mod budget;
@@ -20,6 +21,8 @@ pub mod decision;
 pub mod engine;
 pub mod events;
 pub mod gate;
+pub mod iut;
+pub mod mutants;
 pub mod policy;
 pub mod provider;
 pub mod report;

@@ -59,6 +59,16 @@ pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     std::fs::rename(&temp, path)
 }
 
+/// [`write_atomically`] off the async runtime: the fsync may block for a long time on a busy
+/// disk, and a blocked worker would delay every timer on it (retry sleeps included).
+pub async fn write_atomically_async(path: &Path, contents: String) -> std::io::Result<()> {
+    let path = path.to_owned();
+    match tokio::task::spawn_blocking(move || write_atomically(&path, &contents)).await {
+        Ok(result) => result,
+        Err(e) => Err(std::io::Error::other(format!("the report writer failed: {e}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,8 +38,16 @@ impl Default for FixtureBackend {
     }
 }
 
+/// A query that makes the fixture backend return a 1 MB result: the conformance suite's way
+/// to check the tool-output budget (REQ-0003-001) without a real web.
+pub const HUGE_OUTPUT_QUERY: &str = "squall:huge-output";
+
 impl ResearchBackend for FixtureBackend {
-    fn search(&self, _query: &str) -> Vec<Source> {
+    fn search(&self, query: &str) -> Vec<Source> {
+        if query.contains(HUGE_OUTPUT_QUERY) {
+            let snippet = format!("BEGIN {} END", "retry ".repeat(1024 * 1024 / 6));
+            return vec![Source { url: "https://fixtures.squall.invalid/huge".to_owned(), title: "A very large page".to_owned(), snippet }];
+        }
         self.sources.clone()
     }
 

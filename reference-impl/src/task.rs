@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use crate::budget::head_tail;
 use crate::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, OutputMode, ToolSpec};
-use crate::report::{failure_report, success_report, write_atomically};
+use crate::report::{failure_report, success_report, write_atomically_async};
 use crate::research::{self, ResearchBackend, Source};
 use crate::session::{Session, SessionConfig, ToolFuture, ToolResult, Toolbox, TurnError, TurnOutcome};
 
@@ -45,11 +45,14 @@ pub struct TaskConfig {
     pub cooldown: Duration,
     /// The sub-session's retry policy.
     pub sub_policy: RetryPolicy,
+    /// Enforce REQ-0006-030 in code. Turning it off reproduces the retry storm the PRD fixes
+    /// (the suite's `relaunch-deep-research` mutant); no real configuration should.
+    pub relaunch_guard: bool,
 }
 
 impl Default for TaskConfig {
     fn default() -> Self {
-        TaskConfig { summary_bytes: 600, cooldown: Duration::from_secs(600), sub_policy: RetryPolicy::default() }
+        TaskConfig { summary_bytes: 600, cooldown: Duration::from_secs(600), sub_policy: RetryPolicy::default(), relaunch_guard: true }
     }
 }
 
@@ -112,7 +115,7 @@ impl TaskTool {
             return ToolResult { output: output.to_string(), end_turn: None };
         }
         let now = self.config.clock.now();
-        if self.guard.refuses(now, self.task.cooldown) {
+        if self.task.relaunch_guard && self.guard.refuses(now, self.task.cooldown) {
             return self.refuse();
         }
         self.launched += 1;
@@ -197,7 +200,7 @@ pub async fn run_deep_research(config: &SessionConfig, task: &TaskConfig, sub_id
     let failure = match outcome {
         TurnOutcome::Answered(text) if !text.trim().is_empty() => {
             let report = success_report(prompt, &text, &tools.collected);
-            if let Err(e) = write_atomically(&report_path, &report) {
+            if let Err(e) = write_atomically_async(&report_path, report).await {
                 TurnError { error_type: "ReportWriteError".to_owned(), message: e.to_string(), attempts: 0 }
             } else {
                 return json!({
@@ -215,7 +218,7 @@ pub async fn run_deep_research(config: &SessionConfig, task: &TaskConfig, sub_id
     };
     let report = failure_report(prompt, &failure, &tools.collected, sub_id, &events_path);
     // The report is the delivery; if even it cannot be written, say so in the result.
-    let report_error = write_atomically(&report_path, &report).err().map(|e| e.to_string());
+    let report_error = write_atomically_async(&report_path, report).await.err().map(|e| e.to_string());
     json!({
         "ok": false,
         "error_type": failure.error_type,

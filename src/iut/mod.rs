@@ -1,0 +1,162 @@
+//! Running an implementation under test (IUT) for one case, per the IUT contract
+//! (`docs/iut-contract.md`): the environment in, `result.json` + `events.jsonl` out.
+//!
+//! Two drivers: the reference implementation in-process (the default; no process spawn) and
+//! any command through `sh -c`. Both read the same files afterwards, so the contract is the
+//! same for both.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// Which implementation to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Iut {
+    /// `squall-reference`, in-process; optionally one of its deliberately broken mutants.
+    Reference { mutant: Option<String> },
+    /// An outside implementation, started with `sh -c COMMAND`.
+    Command(String),
+}
+
+impl Iut {
+    pub fn describe(&self) -> String {
+        match self {
+            Iut::Reference { mutant: None } => "reference (in-process)".to_owned(),
+            Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process)"),
+            Iut::Command(command) => command.clone(),
+        }
+    }
+}
+
+/// `SQUALL_TASK`: what the case asks of the IUT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    Stream,
+    Task,
+    Main,
+}
+
+impl TaskKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::Stream => "stream",
+            TaskKind::Task => "task",
+            TaskKind::Main => "main",
+        }
+    }
+}
+
+/// One case for the IUT.
+#[derive(Debug, Clone)]
+pub struct CaseSpec {
+    pub case: String,
+    pub task: TaskKind,
+    pub prompt: String,
+    pub base_url: String,
+    pub time_scale: f64,
+    pub profile: Option<String>,
+    pub fallback: Option<String>,
+    /// Real time the IUT gets before it is killed.
+    pub timeout: Duration,
+}
+
+/// What an IUT left behind.
+#[derive(Debug)]
+pub struct IutRun {
+    pub out_dir: tempfile::TempDir,
+    pub result: Option<Value>,
+    pub events: Vec<Value>,
+    /// Problems reading the outputs (missing result, unparsable lines).
+    pub output_errors: Vec<String>,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+}
+
+impl IutRun {
+    /// Resolve a path the IUT reported (relative paths are relative to `SQUALL_OUT`).
+    pub fn resolve(&self, reported: &str) -> PathBuf {
+        let path = Path::new(reported);
+        if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.out_dir.path().join(path)
+        }
+    }
+
+    /// Why the run cannot be judged at the events level, if it cannot.
+    pub fn failure(&self) -> Option<String> {
+        if self.timed_out {
+            return Some("the implementation did not finish in time".to_owned());
+        }
+        if self.result.is_none() {
+            return Some(format!("no usable result.json ({})", self.output_errors.join("; ")));
+        }
+        None
+    }
+}
+
+/// The contract's environment for a case.
+pub fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("OPENAI_BASE_URL", spec.base_url.clone()),
+        ("OPENAI_API_KEY", "sk-squall-test".to_owned()),
+        ("SQUALL_CASE", spec.case.clone()),
+        ("SQUALL_TASK", spec.task.as_str().to_owned()),
+        ("SQUALL_PROMPT", spec.prompt.clone()),
+        ("SQUALL_OUT", out.display().to_string()),
+        ("SQUALL_TIME_SCALE", spec.time_scale.to_string()),
+        ("SQUALL_PROFILE", spec.profile.clone().unwrap_or_else(|| "default".to_owned())),
+    ];
+    if let Some(fallback) = &spec.fallback {
+        env.push(("SQUALL_FALLBACK", fallback.clone()));
+    }
+    env
+}
+
+/// Run one case.
+pub async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
+    let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
+    let env = contract_env(spec, out_dir.path());
+    let (stderr, exit_code, timed_out) = match iut {
+        Iut::Reference { mutant } => reference::run(&env, mutant.as_deref(), spec.timeout).await,
+        Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
+    };
+    let (result, events, output_errors) = read_outputs(out_dir.path());
+    Ok(IutRun { out_dir, result, events, output_errors, stderr, exit_code, timed_out })
+}
+
+fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
+    let mut errors = Vec::new();
+    let result = match std::fs::read_to_string(out.join("result.json")) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(value) if value.is_object() => Some(value),
+            Ok(_) => {
+                errors.push("result.json is not a JSON object".to_owned());
+                None
+            }
+            Err(e) => {
+                errors.push(format!("result.json is not JSON: {e}"));
+                None
+            }
+        },
+        Err(e) => {
+            errors.push(format!("result.json: {e}"));
+            None
+        }
+    };
+    let mut events = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(out.join("events.jsonl")) {
+        for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            match serde_json::from_str(line) {
+                Ok(event) => events.push(event),
+                Err(e) => errors.push(format!("events.jsonl line {}: {e}", number + 1)),
+            }
+        }
+    }
+    (result, events, errors)
+}
+
+mod command;
+mod reference;

@@ -1,0 +1,69 @@
+//! Building a case's scenario from Given steps: per-attempt replies, a reply for every
+//! attempt, or a catalogue scenario by name.
+
+use std::collections::BTreeMap;
+
+use crate::scenario::{AfterScript, Attempt, Catalogue, Scenario};
+
+#[derive(Debug, Clone, Default)]
+pub struct ScriptBuilder {
+    /// Replies by 1-based attempt number.
+    pub attempts: BTreeMap<u32, Attempt>,
+    /// The reply for every attempt not scripted one by one.
+    pub every: Option<Attempt>,
+    /// A catalogue scenario instead of a scripted one.
+    pub catalogue: Option<String>,
+}
+
+impl ScriptBuilder {
+    pub fn attempt(&mut self, number: u32) -> &mut Attempt {
+        self.attempts.entry(number.max(1)).or_default()
+    }
+
+    /// The scenario for the case. Attempts not scripted get the `every` reply, or succeed.
+    pub fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
+        if let Some(scenario) = &self.catalogue {
+            return catalogue.get(scenario).map(|s| (*s).clone()).ok_or_else(|| format!("no catalogue scenario `{scenario}`"));
+        }
+        let scripted = self.attempts.keys().max().copied().unwrap_or(0);
+        let fill = || self.every.clone().unwrap_or_default();
+        let mut attempts: Vec<Attempt> = (1..=scripted).map(|n| self.attempts.get(&n).cloned().unwrap_or_else(fill)).collect();
+        if let Some(every) = &self.every {
+            attempts.push(every.clone());
+        }
+        Ok(Scenario {
+            name: name.to_owned(),
+            description: String::new(),
+            requirements: Vec::new(),
+            after: AfterScript::RepeatLast,
+            attempts,
+            tracks: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unscripted_attempts_get_the_every_reply_and_it_repeats() {
+        let mut builder = ScriptBuilder::default();
+        builder.every = Some(Attempt { status: Some(503), ..Attempt::default() });
+        builder.attempt(2).status = Some(400);
+        let scenario = builder.build("t", &Catalogue::default()).expect("builds");
+        let statuses: Vec<Option<u16>> = scenario.attempts.iter().map(|a| a.status).collect();
+        assert_eq!(statuses, [Some(503), Some(400), Some(503)]);
+        assert_eq!(scenario.after, AfterScript::RepeatLast);
+    }
+
+    #[test]
+    fn without_every_the_last_scripted_reply_repeats() {
+        let mut builder = ScriptBuilder::default();
+        builder.attempt(1).status = Some(502);
+        builder.attempt(2);
+        let scenario = builder.build("t", &Catalogue::default()).expect("builds");
+        assert_eq!(scenario.attempts.len(), 2);
+        assert!(!scenario.attempts[1].is_status_reply());
+    }
+}
