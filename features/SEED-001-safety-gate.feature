@@ -41,7 +41,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
 
   @events @SEED-001-OBSERVABILITY
   Scenario: Every failure carries a decision record
-    Given attempt 1 answers with status 503
+    Given attempt 1 answers with status 429
     And attempt 2 answers with status 400
     When the implementation streams one model call
     Then every failure has a decision record

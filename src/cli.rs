@@ -34,6 +34,11 @@ pub enum Command {
         #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
         body_limit: usize,
     },
+    /// Run the reference implementation as an IUT adapter: reads the IUT contract's
+    /// environment (OPENAI_BASE_URL, SQUALL_TASK, SQUALL_OUT, ...) and writes result.json and
+    /// events.jsonl. Use it as `--iut "squall reference-iut"` to test the contract path.
+    #[command(name = "reference-iut")]
+    ReferenceIut,
     /// Work with scenario files.
     Scenarios {
         #[command(subcommand)]
@@ -59,6 +64,11 @@ pub enum ScenariosCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve { addr, scenarios, body_limit } => serve(addr, scenarios.as_deref(), body_limit).await,
+        Command::ReferenceIut => {
+            let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
+            squall_reference::iut::run_case(&env).await.map_err(anyhow::Error::msg)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Scenarios { command: ScenariosCommand::Check { files } } => Ok(check(&files)),
         Command::Scenarios { command: ScenariosCommand::List { scenarios } } => {
             for scenario in load_catalogue(scenarios.as_deref())?.iter() {

@@ -67,12 +67,17 @@ impl Mutant {
         Mutant::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    /// The requirements the suite must fail this mutant on — and no others.
+    /// The requirements the suite must fail this mutant on — and no others. Where a mutant
+    /// breaks a second requirement for real, it is listed with the reason.
     pub fn breaks(self) -> &'static [&'static str] {
         match self {
-            Mutant::NeverRetry5xx | Mutant::IgnoreRetryAfter | Mutant::Retry400 | Mutant::OkAfterExhaustion => &["REQ-0006-001"],
+            // SEED-004-LIMITS: "5xx get 3 attempts" cannot hold if 5xx is never retried.
+            Mutant::NeverRetry5xx => &["REQ-0006-001", "SEED-004-LIMITS"],
+            Mutant::IgnoreRetryAfter | Mutant::Retry400 | Mutant::OkAfterExhaustion => &["REQ-0006-001"],
             Mutant::GiveUpAfter3 => &["REQ-0006-002"],
-            Mutant::NoStreamRetry | Mutant::RawEofError => &["REQ-0006-010"],
+            // SEED-001-GATE: the gate's allowed path (a break before any output is replayed).
+            Mutant::NoStreamRetry => &["REQ-0006-010", "SEED-001-GATE"],
+            Mutant::RawEofError => &["REQ-0006-010"],
             Mutant::RetryAfterVisibleOutput => &["SEED-001-GATE"],
             Mutant::EmptyReport => &["REQ-0006-021"],
             Mutant::RelaunchDeepResearch => &["REQ-0006-030"],

@@ -114,10 +114,14 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
 async fn drive<Wr>(writer: Wr, config: &SuiteConfig, ctx: &Arc<SuiteContext>, collected: &Collected, filter: Option<TagOperation>)
 where
     Wr: cucumber::Writer<SuiteWorld> + cucumber::writer::Normalized,
+    Wr::Cli: Default,
 {
     let before_ctx = ctx.clone();
     let after_collected = collected.clone();
-    let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _, cucumber::cli::Empty>::custom(cucumber::parser::Basic::new(), cucumber::runner::Basic::default(), writer)
+    let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(cucumber::parser::Basic::new(), cucumber::runner::Basic::default(), writer)
+        // Explicit options: cucumber would otherwise parse this process's arguments (a test
+        // filter, `squall run` flags) and exit on what it does not know.
+        .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
         .steps(steps::collection())
         .max_concurrent_scenarios(Some(config.concurrency.max(1)))
         .before(move |_, _, _, world| {

@@ -2,6 +2,7 @@
 
 mod admin_api;
 mod catalogue;
+mod conformance_suite;
 mod cli;
 mod journal;
 mod reference_kit;
