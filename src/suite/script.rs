@@ -48,8 +48,7 @@ mod tests {
 
     #[test]
     fn unscripted_attempts_get_the_every_reply_and_it_repeats() {
-        let mut builder = ScriptBuilder::default();
-        builder.every = Some(Attempt { status: Some(503), ..Attempt::default() });
+        let mut builder = ScriptBuilder { every: Some(Attempt { status: Some(503), ..Attempt::default() }), ..ScriptBuilder::default() };
         builder.attempt(2).status = Some(400);
         let scenario = builder.build("t", &Catalogue::default()).expect("builds");
         let statuses: Vec<Option<u16>> = scenario.attempts.iter().map(|a| a.status).collect();
