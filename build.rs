@@ -1,25 +1,34 @@
-//! Embeds the scenario catalogue (`scenarios/*.toml`) so `squall serve` works from anywhere.
+//! Embeds the scenario catalogue (`scenarios/*.toml`) and the features (`features/*.feature`)
+//! so `squall serve` and `squall run` work from anywhere.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
-    let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join("scenarios");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|ext| ext == "toml"));
-    files.sort();
-    let mut out = String::from("/// Scenario files compiled into the binary: (file name, contents).\npub const EMBEDDED: &[(&str, &str)] = &[\n");
-    for file in &files {
-        println!("cargo:rerun-if-changed={}", file.display());
-        let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let _ = writeln!(out, "    ({name:?}, include_str!({:?})),", file.display().to_string());
-    }
-    out.push_str("];\n");
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let mut out = String::new();
+    embed(&mut out, "EMBEDDED", &root.join("scenarios"), "toml");
+    embed(&mut out, "EMBEDDED_FEATURES", &root.join("features"), "feature");
     let target = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("embedded_catalogue.rs");
     if let Err(e) = std::fs::write(&target, out) {
         panic!("cannot write {}: {e}", target.display());
     }
+}
+
+/// Write `pub const NAME: &[(&str, &str)]` with every `*.EXT` file of `dir`: (file name, contents).
+fn embed(out: &mut String, name: &str, dir: &Path, ext: &str) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == ext));
+    files.sort();
+    let _ = writeln!(out, "/// Files compiled into the binary from `{}`: (file name, contents).", dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let _ = writeln!(out, "pub const {name}: &[(&str, &str)] = &[");
+    for file in &files {
+        println!("cargo:rerun-if-changed={}", file.display());
+        let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let _ = writeln!(out, "    ({file_name:?}, include_str!({:?})),", file.display().to_string());
+    }
+    out.push_str("];\n");
 }

@@ -60,7 +60,8 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire
   Scenario Outline: A 429 with <form> is honoured
-    Given attempt 1 answers with status 429 and header "<header>" set to "<value>"
+    Given timing is measured at 1/20 of real time
+    And attempt 1 answers with status 429 and header "<header>" set to "<value>"
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts

@@ -18,7 +18,8 @@ Feature: SEED-002 Adaptive retry strategy: per-agent defaults, jitter, same sess
 
   @wire @should @SEED-002-JITTER
   Scenario: Waits stay within a second of the doubling schedule
-    Given every attempt answers with status 429
+    Given timing is measured at 1/20 of real time
+    And every attempt answers with status 429
     When the implementation streams one model call
     Then the waits stay within 1 second of a doubling schedule
 

@@ -34,6 +34,8 @@ pub enum Command {
         #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
         body_limit: usize,
     },
+    /// Run the conformance suite against an implementation and write acceptance reports.
+    Run(crate::run_command::RunArgs),
     /// Run the reference implementation as an IUT adapter: reads the IUT contract's
     /// environment (OPENAI_BASE_URL, SQUALL_TASK, SQUALL_OUT, ...) and writes result.json and
     /// events.jsonl. Use it as `--iut "squall reference-iut"` to test the contract path.
@@ -64,6 +66,7 @@ pub enum ScenariosCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve { addr, scenarios, body_limit } => serve(addr, scenarios.as_deref(), body_limit).await,
+        Command::Run(args) => crate::run_command::run(args).await,
         Command::ReferenceIut => {
             let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
             squall_reference::iut::run_case(&env).await.map_err(anyhow::Error::msg)?;

@@ -67,6 +67,9 @@ pub struct JournalEntry {
     pub bytes_sent: u64,
     /// Whether the terminal success event (`response.completed`, `[DONE]`) was written.
     pub terminal_sent: bool,
+    /// The response headers squall sent (templates such as `@now+3s` as rendered).
+    #[serde(default)]
+    pub response_headers: BTreeMap<String, String>,
 }
 
 /// Facts about a request known when it arrives.
@@ -115,6 +118,7 @@ impl Journal {
             events_sent: 0,
             bytes_sent: 0,
             terminal_sent: false,
+            response_headers: BTreeMap::new(),
         });
         index
     }

@@ -8,6 +8,8 @@
 pub mod cli;
 pub mod iut;
 pub mod journal;
+pub mod report;
+pub mod run_command;
 pub mod scenario;
 pub mod server;
 pub mod suite;

@@ -115,7 +115,13 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
             out.insert(name, value);
         }
     }
+    let sent = header_map(response.headers());
+    journal_response_headers(&run, index, sent);
     response
+}
+
+fn journal_response_headers(run: &Run, index: usize, headers: std::collections::BTreeMap<String, String>) {
+    run.journal.update(index, |e| e.response_headers = headers);
 }
 
 /// A reply decided by the script: status, content type and the body plan.
@@ -178,7 +184,11 @@ fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContex
 /// Answer without a script (errors, `/models`) and complete the journal entry now.
 fn reply_directly(mut entry: EntryHandle, response: Response<ResponseBody>) -> Response<ResponseBody> {
     let status = response.status();
-    entry.update(|e| e.status = Some(status.as_u16()));
+    let sent = header_map(response.headers());
+    entry.update(|e| {
+        e.status = Some(status.as_u16());
+        e.response_headers = sent;
+    });
     let end = if status.is_success() { EndKind::Completed } else { EndKind::ErrorStatus };
     entry.finish(end, Instant::now());
     response

@@ -7,6 +7,7 @@
 //! - [`runner`] — one suite run: server, IUT, cucumber, collected results
 
 pub mod env;
+pub mod features;
 pub mod results;
 pub mod runner;
 pub mod script;
@@ -15,4 +16,4 @@ pub mod summary;
 pub mod world;
 
 pub use results::{CaseRecord, Level, RequirementResult, Verdict};
-pub use runner::{run_suite, SuiteConfig, SuiteOutcome};
+pub use runner::{run_suite, Progress, SuiteConfig, SuiteOutcome};

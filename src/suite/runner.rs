@@ -36,6 +36,18 @@ pub struct SuiteConfig {
     pub console: bool,
     /// Also write Cucumber JSON here.
     pub cucumber_json: Option<PathBuf>,
+    /// Called as each case finishes (progress display).
+    pub progress: Option<Progress>,
+}
+
+/// A callback for each finished case.
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(&CaseRecord) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 impl SuiteConfig {
@@ -51,6 +63,7 @@ impl SuiteConfig {
             case_timeout: Duration::from_secs(60),
             console: false,
             cucumber_json: None,
+            progress: None,
         }
     }
 }
@@ -118,6 +131,7 @@ where
 {
     let before_ctx = ctx.clone();
     let after_collected = collected.clone();
+    let progress = config.progress.clone();
     let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(cucumber::parser::Basic::new(), cucumber::runner::Basic::default(), writer)
         // Explicit options: cucumber would otherwise parse this process's arguments (a test
         // filter, `squall run` flags) and exit on what it does not know.
@@ -130,6 +144,9 @@ where
         })
         .after(move |feature, rule, scenario, finished, world| {
             let record = case_record(feature, rule, scenario, finished, world.map(|w| &*w));
+            if let Some(progress) = &progress {
+                (progress.0)(&record);
+            }
             after_collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record);
             async {}.boxed_local()
         })

@@ -51,6 +51,8 @@ pub struct SuiteWorld {
     pub script: ScriptBuilder,
     pub profile: Option<String>,
     pub fallback: Option<String>,
+    /// A time scale for this case, when it needs more precision than the suite's.
+    pub time_scale: Option<f64>,
     pub run: Option<CaseRun>,
     pub checks: Vec<CheckRecord>,
     /// Set when the IUT's level does not reach the case: every check is `n/a`.

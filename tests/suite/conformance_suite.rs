@@ -10,6 +10,18 @@ use squall::scenario::Catalogue;
 use squall::suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 use squall_reference::mutants::Mutant;
 
+/// Suite runs are timing-sensitive: one at a time in this binary.
+static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// cucumber-rs installs a panic hook that swallows assertion messages in this binary, so
+/// every assertion here prints its explanation to stdout first (shown when a test fails).
+fn require(ok: bool, explanation: &str) {
+    if !ok {
+        println!("{explanation}");
+    }
+    assert!(ok, "{explanation}");
+}
+
 fn config(iut: Iut) -> SuiteConfig {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let catalogue = Catalogue::load_dir(&root.join("scenarios")).expect("catalogue");
@@ -26,34 +38,45 @@ fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn the_suite_rejects_every_mutant_on_exactly_the_requirements_it_breaks() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let mut wrong = Vec::new();
     for mutant in Mutant::ALL {
         let outcome = run_suite(&config(Iut::Reference { mutant: Some(mutant.name().to_owned()) })).await.expect("suite runs");
         let expected: BTreeSet<String> = mutant.breaks().iter().map(|s| (*s).to_owned()).collect();
         let seen = failing(&outcome);
         if seen != expected {
-            wrong.push(format!("{}: expected failures {expected:?}, the suite failed {seen:?}", mutant.name()));
+            let unexpected: Vec<String> = outcome
+                .cases
+                .iter()
+                .filter(|c| c.verdict != Verdict::Pass && c.verdict != Verdict::NotApplicable && c.requirements.iter().any(|r| !expected.contains(r)))
+                .flat_map(|c| c.checks.iter().filter(|k| k.verdict == Verdict::Fail).map(move |k| format!("    {} / {}: expected {}; observed {}", c.name, k.name, k.expected, k.observed)))
+                .collect();
+            wrong.push(format!("{}: expected failures {expected:?}, the suite failed {seen:?}\n{}", mutant.name(), unexpected.join("\n")));
         }
     }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    require(wrong.is_empty(), &wrong.join("\n"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let in_process = run_suite(&config(Iut::Reference { mutant: None })).await.expect("suite runs");
     let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
     let external = run_suite(&config(Iut::Command(command))).await.expect("suite runs");
-    assert!(in_process.passed(), "the reference must pass: {:?}", failing(&in_process));
-    assert_eq!(verdicts(&external), verdicts(&in_process));
-    assert!(in_process.cases.len() >= 50, "only {} cases ran", in_process.cases.len());
+    require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
+    let (inside, outside) = (verdicts(&in_process), verdicts(&external));
+    let differing: Vec<_> = inside.iter().filter(|(case, v)| outside.get(*case) != Some(*v)).map(|(case, v)| format!("{case:?}: in-process {v:?}, external {:?}", outside.get(case))).collect();
+    require(differing.is_empty() && inside.len() == outside.len(), &differing.join("\n"));
+    require(in_process.cases.len() >= 50, &format!("only {} cases ran", in_process.cases.len()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let mut wire_only = config(Iut::Reference { mutant: None });
     wire_only.level = squall::suite::Level::Wire;
     let outcome = run_suite(&wire_only).await.expect("suite runs");
-    assert!(outcome.passed());
+    require(outcome.passed(), &format!("failing at the wire level: {:?}", failing(&outcome)));
     let task_cases: Vec<_> = outcome.cases.iter().filter(|c| c.tags.iter().any(|t| t.ends_with("tasks"))).collect();
     assert!(!task_cases.is_empty());
     assert!(task_cases.iter().all(|c| c.verdict == Verdict::NotApplicable), "task cases must be n/a at the wire level");
@@ -63,6 +86,7 @@ async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_crashing_implementation_fails_with_its_stderr_as_evidence() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let mut crashing = config(Iut::Command("echo 'adapter exploded' >&2; exit 3".to_owned()));
     crashing.tags = Some("@REQ-0006-020".to_owned());
     let outcome = run_suite(&crashing).await.expect("suite runs");

@@ -22,6 +22,7 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r#"^the scenario "([^"]+)"$"#, catalogue),
     (r#"^the implementation runs with the "([^"]+)" profile$"#, profile),
     (r#"^a fallback answering "([^"]*)" is attached$"#, fallback),
+    (r"^timing is measured at 1/(\d+) of real time$", time_scale),
 ];
 
 /// The text streamed by scripted successes and broken streams.
@@ -127,5 +128,14 @@ fn profile(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 
 fn fallback(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.fallback = Some(arg(&ctx, 1).to_owned());
+    done()
+}
+
+/// Timing-precise cases run slower than the suite's default scale, so that scheduling noise
+/// on a busy machine stays small next to what they measure.
+fn time_scale(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let divisor: f64 = num(&ctx, 1);
+    // Never faster than the suite itself runs.
+    world.time_scale = Some((1.0 / divisor).max(world.ctx().time_scale));
     done()
 }

@@ -38,13 +38,14 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
     }
     let case_name = ctx.step.value.clone();
     let scenario = world.script.build("case", &suite.catalogue).unwrap_or_else(|e| panic!("cannot build the case's scenario: {e}"));
-    let run = suite.server.create_run(scenario, suite.time_scale);
+    let time_scale = world.time_scale.unwrap_or(suite.time_scale);
+    let run = suite.server.create_run(scenario, time_scale);
     let spec = CaseSpec {
         case: format!("{}#{}", case_name, run.id),
         task,
         prompt: PROMPT.to_owned(),
         base_url: suite.server.base_url(&run),
-        time_scale: suite.time_scale,
+        time_scale,
         profile: world.profile.clone(),
         fallback: world.fallback.clone(),
         timeout: suite.case_timeout,
@@ -60,5 +61,5 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         journal = run.journal.snapshot();
     }
     suite.server.state().runs.remove(&run.id);
-    world.run = Some(CaseRun { journal, iut: outcome, time_scale: suite.time_scale });
+    world.run = Some(CaseRun { journal, iut: outcome, time_scale });
 }

@@ -1,0 +1,86 @@
+//! Acceptance reports for a suite run, written to one directory:
+//!
+//! - `report.json` — the public schema (`docs/reports.md`), built by [`json`]
+//! - `acceptance.md` — for PRD sign-off ([`markdown`])
+//! - `junit.xml` — one testsuite per requirement ([`junit`])
+//! - `index.html` — one self-contained page with SVG attempt timelines ([`html`], [`timeline`])
+//!
+//! Every format renders the same [`SuiteOutcome`]; each file is written atomically, so a
+//! reader never sees half a report.
+
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+
+use crate::suite::{Level, SuiteOutcome};
+
+/// Who was tested, how, and when.
+#[derive(Debug, Clone)]
+pub struct ReportMeta {
+    /// A short name for the implementation (`reference`, `python-openai`).
+    pub name: String,
+    /// The command that ran it, or `reference (in-process)`.
+    pub command: String,
+    pub level: Level,
+    pub time_scale: f64,
+}
+
+pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "index.html"];
+
+/// Write all four reports into `dir`; returns their paths.
+pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+    let report = json::report(meta, outcome);
+    let contents = [
+        serde_json::to_string_pretty(&report).context("cannot serialize report.json")?,
+        markdown::render(&report),
+        junit::render(&report),
+        html::render(&report),
+    ];
+    let mut written = Vec::new();
+    for (file, text) in FILES.iter().zip(contents) {
+        let path = dir.join(file);
+        squall_reference::report::write_atomically(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Escape text for XML and HTML (control characters other than newline and tab dropped).
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// RFC 3339 time, as reports show it.
+pub fn timestamp(at: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(at).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn markup_special_characters_are_escaped() {
+        assert_eq!(escape("a<b>&\"c'\u{1}"), "a&lt;b&gt;&amp;&quot;c&#39;");
+    }
+}

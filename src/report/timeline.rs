@@ -1,0 +1,154 @@
+//! The attempt timeline of a case, as inline SVG: one bar per model request from arrival to
+//! end, the fault marked where it fired, and each gap labelled with the wait observed and the
+//! wait expected (the Retry-After squall sent, or the delay the implementation planned).
+//! Times are policy seconds (the run's time scale undone).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::escape;
+
+const WIDTH: f64 = 760.0;
+const LABEL: f64 = 120.0;
+const ROW: f64 = 34.0;
+const TOP: f64 = 14.0;
+
+/// A request as the timeline needs it, in policy seconds from the first request.
+struct Bar {
+    label: String,
+    start: f64,
+    end: f64,
+    end_kind: String,
+    fault: Option<String>,
+    tooltip: String,
+    asked: Option<String>,
+}
+
+fn bars(journal: &[Value], time_scale: f64) -> Vec<Bar> {
+    let calls: Vec<&Value> = journal.iter().filter(|e| !e["attempt"].is_null()).collect();
+    let origin = calls.first().and_then(|e| e["received_at_ms"].as_f64()).unwrap_or(0.0);
+    let seconds = |ms: f64| (ms - origin) / time_scale / 1000.0;
+    calls
+        .iter()
+        .map(|e| {
+            let start = seconds(e["received_at_ms"].as_f64().unwrap_or(origin));
+            let end = e["finished_at_ms"].as_f64().map_or(start, seconds);
+            let headers = &e["response_headers"];
+            let asked = match (headers["retry-after-ms"].as_str(), headers["retry-after"].as_str()) {
+                (Some(ms), _) => Some(format!("asked {} s (retry-after-ms)", ms.parse::<f64>().map_or(ms.to_owned(), |v| format!("{:.2}", v / 1000.0)))),
+                (None, Some(value)) if value.parse::<f64>().is_ok() => Some(format!("asked {value} s (retry-after)")),
+                (None, Some(date)) => Some(format!("asked until {date}")),
+                _ => None,
+            };
+            Bar {
+                label: format!("{} #{}", e["track"].as_str().unwrap_or("default"), e["attempt"].as_u64().unwrap_or(0) + 1),
+                start,
+                end,
+                end_kind: e["end"].as_str().unwrap_or("in progress").to_owned(),
+                fault: e["fault"].as_str().map(str::to_owned),
+                tooltip: format!(
+                    "{} {} → {} · {} · {} events, {} bytes",
+                    e["method"].as_str().unwrap_or(""),
+                    e["path"].as_str().unwrap_or(""),
+                    e["status"],
+                    e["end"].as_str().unwrap_or("in progress"),
+                    e["events_sent"],
+                    e["bytes_sent"]
+                ),
+                asked,
+            }
+        })
+        .collect()
+}
+
+fn color(end: &str) -> &'static str {
+    match end {
+        "completed" => "#2e7d32",
+        "error_status" => "#ef6c00",
+        "eof" | "reset" => "#c62828",
+        "stalled" => "#6a1b9a",
+        "truncated" | "garbage" => "#f9a825",
+        _ => "#757575",
+    }
+}
+
+/// The SVG for one case; `planned` are the implementation's announced delays (seconds).
+pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
+    let bars = bars(journal, time_scale);
+    if bars.is_empty() {
+        return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();
+    }
+    let span = bars.iter().map(|b| b.end).fold(0.0_f64, f64::max).max(0.001);
+    let plot = WIDTH - LABEL - 24.0;
+    let x = |t: f64| LABEL + t / span * plot;
+    let height = TOP + ROW * bars.len() as f64 + 28.0;
+    let mut out = String::new();
+    let _ = write!(out, "<svg class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"11\">");
+    for (i, bar) in bars.iter().enumerate() {
+        let y = TOP + ROW * i as f64;
+        let width = (x(bar.end) - x(bar.start)).max(2.0);
+        let _ = write!(out, "<text x=\"4\" y=\"{:.1}\" fill=\"#333\">{}</text>", y + 11.0, escape(&bar.label));
+        let _ = write!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" height=\"14\" rx=\"2\" fill=\"{}\"><title>{}</title></rect>",
+            x(bar.start),
+            color(&bar.end_kind),
+            escape(&bar.tooltip)
+        );
+        let mark = match &bar.fault {
+            Some(fault) => format!("✕ {fault}"),
+            None => bar.end_kind.clone(),
+        };
+        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text>", x(bar.end) + 4.0, y + 11.0, color(&bar.end_kind), escape(&mark));
+        if let Some(next) = bars.get(i + 1) {
+            let waited = next.start - bar.end;
+            let expected = bar.asked.clone().or_else(|| planned.get(i).map(|p| format!("planned {p:.2} s")));
+            let label = match expected {
+                Some(expected) => format!("waited {waited:.2} s · {expected}"),
+                None => format!("waited {waited:.2} s"),
+            };
+            let gap_y = y + 24.0;
+            let _ = write!(
+                out,
+                "<line x1=\"{:.1}\" y1=\"{gap_y:.1}\" x2=\"{:.1}\" y2=\"{gap_y:.1}\" stroke=\"#999\" stroke-dasharray=\"3,2\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
+                x(bar.end),
+                x(next.start),
+                x(bar.end) + 2.0,
+                gap_y + 9.0,
+                escape(&label)
+            );
+        }
+    }
+    let axis_y = TOP + ROW * bars.len() as f64 + 4.0;
+    let _ = write!(out, "<line x1=\"{LABEL}\" y1=\"{axis_y:.1}\" x2=\"{:.1}\" y2=\"{axis_y:.1}\" stroke=\"#333\"/>", LABEL + plot);
+    for tick in 0..=4 {
+        let t = span * f64::from(tick) / 4.0;
+        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" text-anchor=\"middle\">{t:.1} s</text>", x(t), axis_y + 14.0);
+    }
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::svg;
+    use serde_json::json;
+
+    #[test]
+    fn a_retry_after_gap_is_labelled_with_observed_and_asked_waits() {
+        let journal = vec![
+            json!({"track": "default", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 1.0, "end": "error_status", "status": 429, "fault": null, "response_headers": {"retry-after": "2"}}),
+            json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "status": 200, "fault": null, "response_headers": {}}),
+        ];
+        let out = svg(&journal, &[], 0.01);
+        assert!(out.contains("waited 2.00 s · asked 2 s (retry-after)"), "{out}");
+        assert_eq!(out.matches("<rect").count(), 2);
+    }
+
+    #[test]
+    fn faults_are_marked_where_they_fired() {
+        let journal = vec![json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200})];
+        assert!(svg(&journal, &[], 1.0).contains("✕ reset"));
+    }
+}

@@ -1,0 +1,153 @@
+//! `squall run`: the conformance suite against an implementation, with progress, a summary
+//! per requirement and the acceptance reports. Exit codes: 0 every judged requirement passes,
+//! 1 some fail, 2 usage or harness error (returned as `Err`).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context as _};
+
+use crate::iut::Iut;
+use crate::report::{write_all, ReportMeta};
+use crate::scenario::validate::check_name;
+use crate::suite::features::features_dir;
+use crate::suite::summary::requirement_table;
+use crate::suite::{run_suite, CaseRecord, Level, Progress, SuiteConfig};
+
+/// The options of `squall run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// The implementation: `reference`, `reference:<mutant>`, or a command run through `sh -c`.
+    #[arg(long, default_value = "reference")]
+    pub iut: String,
+    /// How much of the IUT contract it follows: wire | events | tasks
+    /// (default: tasks for the reference, events for a command).
+    #[arg(long)]
+    pub level: Option<String>,
+    /// Only the cases matching a tag expression, e.g. `@REQ-0006-010 and not @should`.
+    #[arg(long)]
+    pub tags: Option<String>,
+    /// Run production values at this fraction of real time.
+    #[arg(long, default_value_t = 0.01)]
+    pub time_scale: f64,
+    /// Where the reports go (default: reports/<name>).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// A name for the implementation in reports (default: derived from --iut).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The features directory (default: ./features if present, else the built-in features).
+    #[arg(long)]
+    pub features: Option<PathBuf>,
+    /// The scenario catalogue (default: ./scenarios if present, else the built-in one).
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let iut = parse_iut(&args.iut)?;
+    let level = match &args.level {
+        Some(text) => Level::parse(text).with_context(|| format!("--level {text}: expected wire, events or tasks"))?,
+        None if matches!(iut, Iut::Reference { .. }) => Level::Tasks,
+        None => Level::Events,
+    };
+    if !(args.time_scale > 0.0 && args.time_scale <= 1.0) {
+        bail!("--time-scale {}: expected a number in (0, 1]", args.time_scale);
+    }
+    let name = args.name.clone().unwrap_or_else(|| default_name(&iut));
+    check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
+    let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("reports").join(&name));
+    let catalogue = crate::cli::load_catalogue(args.scenarios.as_deref())?;
+    let features = features_dir(args.features.as_deref())?;
+
+    let mut config = SuiteConfig::new(iut.clone(), features.path().to_owned(), catalogue);
+    config.level = level;
+    config.tags = args.tags.clone();
+    config.time_scale = args.time_scale;
+    config.progress = Some(progress_printer());
+    eprintln!(
+        "squall run: {} at level {}, features from {}, time scale {}",
+        iut.describe(),
+        level.as_str(),
+        features.describe(),
+        args.time_scale
+    );
+    let outcome = run_suite(&config).await?;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[2K");
+    }
+    if outcome.cases.is_empty() {
+        bail!("no case ran: does --tags {:?} match any scenario?", args.tags.as_deref().unwrap_or(""));
+    }
+    println!("{}", requirement_table(&outcome).trim_end());
+    let (pass, fail, na, error) = outcome.counts();
+    println!("{pass} passed, {fail} failed, {na} n/a, {error} error in {:.1} s", outcome.duration.as_secs_f64());
+    let meta = ReportMeta { name, command: iut.describe(), level, time_scale: args.time_scale };
+    let written = write_all(&report_dir, &meta, &outcome)?;
+    println!("reports: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(if outcome.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn parse_iut(text: &str) -> anyhow::Result<Iut> {
+    match text.trim() {
+        "" => bail!("--iut: give `reference` or a command"),
+        "reference" => Ok(Iut::Reference { mutant: None }),
+        other => match other.strip_prefix("reference:") {
+            Some(mutant) => {
+                if squall_reference::mutants::Mutant::parse(mutant).is_none() {
+                    let known: Vec<&str> = squall_reference::mutants::Mutant::ALL.iter().map(|m| m.name()).collect();
+                    bail!("--iut reference:{mutant}: no such mutant; known: {}", known.join(", "));
+                }
+                Ok(Iut::Reference { mutant: Some(mutant.to_owned()) })
+            }
+            None => Ok(Iut::Command(other.to_owned())),
+        },
+    }
+}
+
+/// `reference`, `reference-<mutant>`, or the command's program name.
+fn default_name(iut: &Iut) -> String {
+    match iut {
+        Iut::Reference { mutant: None } => "reference".to_owned(),
+        Iut::Reference { mutant: Some(m) } => format!("reference-{m}"),
+        Iut::Command(command) => {
+            let program = command.split_whitespace().find(|w| !w.contains('=')).unwrap_or("iut");
+            let base = Path::new(program).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let safe: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+            if safe.is_empty() { "iut".to_owned() } else { safe }
+        }
+    }
+}
+
+/// On a terminal, one line rewritten per case; otherwise a plain line per case.
+fn progress_printer() -> Progress {
+    let done = Arc::new(AtomicUsize::new(0));
+    let terminal = std::io::stderr().is_terminal();
+    Progress(Arc::new(move |case: &CaseRecord| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let requirement = case.requirements.first().map_or("", String::as_str);
+        let mut stderr = std::io::stderr().lock();
+        let _ = if terminal {
+            write!(stderr, "\r\x1b[2K[{n:>3}] {:<5} {requirement:<24} {}", case.verdict.as_str(), case.name.chars().take(70).collect::<String>())
+        } else {
+            writeln!(stderr, "[{n:>3}] {:<5} {requirement:<24} {}", case.verdict.as_str(), case.name)
+        };
+        let _ = stderr.flush();
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iut_names_are_derived_and_safe() {
+        assert_eq!(default_name(&parse_iut("reference").expect("ok")), "reference");
+        assert_eq!(default_name(&parse_iut("reference:retry-400").expect("ok")), "reference-retry-400");
+        assert_eq!(default_name(&parse_iut("OPENAI_X=1 python3 adapters/python-openai/adapter.py").expect("ok")), "python3");
+        assert!(parse_iut("reference:nonsense").is_err());
+    }
+}

@@ -1,0 +1,46 @@
+//! Where the feature files come from: a directory, `./features` when it exists, or the
+//! features compiled into the binary (written to a temporary directory for cucumber).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::scenario::embedded::embedded_features;
+
+/// A features directory that lives as long as the run needs it.
+#[derive(Debug)]
+pub enum FeaturesDir {
+    Path(PathBuf),
+    Embedded(tempfile::TempDir),
+}
+
+impl FeaturesDir {
+    pub fn path(&self) -> &Path {
+        match self {
+            FeaturesDir::Path(path) => path,
+            FeaturesDir::Embedded(dir) => dir.path(),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            FeaturesDir::Path(path) => path.display().to_string(),
+            FeaturesDir::Embedded(_) => "the features built into squall".to_owned(),
+        }
+    }
+}
+
+pub fn features_dir(explicit: Option<&Path>) -> anyhow::Result<FeaturesDir> {
+    match explicit {
+        Some(dir) if dir.is_dir() => Ok(FeaturesDir::Path(dir.to_owned())),
+        Some(dir) => anyhow::bail!("--features {}: not a directory", dir.display()),
+        None if Path::new("features").is_dir() => Ok(FeaturesDir::Path(PathBuf::from("features"))),
+        None => {
+            let dir = tempfile::Builder::new().prefix("squall-features-").tempdir().context("cannot create a temporary directory")?;
+            for (name, text) in embedded_features() {
+                std::fs::write(dir.path().join(name), text).with_context(|| format!("cannot write the embedded feature {name}"))?;
+            }
+            Ok(FeaturesDir::Embedded(dir))
+        }
+    }
+}
