@@ -20,6 +20,8 @@ struct Bar {
     start: f64,
     end: f64,
     end_kind: String,
+    /// The attempt ended without its terminal success event: a retry may follow.
+    failed: bool,
     fault: Option<String>,
     tooltip: String,
     asked: Option<String>,
@@ -46,6 +48,7 @@ fn bars(journal: &[Value], time_scale: f64) -> Vec<Bar> {
                 start,
                 end,
                 end_kind: e["end"].as_str().unwrap_or("in progress").to_owned(),
+                failed: e["terminal_sent"] != true,
                 fault: e["fault"].as_str().map(str::to_owned),
                 tooltip: format!(
                     "{} {} → {} · {} · {} events, {} bytes",
@@ -80,11 +83,13 @@ pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
         return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();
     }
     let span = bars.iter().map(|b| b.end).fold(0.0_f64, f64::max).max(0.001);
-    let plot = WIDTH - LABEL - 24.0;
+    let plot = WIDTH - LABEL - 110.0;
     let x = |t: f64| LABEL + t / span * plot;
     let height = TOP + ROW * bars.len() as f64 + 28.0;
     let mut out = String::new();
     let _ = write!(out, "<svg class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"11\">");
+    // The n-th failed attempt is followed by the n-th announced retry delay.
+    let mut retries = 0;
     for (i, bar) in bars.iter().enumerate() {
         let y = TOP + ROW * i as f64;
         let width = (x(bar.end) - x(bar.start)).max(2.0);
@@ -103,7 +108,12 @@ pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
         let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text>", x(bar.end) + 4.0, y + 11.0, color(&bar.end_kind), escape(&mark));
         if let Some(next) = bars.get(i + 1) {
             let waited = next.start - bar.end;
-            let expected = bar.asked.clone().or_else(|| planned.get(i).map(|p| format!("planned {p:.2} s")));
+            let expected = if bar.failed {
+                retries += 1;
+                bar.asked.clone().or_else(|| planned.get(retries - 1).map(|p| format!("planned {p:.2} s")))
+            } else {
+                None
+            };
             let label = match expected {
                 Some(expected) => format!("waited {waited:.2} s · {expected}"),
                 None => format!("waited {waited:.2} s"),
@@ -139,11 +149,23 @@ mod tests {
     fn a_retry_after_gap_is_labelled_with_observed_and_asked_waits() {
         let journal = vec![
             json!({"track": "default", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 1.0, "end": "error_status", "status": 429, "fault": null, "response_headers": {"retry-after": "2"}}),
-            json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "status": 200, "fault": null, "response_headers": {}}),
+            json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "terminal_sent": true, "status": 200, "fault": null, "response_headers": {}}),
         ];
         let out = svg(&journal, &[], 0.01);
         assert!(out.contains("waited 2.00 s · asked 2 s (retry-after)"), "{out}");
         assert_eq!(out.matches("<rect").count(), 2);
+    }
+
+    #[test]
+    fn planned_delays_label_only_the_gaps_after_failed_attempts() {
+        let entry = |attempt: u64, at: f64, end: &str, terminal: bool| {
+            json!({"track": "sub", "attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": end, "terminal_sent": terminal, "status": 200, "fault": null})
+        };
+        // A tool-call turn (completed), then a reset retried after a planned 2 s.
+        let journal = vec![entry(0, 0.0, "completed", true), entry(1, 2.0, "reset", false), entry(2, 23.0, "completed", true)];
+        let out = svg(&journal, &[2.0], 0.01);
+        assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
+        assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod catalogue;
 mod conformance_suite;
 mod cli;
 mod journal;
+mod reports;
 mod reference_kit;
 mod reference_retry;
 mod reference_tasks;

@@ -1,0 +1,132 @@
+//! `squall run` end to end: exit codes, the four report files, and that they agree with each
+//! other for a passing and a failing implementation.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// A subset that runs in about a second and has a requirement `give-up-after-3` breaks.
+const TAGS: &str = "@REQ-0006-002 or @SEED-002-PROFILES or @REQ-0006-021";
+
+fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["run", "--iut", iut, "--tags", TAGS, "--report-dir"])
+        .arg(dir)
+        .args(extra)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("squall runs")
+}
+
+/// Requirement id → (verdict, cases passed, cases judged), as each format states it.
+type Verdicts = BTreeMap<String, (String, usize, usize)>;
+
+fn from_json(report: &Value) -> Verdicts {
+    report["requirements"]
+        .as_array()
+        .expect("requirements")
+        .iter()
+        .map(|r| {
+            let cases = r["cases"].as_array().expect("cases");
+            let judged = cases.iter().filter(|c| c["verdict"] != "n/a").count();
+            let passed = cases.iter().filter(|c| c["verdict"] == "pass").count();
+            (r["id"].as_str().expect("id").to_owned(), (r["verdict"].as_str().expect("verdict").to_owned(), passed, judged))
+        })
+        .collect()
+}
+
+fn from_markdown(text: &str) -> Verdicts {
+    let row = Regex::new(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| (\d+)/(\d+) \|$").expect("regex");
+    row.captures_iter(text).map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n")))).collect()
+}
+
+fn from_junit(text: &str) -> Verdicts {
+    let suite = Regex::new(r#"<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)">"#).expect("regex");
+    suite
+        .captures_iter(text)
+        .map(|c| {
+            let n = |i: usize| c[i].parse::<usize>().expect("n");
+            let verdict = if n(4) > 0 { "error" } else if n(3) > 0 { "fail" } else if n(2) == n(5) { "n/a" } else { "pass" };
+            (c[1].to_owned(), (verdict.to_owned(), n(2) - n(3) - n(4) - n(5), n(2) - n(5)))
+        })
+        .collect()
+}
+
+fn from_html(text: &str) -> Verdicts {
+    let row = Regex::new(r#"<tr data-requirement="([^"]+)" data-verdict="([^"]+)">.*?<td>(\d+)/(\d+)</td>"#).expect("regex");
+    row.captures_iter(text).map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n")))).collect()
+}
+
+fn reports_agree(dir: &Path) -> Verdicts {
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
+    let json = from_json(&report);
+    assert!(!json.is_empty());
+    assert_eq!(from_markdown(&read("acceptance.md")), json, "acceptance.md disagrees with report.json");
+    assert_eq!(from_junit(&read("junit.xml")), json, "junit.xml disagrees with report.json");
+    let html = read("index.html");
+    assert_eq!(from_html(&html), json, "index.html disagrees with report.json");
+    // Every case shown with a timeline, and nothing fetched from elsewhere.
+    let cases: usize = report["requirements"].as_array().expect("reqs").iter().map(|r| r["cases"].as_array().map_or(0, Vec::len)).sum();
+    assert_eq!(html.matches("<div class=\"case\"").count(), cases);
+    assert_eq!(html.matches("<svg class=\"timeline\"").count(), cases);
+    for external in ["<script", "<link", "src=\"http", "url(http", "@import"] {
+        assert!(!html.contains(external), "index.html must be self-contained: found {external}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir).expect("dir").filter_map(Result::ok).map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    json
+}
+
+#[test]
+fn the_reference_passes_and_all_four_reports_agree() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = squall_run("reference", dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let verdicts = reports_agree(dir.path());
+    assert!(verdicts.values().all(|(v, ..)| v == "pass"), "{verdicts:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("REQ-0006-002") && stdout.contains("reports:"), "{stdout}");
+}
+
+#[test]
+fn a_failing_implementation_exits_1_and_its_reports_agree_on_what_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = squall_run("reference:give-up-after-3", dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let verdicts = reports_agree(dir.path());
+    assert_eq!(verdicts["REQ-0006-002"].0, "fail");
+    assert_eq!(verdicts["SEED-002-PROFILES"].0, "pass");
+    let acceptance = std::fs::read_to_string(dir.path().join("acceptance.md")).expect("read");
+    assert!(acceptance.contains("expected 7 attempts; observed 4 attempts"), "{acceptance}");
+}
+
+#[test]
+fn checks_above_the_level_are_reported_as_not_applicable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = squall_run("reference", dir.path(), &["--level", "wire"]);
+    assert_eq!(output.status.code(), Some(0));
+    let verdicts = reports_agree(dir.path());
+    assert_eq!(verdicts["REQ-0006-021"].0, "n/a");
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_clear_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (args, needle) in [
+        (vec!["--level", "deep"], "--level deep"),
+        (vec!["--time-scale", "7"], "--time-scale 7"),
+        (vec!["--features", "/no/such/features"], "/no/such/features"),
+    ] {
+        let output = squall_run("reference", dir.path(), &args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_squall")).args(["run", "--iut", "reference:no-such-mutant"]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!dir.path().join("report.json").exists(), "no report is written for a usage error");
+}
