@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Runs every test: installs the SDKs the SDK tests drive (once), then the whole workspace.
+# Runs every test: installs the SDKs the SDK tests drive (once), runs the whole workspace's
+# tests, checks that the benches build (they are run by hand: see BENCHMARKS.md), and ends
+# with one line totalling every test run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-sdks.sh
-cargo test --workspace "$@"
+mkdir -p target
+cargo test --workspace "$@" 2>&1 | tee target/test-output.log
+cargo bench --workspace --no-run
+awk '/^test result:/ { passed += $4; failed += $6 }
+     /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }
+     END { print passed " passed, " failed " failed" }' target/test-output.log

@@ -37,7 +37,8 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
     let (parts, body) = request.into_parts();
     let headers = header_map(&parts.headers);
     let arrival = Arrival { method: parts.method.to_string(), path: path.to_owned(), headers: headers.clone() };
-    let index = run.journal.begin(arrival, Instant::now());
+    let arrived = Instant::now();
+    let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
 
     let raw = match read_body(body, state.body_limit).await {
@@ -81,9 +82,9 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
     });
 
     if let Some(delay) = script.delay_ms {
-        // If the client gives up while we wait, this future is dropped and the entry
-        // handle records `client_closed`.
-        tokio::time::sleep(scaled_ms(delay, run.time_scale)).await;
+        // Counted from the request's arrival. If the client gives up while we wait, this
+        // future is dropped and the entry handle records `client_closed`.
+        tokio::time::sleep_until(arrived + scaled_ms(delay, run.time_scale)).await;
     }
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),

@@ -20,8 +20,8 @@ pub const GARBAGE: &[u8] = b"\x1b[squall-garbage]\r\n<<<not server-sent events>>
 /// One thing the reply does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    /// Write body bytes. `event_done`: the last byte of an event; `terminal`: of the terminal event.
-    Data { bytes: Bytes, event_done: bool, terminal: bool },
+    /// Write body bytes that complete `events` events; `terminal`: they end the terminal event.
+    Data { bytes: Bytes, events: u32, terminal: bool },
     /// Wait between events.
     Wait(Duration),
     /// A scripted stall; `None` lasts until the client gives up.
@@ -75,6 +75,34 @@ pub fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
 }
 
 fn build(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+    let mut plan = build_steps(units, end, fault, event_delay, time_scale);
+    plan.steps = coalesce(std::mem::take(&mut plan.steps));
+    plan
+}
+
+/// Merge data steps that nothing separates into one write: with no wait, stall or fault
+/// between them the client cannot tell the difference, and one write instead of one per event
+/// is what makes squall as fast as a server of fixed bodies. A fault or a wait always splits
+/// the run, so every fault still fires at its exact offset.
+fn coalesce(steps: VecDeque<Step>) -> VecDeque<Step> {
+    let mut merged: VecDeque<Step> = VecDeque::with_capacity(steps.len());
+    for step in steps {
+        match (merged.back_mut(), step) {
+            (Some(Step::Data { bytes, events, terminal }), Step::Data { bytes: more, events: more_events, terminal: more_terminal }) => {
+                let mut joined = Vec::with_capacity(bytes.len() + more.len());
+                joined.extend_from_slice(bytes);
+                joined.extend_from_slice(&more);
+                *bytes = Bytes::from(joined);
+                *events += more_events;
+                *terminal |= more_terminal;
+            }
+            (_, step) => merged.push_back(step),
+        }
+    }
+    merged
+}
+
+fn build_steps(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     let mut plan = ReplyPlan {
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
@@ -102,14 +130,14 @@ fn build(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Dur
             Some((f, head)) => {
                 pending = None;
                 if head > 0 {
-                    plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(..head), event_done: false, terminal: false });
+                    plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(..head), events: 0, terminal: false });
                 }
                 if splice_fault(&mut plan.steps, f, time_scale) {
                     return plan;
                 }
-                plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(head..), event_done: unit.is_event, terminal: unit.terminal });
+                plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(head..), events: u32::from(unit.is_event), terminal: unit.terminal });
             }
-            None => plan.steps.push_back(Step::Data { bytes: unit.bytes, event_done: unit.is_event, terminal: unit.terminal }),
+            None => plan.steps.push_back(Step::Data { bytes: unit.bytes, events: u32::from(unit.is_event), terminal: unit.terminal }),
         }
         bytes_before += len;
         events_before += u32::from(unit.is_event);
@@ -135,7 +163,7 @@ fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale: f64) -> b
         }
         FaultKind::Garbage => {
             steps.push_back(Step::FaultFired(FaultKind::Garbage));
-            steps.push_back(Step::Data { bytes: Bytes::from_static(GARBAGE), event_done: false, terminal: false });
+            steps.push_back(Step::Data { bytes: Bytes::from_static(GARBAGE), events: 0, terminal: false });
             steps.push_back(Step::End(EndKind::Garbage));
         }
         FaultKind::Stall => {
@@ -164,12 +192,23 @@ mod tests {
         plan.steps.iter().map(|s| if let Step::Data { bytes, .. } = s { bytes.len() } else { 0 }).sum()
     }
 
+    fn events_written(plan: &ReplyPlan) -> u32 {
+        plan.steps.iter().map(|s| if let Step::Data { events, .. } = s { *events } else { 0 }).sum()
+    }
+
     #[test]
     fn reset_after_three_events_writes_exactly_three() {
         let plan = plan_events(&events(6), Some(&fault(FaultKind::Reset, Some(3), None)), Duration::ZERO, 1.0);
-        let datas = plan.steps.iter().filter(|s| matches!(s, Step::Data { .. })).count();
-        assert_eq!(datas, 3);
+        assert_eq!(events_written(&plan), 3);
+        assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+    }
+
+    #[test]
+    fn events_without_anything_between_them_become_one_write() {
+        let plan = plan_events(&events(6), None, Duration::ZERO, 1.0);
+        assert_eq!(plan.steps.len(), 2, "one write and the end: {:?}", plan.steps);
+        assert_eq!(events_written(&plan), 6);
     }
 
     #[test]

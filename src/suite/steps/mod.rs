@@ -45,6 +45,15 @@ fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
     text.parse().unwrap_or_else(|_| panic!("`{text}` in step `{}` is not a number", ctx.step.value))
 }
 
+/// Check that `result.json` has `field` equal to `expected`, judged at `level` (the same
+/// file is the Task result in `task` cases).
+fn result_field_is(world: &mut SuiteWorld, ctx: &Context, level: crate::suite::results::Level, field: &str, expected: serde_json::Value) {
+    world.check(level, &ctx.step.value, format!("{field}: {expected}"), |run| {
+        let seen = run.iut.result.as_ref().map_or(&serde_json::Value::Null, |r| &r[field]);
+        (format!("{field}: {seen}"), *seen == expected)
+    });
+}
+
 /// A finished step (most steps do their work synchronously).
 fn done<'a>() -> LocalBoxFuture<'a, ()> {
     Box::pin(std::future::ready(()))

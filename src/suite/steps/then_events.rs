@@ -4,7 +4,7 @@ use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
-use super::{arg, done, num, StepFn};
+use super::{arg, done, num, result_field_is, StepFn};
 use crate::suite::results::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
@@ -42,20 +42,14 @@ fn success(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 }
 
 fn stop_reason(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let expected = arg(&ctx, 1).to_owned();
-    world.check(Level::Events, &ctx.step.value, format!("stop_reason: {expected:?}"), |run| {
-        let seen = &result(run)["stop_reason"];
-        (format!("stop_reason: {seen}"), *seen == expected.as_str())
-    });
+    let expected = Value::from(arg(&ctx, 1));
+    result_field_is(world, &ctx, Level::Events, "stop_reason", expected);
     done()
 }
 
 fn result_ok(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let expected = arg(&ctx, 1) == "true";
-    world.check(Level::Events, &ctx.step.value, format!("ok: {expected}"), |run| {
-        let seen = &result(run)["ok"];
-        (format!("ok: {seen}"), *seen == expected)
-    });
+    let expected = Value::from(arg(&ctx, 1) == "true");
+    result_field_is(world, &ctx, Level::Events, "ok", expected);
     done()
 }
 

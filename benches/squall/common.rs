@@ -1,0 +1,55 @@
+//! Shared by the benches: a runtime, a server with scripted runs, and percentile reports.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use squall::scenario::load::from_toml_str;
+use squall::scenario::Catalogue;
+use squall::server::{Server, ServerConfig};
+use tokio::runtime::Runtime;
+
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+}
+
+pub async fn server() -> Server {
+    Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server")
+}
+
+/// A run scripted by TOML attempts; returns its base URL.
+pub fn scripted(server: &Server, toml: &str, time_scale: f64) -> (String, std::sync::Arc<squall::server::runs::Run>) {
+    let scenario = from_toml_str("bench", &format!("name = \"bench\"\n{toml}")).expect("bench scenario");
+    let run = server.create_run(scenario, time_scale);
+    (server.base_url(&run), run)
+}
+
+/// Errors (ms) collected while criterion iterates, reported as percentiles afterwards.
+#[derive(Default)]
+pub struct Errors(Mutex<Vec<f64>>);
+
+impl Errors {
+    pub fn push(&self, ms: f64) {
+        self.0.lock().expect("lock").push(ms);
+    }
+
+    /// Print `name: n samples, p50, p99, max` and forget the samples.
+    pub fn report(&self, name: &str) {
+        let mut values = std::mem::take(&mut *self.0.lock().expect("lock"));
+        if values.is_empty() {
+            return;
+        }
+        values.sort_by(f64::total_cmp);
+        let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        println!(
+            "{name}: {} samples, |error| p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+            values.len(),
+            at(0.5),
+            at(0.99),
+            values[values.len() - 1]
+        );
+    }
+}
+
+pub fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
