@@ -58,6 +58,8 @@ pub fn benches(c: &mut Criterion) {
     let client = reqwest::Client::new();
 
     let mut group = c.benchmark_group("server_throughput");
+    // Where squall's time per request goes: generating the 50 events it serves.
+    group.bench_function("generate_50_events_only", |b| b.iter(|| responses::stream_events(&spec, &ReplyContext::placeholder()).len()));
     group.throughput(Throughput::Bytes(body.len() as u64)).sample_size(30).measurement_time(Duration::from_secs(4));
     for (name, url) in [
         ("squall_50_event_sse", format!("{plain_url}/responses")),

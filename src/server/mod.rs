@@ -10,6 +10,7 @@ pub mod admin;
 pub mod conn_io;
 pub mod http_util;
 pub mod model_api;
+pub mod precise_sleep;
 pub mod reply_body;
 pub mod reply_plan;
 pub mod runs;

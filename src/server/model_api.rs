@@ -84,7 +84,7 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
     if let Some(delay) = script.delay_ms {
         // Counted from the request's arrival. If the client gives up while we wait, this
         // future is dropped and the entry handle records `client_closed`.
-        tokio::time::sleep_until(arrived + scaled_ms(delay, run.time_scale)).await;
+        super::precise_sleep::PreciseSleep::until(arrived + scaled_ms(delay, run.time_scale)).await;
     }
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),

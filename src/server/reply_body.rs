@@ -14,9 +14,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use super::conn_io::{Kill, KillSwitch};
+use super::precise_sleep::PreciseSleep;
 use super::reply_plan::{ReplyPlan, Step};
 use crate::journal::{EndKind, Journal, JournalEntry};
 use crate::scenario::FaultKind;
@@ -58,7 +59,7 @@ impl Drop for EntryHandle {
 pub struct ScriptedBody {
     steps: VecDeque<Step>,
     exact_len: Option<u64>,
-    timer: Option<Pin<Box<Sleep>>>,
+    timer: Option<Pin<Box<PreciseSleep>>>,
     in_stall: bool,
     stalled_forever: bool,
     armed: Option<Kill>,
@@ -87,7 +88,7 @@ impl ScriptedBody {
     fn start_timer(&mut self, duration: std::time::Duration) {
         let deadline = self.deadline.unwrap_or_else(Instant::now) + duration;
         self.deadline = Some(deadline);
-        self.timer = Some(Box::pin(tokio::time::sleep_until(deadline)));
+        self.timer = Some(Box::pin(PreciseSleep::until(deadline)));
     }
 }
 

@@ -24,6 +24,24 @@ impl EventLog {
         payload["sequence_number"] = json!(self.events.len());
         self.events.push(SseEvent::named(kind, &payload));
     }
+
+    /// A delta event, formatted directly: deltas are most of a stream's events, and building
+    /// a JSON map for each one was most of the time squall spent per request. `at` is the
+    /// item's location fields, rendered once per item (`"item_id":…,"output_index":…`).
+    fn push_delta(&mut self, kind: &str, at: &str, delta: &str, extra: &str) {
+        let data = format!(
+            "{{\"type\":\"{kind}\",\"sequence_number\":{},{at},\"delta\":{}{extra}}}",
+            self.events.len(),
+            Value::from(delta)
+        );
+        self.events.push(SseEvent { event: Some(kind.to_owned()), data, terminal: false });
+    }
+}
+
+/// The fields of a location object as a JSON fragment without braces.
+fn fields(location: &Value) -> String {
+    let text = location.to_string();
+    text[1..text.len() - 1].to_owned()
 }
 
 /// The streamed events of a scripted reply.
@@ -171,8 +189,9 @@ impl OutputItem {
             OutputItem::Reasoning { id, summary } => {
                 let at = json!({"item_id": id, "output_index": output_index, "summary_index": 0});
                 log.push("response.reasoning_summary_part.added", with(&at, json!({"part": {"type": "summary_text", "text": ""}})));
+                let at_fields = fields(&at);
                 for piece in deltas(summary, None) {
-                    log.push("response.reasoning_summary_text.delta", with(&at, json!({"delta": piece})));
+                    log.push_delta("response.reasoning_summary_text.delta", &at_fields, &piece, "");
                 }
                 if finish {
                     log.push("response.reasoning_summary_text.done", with(&at, json!({"text": summary})));
@@ -182,8 +201,9 @@ impl OutputItem {
             OutputItem::Message { id, text, pieces } => {
                 let at = json!({"item_id": id, "output_index": output_index, "content_index": 0});
                 log.push("response.content_part.added", with(&at, json!({"part": output_text("")})));
+                let at_fields = fields(&at);
                 for piece in pieces {
-                    log.push("response.output_text.delta", with(&at, json!({"delta": piece, "logprobs": []})));
+                    log.push_delta("response.output_text.delta", &at_fields, piece, ",\"logprobs\":[]");
                 }
                 if finish {
                     log.push("response.output_text.done", with(&at, json!({"text": text, "logprobs": []})));
@@ -192,8 +212,9 @@ impl OutputItem {
             }
             OutputItem::FunctionCall { id, name, arguments, .. } => {
                 let at = json!({"item_id": id, "output_index": output_index});
+                let at_fields = fields(&at);
                 for piece in deltas(arguments, Some(3)) {
-                    log.push("response.function_call_arguments.delta", with(&at, json!({"delta": piece})));
+                    log.push_delta("response.function_call_arguments.delta", &at_fields, &piece, "");
                 }
                 if finish {
                     log.push("response.function_call_arguments.done", with(&at, json!({"name": name, "arguments": arguments})));

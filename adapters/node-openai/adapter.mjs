@@ -1,0 +1,36 @@
+// The official `openai` npm package, as shipped, behind squall's IUT contract.
+//
+// Runs one streamed Responses call (SQUALL_TASK=stream) with the SDK's own retry settings
+// (maxRetries 2, its own backoff, statuses and Retry-After handling) and writes
+// $SQUALL_OUT/result.json. The only change: every timer the process sets is multiplied by
+// SQUALL_TIME_SCALE — the SDK's retry sleeps and its request timeout both use setTimeout — so
+// the suite can run production values quickly without altering what the SDK decides.
+//
+// The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+
+const scale = Number(process.env.SQUALL_TIME_SCALE ?? "1");
+const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
+
+const out = process.env.SQUALL_OUT;
+const writeResult = (result) => writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale }));
+
+if (process.env.SQUALL_TASK !== "stream") {
+  writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "the SDK has no Task runner" });
+  process.exit(0);
+}
+
+const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY ?? "test" });
+const text = [];
+try {
+  const stream = await client.responses.create({ model: "gpt-4o-mini", input: process.env.SQUALL_PROMPT ?? "hi", stream: true });
+  for await (const event of stream) {
+    if (event.type === "response.output_text.delta") text.push(event.delta);
+  }
+  writeResult({ ok: true, stop_reason: "end_turn", final_text: text.join(""), error_type: null, error_message: null });
+} catch (error) {
+  writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: error?.constructor?.name ?? "Error", error_message: String(error?.message ?? error) });
+}
