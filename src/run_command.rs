@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// The scenario catalogue (default: ./scenarios if present, else the built-in one).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
+    /// Real seconds an implementation gets per case before it is killed.
+    #[arg(long, default_value_t = 60.0)]
+    pub case_timeout: f64,
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -67,6 +70,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.level = level;
     config.tags = args.tags.clone();
     config.time_scale = args.time_scale;
+    if !(args.case_timeout > 0.0 && args.case_timeout.is_finite()) {
+        bail!("--case-timeout {}: expected a positive number of seconds", args.case_timeout);
+    }
+    config.case_timeout = std::time::Duration::from_secs_f64(args.case_timeout);
     config.progress = Some(progress_printer());
     eprintln!(
         "squall run: {} at level {}, features from {}, time scale {}",
