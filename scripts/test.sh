@@ -7,8 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-sdks.sh
 mkdir -p target
-cargo test --workspace "$@" 2>&1 | tee target/test-output.log
-cargo bench --workspace --no-run
+cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+cargo bench --workspace --all-features --no-run
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }
      END { print passed " passed, " failed " failed" }' target/test-output.log

@@ -6,6 +6,7 @@
 //! - [`journal`] — what the server saw, request by request
 
 pub mod cli;
+pub mod embedded;
 pub mod iut;
 pub mod journal;
 pub mod report;
@@ -14,3 +15,5 @@ pub mod scenario;
 pub mod server;
 pub mod suite;
 pub mod wire;
+#[cfg(feature = "wiremock")]
+pub mod wiremock;

@@ -12,3 +12,4 @@ pub use error::{FieldPath, ScenarioError};
 pub use model::*;
 pub mod routing;
 pub mod embedded;
+pub mod builder;

@@ -28,7 +28,7 @@ use crate::wire::{chat, estimate_tokens, responses, ReplyContext};
 
 /// Which model API a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Api {
+pub enum Api {
     Responses,
     Chat,
 }
@@ -126,13 +126,15 @@ fn journal_response_headers(run: &Run, index: usize, headers: std::collections::
 }
 
 /// A reply decided by the script: status, content type and the body plan.
-struct Reply {
-    status: StatusCode,
-    content_type: &'static str,
-    plan: ReplyPlan,
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub content_type: &'static str,
+    pub plan: ReplyPlan,
 }
 
-fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
+/// What the script answers to a request of this API, streamed or not.
+pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
     let fault = script.fault.as_ref();
     const JSON: &str = "application/json";
     if script.is_status_reply() {

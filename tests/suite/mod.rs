@@ -3,6 +3,7 @@
 mod admin_api;
 mod catalogue;
 mod conformance_suite;
+mod embedded_api;
 mod cli;
 mod journal;
 mod reports;
@@ -13,3 +14,5 @@ mod sdk;
 mod server_faults;
 mod server_wire;
 mod support;
+#[cfg(feature = "wiremock")]
+mod wiremock_bridge;

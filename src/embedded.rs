@@ -1,0 +1,102 @@
+//! squall inside another crate's tests — the wiremock-rs `MockServer` experience, with faults:
+//! start a server on a random loopback port, script a run in code, point the client under test
+//! at its `base_url`, then read what happened as typed journal entries.
+//!
+//! ```no_run
+//! # async fn example() {
+//! use squall::embedded::MockProvider;
+//! use squall::scenario::{Attempt, Scenario};
+//!
+//! let provider = MockProvider::start().await;
+//! let run = provider.run(
+//!     Scenario::named("reset-then-ok")
+//!         .attempt(Attempt::text("partial answer").reset_after_events(3))
+//!         .attempt(Attempt::text("full answer")),
+//! );
+//! // ... point your client at run.base_url() and call it ...
+//! run.assert_attempts(2);
+//! # }
+//! ```
+
+use std::sync::Arc;
+
+use crate::journal::{EndKind, JournalEntry};
+use crate::scenario::{Catalogue, Scenario};
+use crate::server::runs::Run;
+use crate::server::{Server, ServerConfig};
+
+/// A squall server for one test: loopback, random port, stopped when dropped.
+#[derive(Debug)]
+pub struct MockProvider {
+    server: Server,
+}
+
+impl MockProvider {
+    /// Start on `127.0.0.1` with a free port.
+    pub async fn start() -> MockProvider {
+        let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("squall binds a loopback port");
+        MockProvider { server }
+    }
+
+    /// A run scripted by `scenario`, at real time.
+    pub fn run(&self, scenario: Scenario) -> ScriptedRun {
+        self.run_scaled(scenario, 1.0)
+    }
+
+    /// A run whose delays and stalls are multiplied by `time_scale`.
+    pub fn run_scaled(&self, scenario: Scenario, time_scale: f64) -> ScriptedRun {
+        let run = self.server.create_run(scenario, time_scale);
+        ScriptedRun { base_url: self.server.base_url(&run), run }
+    }
+
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+}
+
+/// One scripted run: its base URL and what the server saw.
+#[derive(Debug, Clone)]
+pub struct ScriptedRun {
+    base_url: String,
+    run: Arc<Run>,
+}
+
+impl ScriptedRun {
+    /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Every request so far, including ones still in progress.
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.run.journal.snapshot()
+    }
+
+    /// Model calls only (`/responses`, `/chat/completions`).
+    pub fn model_calls(&self) -> Vec<JournalEntry> {
+        self.journal().into_iter().filter(|e| e.attempt.is_some()).collect()
+    }
+
+    /// How each model call ended, in order.
+    pub fn endings(&self) -> Vec<Option<EndKind>> {
+        self.model_calls().iter().map(|e| e.end).collect()
+    }
+
+    /// Milliseconds between model call `n` ending and call `n + 1` arriving (0-based `n`).
+    pub fn gap_ms(&self, n: usize) -> Option<f64> {
+        let calls = self.model_calls();
+        Some(calls.get(n + 1)?.received_at_ms - calls.get(n)?.finished_at_ms?)
+    }
+
+    /// Panics with the journal unless exactly `expected` model calls arrived.
+    pub fn assert_attempts(&self, expected: usize) {
+        let calls = self.model_calls();
+        assert_eq!(calls.len(), expected, "expected {expected} model calls, the server saw {}: {:#?}", calls.len(), self.endings());
+    }
+
+    /// Panics unless the client waited at least `ms` before retrying after call `n`.
+    pub fn assert_waited_at_least(&self, n: usize, ms: f64) {
+        let gap = self.gap_ms(n);
+        assert!(gap.is_some_and(|g| g >= ms), "expected a wait of at least {ms} ms after call {n}, saw {gap:?}");
+    }
+}

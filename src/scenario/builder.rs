@@ -1,0 +1,107 @@
+//! Building scenarios in code, for Rust tests that embed squall: the same model the TOML files
+//! describe, with constructors that read like the wire.
+//!
+//! ```
+//! use squall::scenario::{Attempt, Scenario};
+//! let scenario = Scenario::named("flaky")
+//!     .attempt(Attempt::status(429).header("retry-after", "2"))
+//!     .attempt(Attempt::text("The quick brown fox").reset_after_events(3))
+//!     .attempt(Attempt::text("The quick brown fox"));
+//! assert_eq!(scenario.attempts.len(), 3);
+//! ```
+
+use super::model::{AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, Scenario, StreamFailure, StreamSpec};
+
+impl Scenario {
+    /// An empty scenario: every request gets a plain `OK` until attempts are added.
+    pub fn named(name: &str) -> Self {
+        Scenario { name: name.to_owned(), description: String::new(), requirements: Vec::new(), after: AfterScript::RepeatLast, attempts: Vec::new(), tracks: Vec::new() }
+    }
+
+    /// Add the next attempt of the default track.
+    pub fn attempt(mut self, attempt: Attempt) -> Self {
+        self.attempts.push(attempt);
+        self
+    }
+
+    /// What requests beyond the script get.
+    pub fn after(mut self, after: AfterScript) -> Self {
+        self.after = after;
+        self
+    }
+}
+
+impl Attempt {
+    /// An error reply with this status and OpenAI's default error body for it.
+    pub fn status(status: u16) -> Self {
+        Attempt { status: Some(status), ..Attempt::default() }
+    }
+
+    /// A successful reply with this text (streamed when the client asks for a stream).
+    pub fn text(text: &str) -> Self {
+        Attempt { stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }), ..Attempt::default() }
+    }
+
+    /// A reply that calls a tool.
+    pub fn function_call(name: &str, arguments: &str) -> Self {
+        let call = FunctionCallSpec { name: name.to_owned(), arguments: arguments.to_owned(), call_id: None };
+        Attempt { stream: Some(StreamSpec { function_call: Some(call), ..StreamSpec::default() }), ..Attempt::default() }
+    }
+
+    /// A stream that fails in-band with this OpenAI error code (`response.failed`).
+    pub fn stream_failure(code: &str, message: &str) -> Self {
+        let fail = StreamFailure { code: code.to_owned(), message: Some(message.to_owned()), ..StreamFailure::default() };
+        Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
+    pub fn error_code(mut self, code: &str) -> Self {
+        self.error.get_or_insert_with(ErrorSpec::default).code = Some(code.to_owned());
+        self
+    }
+
+    /// Wait this long before sending the response headers.
+    pub fn with_delay_ms(mut self, ms: u64) -> Self {
+        self.delay_ms = Some(ms);
+        self
+    }
+
+    pub fn with_event_delay_ms(mut self, ms: u64) -> Self {
+        self.event_delay_ms = Some(ms);
+        self
+    }
+
+    fn fault(mut self, kind: FaultKind, after_events: u32, ms: Option<u64>) -> Self {
+        self.fault = Some(Fault { kind, after_events: Some(after_events), after_bytes: None, ms });
+        self
+    }
+
+    /// A TCP reset after `n` complete events.
+    pub fn reset_after_events(self, n: u32) -> Self {
+        self.fault(FaultKind::Reset, n, None)
+    }
+
+    /// A FIN mid-body after `n` complete events.
+    pub fn eof_after_events(self, n: u32) -> Self {
+        self.fault(FaultKind::Eof, n, None)
+    }
+
+    /// A clean end of body after `n` events, without the terminal event.
+    pub fn truncate_after_events(self, n: u32) -> Self {
+        self.fault(FaultKind::Truncate, n, None)
+    }
+
+    /// Silence after `n` events: for `ms`, or until the client gives up.
+    pub fn stall_after_events(self, n: u32, ms: Option<u64>) -> Self {
+        self.fault(FaultKind::Stall, n, ms)
+    }
+
+    /// Bytes that are not SSE after `n` events.
+    pub fn garbage_after_events(self, n: u32) -> Self {
+        self.fault(FaultKind::Garbage, n, None)
+    }
+}

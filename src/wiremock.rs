@@ -1,0 +1,99 @@
+//! Reuse squall's scenarios in wiremock-rs tests (feature `wiremock`).
+//!
+//! [`ScenarioResponder`] turns a scenario's attempts into a [`::wiremock::Respond`] that answers
+//! the n-th request with the n-th attempt — statuses with their headers and error bodies, whole
+//! SSE bodies (streamed or not, Responses or Chat, as the request asks), `delay_ms`, and the
+//! faults that end a body cleanly (`truncate`, `garbage`). wiremock sends whole bodies, so
+//! faults *inside* a body (`reset`, `eof`, `stall`, event delays) are refused with an error that
+//! names them and points to squall's own server ([`crate::embedded::MockProvider`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use ::wiremock::{Request, Respond, ResponseTemplate};
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::scenario::headers::parse_header_template;
+use crate::scenario::routing::TrackScript;
+use crate::scenario::{AfterScript, Attempt, FaultKind, Scenario};
+use crate::server::model_api::{build_reply, Api};
+use crate::server::reply_plan::Step;
+use crate::wire::{estimate_tokens, ReplyContext};
+
+/// A scenario attempt wiremock cannot play.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("attempt {attempt} of scenario `{scenario}` uses {what}, which wiremock cannot express (it sends whole bodies); run this scenario against squall's server instead: squall::embedded::MockProvider::start()")]
+pub struct Unsupported {
+    pub scenario: String,
+    /// 1-based.
+    pub attempt: usize,
+    /// The feature at fault, e.g. "fault `reset`".
+    pub what: String,
+}
+
+/// Answers the n-th request with the scenario's n-th attempt (then its `after` rule).
+#[derive(Debug)]
+pub struct ScenarioResponder {
+    name: String,
+    attempts: Vec<Attempt>,
+    after: AfterScript,
+    served: AtomicUsize,
+}
+
+impl ScenarioResponder {
+    /// The default track of `scenario`; fails on the first attempt wiremock cannot play.
+    pub fn new(scenario: &Scenario) -> Result<Self, Unsupported> {
+        for (i, attempt) in scenario.attempts.iter().enumerate() {
+            let refuse = |what: String| Unsupported { scenario: scenario.name.clone(), attempt: i + 1, what };
+            if let Some(fault) = &attempt.fault {
+                if matches!(fault.kind, FaultKind::Reset | FaultKind::Eof | FaultKind::Stall) {
+                    return Err(refuse(format!("fault `{}`", fault.kind.as_str())));
+                }
+            }
+            if attempt.event_delay_ms() > 0 {
+                return Err(refuse("`event_delay_ms`".to_owned()));
+            }
+        }
+        Ok(ScenarioResponder { name: scenario.name.clone(), attempts: scenario.attempts.clone(), after: scenario.after, served: AtomicUsize::new(0) })
+    }
+
+    /// How many requests were answered.
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::SeqCst)
+    }
+}
+
+impl Respond for ScenarioResponder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let n = self.served.fetch_add(1, Ordering::SeqCst);
+        let script = TrackScript { name: "default", attempts: &self.attempts, after: self.after }.reply_for(n as u32);
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let api = if request.url.path().ends_with("/chat/completions") { Api::Chat } else { Api::Responses };
+        let ctx = ReplyContext {
+            id_seed: format!("{}_{n}", self.name),
+            model: body["model"].as_str().unwrap_or("gpt-squall").to_owned(),
+            created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            input_tokens: estimate_tokens(&String::from_utf8_lossy(&request.body)),
+            include_usage: body.pointer("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
+        };
+        let reply = build_reply(&script, api, body["stream"].as_bool() == Some(true), &ctx, 1.0);
+        let mut bytes = Vec::new();
+        for step in reply.plan.steps {
+            if let Step::Data { bytes: data, .. } = step {
+                bytes.extend_from_slice(&data);
+            }
+        }
+        let mut template = ResponseTemplate::new(reply.status.as_u16()).set_body_raw(Bytes::from(bytes).to_vec(), reply.content_type);
+        let now = SystemTime::now();
+        for (name, value) in &script.headers {
+            if let Ok(template_value) = parse_header_template(value) {
+                template = template.insert_header(name.as_str(), template_value.render(now).as_str());
+            }
+        }
+        if let Some(ms) = script.delay_ms {
+            template = template.set_delay(Duration::from_millis(ms));
+        }
+        template
+    }
+}

@@ -1,0 +1,37 @@
+//! squall scenarios played by wiremock-rs (feature `wiremock`).
+
+use squall::scenario::{Attempt, Scenario};
+use squall::wiremock::ScenarioResponder;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer};
+
+#[tokio::test]
+async fn status_replies_and_whole_streams_play_in_order() {
+    let scenario = Scenario::named("wm")
+        .attempt(Attempt::status(429).header("retry-after", "2"))
+        .attempt(Attempt::text("cut short").truncate_after_events(4))
+        .attempt(Attempt::text("all of it"));
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ScenarioResponder::new(&scenario).expect("playable")).mount(&server).await;
+    let client = reqwest::Client::new();
+    let call = || client.post(format!("{}/v1/responses", server.uri())).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send();
+    let limited = call().await.expect("sent");
+    assert_eq!(limited.status().as_u16(), 429);
+    assert_eq!(limited.headers()["retry-after"], "2");
+    let body: serde_json::Value = limited.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "rate_limit_exceeded");
+    let truncated = call().await.expect("sent").text().await.expect("clean end");
+    assert_eq!(truncated.matches("event: ").count(), 4);
+    assert!(!truncated.contains("response.completed"));
+    let full = call().await.expect("sent").text().await.expect("body");
+    assert!(full.contains("response.completed") && full.contains("all of it"));
+}
+
+#[test]
+fn faults_inside_a_body_are_refused_with_a_pointer_to_squall() {
+    let scenario = Scenario::named("wm").attempt(Attempt::status(503)).attempt(Attempt::text("x").reset_after_events(2));
+    let error = ScenarioResponder::new(&scenario).expect_err("wiremock cannot reset mid-body");
+    let message = error.to_string();
+    assert_eq!(error.attempt, 2);
+    assert!(message.contains("fault `reset`") && message.contains("MockProvider"), "{message}");
+}
