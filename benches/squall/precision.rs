@@ -22,6 +22,9 @@ async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Du
     (headers_at, arrivals)
 }
 
+/// What the client measured (headers arrival, chunk arrivals) → the quantity to compare, ms.
+type Observe = fn(Duration, &[Duration]) -> f64;
+
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
     let server = rt.block_on(server());
@@ -39,7 +42,7 @@ pub fn benches(c: &mut Criterion) {
         samples[samples.len() / 2]
     });
     println!("fault_precision: a request without delay takes {baseline:.3} ms to its headers (median of 50); header delays are judged net of it");
-    let cases: [(&str, &str, f64, fn(Duration, &[Duration]) -> f64); 3] = [
+    let cases: [(&str, &str, f64, Observe); 3] = [
         // The longest gap between chunks is the stall.
         ("stall_20ms_after_3_events", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"stall\", after_events = 3, ms = 20 }\n", 20.0, |_, arrivals| {
             arrivals.windows(2).map(|w| ms(w[1] - w[0])).fold(0.0, f64::max)
