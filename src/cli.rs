@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use crate::scenario::embedded::embedded_catalogue;
 use crate::scenario::load::from_file;
 use crate::scenario::Catalogue;
-use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT};
+use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
 
 #[derive(Debug, Parser)]
 #[command(name = "squall", version, about = "Fault-injecting OpenAI-compatible server and PRD-0006 retry conformance suite")]
@@ -33,6 +33,16 @@ pub enum Command {
         /// Largest accepted request body, in bytes.
         #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
         body_limit: usize,
+        /// Allow listening on a non-loopback address (squall has no authentication on its
+        /// model endpoints; it prints a warning).
+        #[arg(long)]
+        allow_remote: bool,
+        /// Require `Authorization: Bearer <TOKEN>` on the admin API (also SQUALL_ADMIN_TOKEN).
+        #[arg(long, env = "SQUALL_ADMIN_TOKEN")]
+        admin_token: Option<String>,
+        /// Live runs kept in memory; creating one more expires the oldest.
+        #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
+        max_runs: usize,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(crate::run_command::RunArgs),
@@ -65,7 +75,16 @@ pub enum ScenariosCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve { addr, scenarios, body_limit } => serve(addr, scenarios.as_deref(), body_limit).await,
+        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs } => {
+            if !addr.ip().is_loopback() && !allow_remote {
+                bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
+            }
+            if !addr.ip().is_loopback() {
+                eprintln!("squall: WARNING: listening on {addr}, reachable from other machines; consider --admin-token");
+            }
+            let catalogue = load_catalogue(scenarios.as_deref())?;
+            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs }).await
+        }
         Command::Run(args) => crate::run_command::run(args).await,
         Command::ReferenceIut => {
             let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
@@ -82,11 +101,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn serve(addr: SocketAddr, scenarios: Option<&Path>, body_limit: usize) -> anyhow::Result<ExitCode> {
-    let catalogue = load_catalogue(scenarios)?;
-    let server = Server::start(ServerConfig { addr, catalogue, body_limit })
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
+    let addr = config.addr;
+    let server = Server::start(config).await.with_context(|| format!("cannot listen on {addr}"))?;
     println!("squall listening on http://{}", server.local_addr());
     eprintln!(
         "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1",

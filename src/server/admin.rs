@@ -122,6 +122,22 @@ fn with_run(state: &State, id: &str, reply: impl FnOnce(&Run) -> Response<Respon
     }
 }
 
+/// With an admin token configured, a request without `Authorization: Bearer <token>` gets a
+/// 401. The model endpoints stay open: SDKs send their own API keys there.
+pub fn refuse_without_token(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
+    let token = state.admin_token.as_deref()?;
+    let given = request.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(token) {
+        return None;
+    }
+    Some(openai_error(
+        StatusCode::UNAUTHORIZED,
+        "The admin API needs `Authorization: Bearer <token>` (the server was started with --admin-token)",
+        "admin_token_required",
+        None,
+    ))
+}
+
 pub fn unknown_run(id: &str) -> Response<ResponseBody> {
     openai_error(StatusCode::NOT_FOUND, &format!("No run with id `{id}`"), "run_not_found", Some("id"))
 }

@@ -36,18 +36,31 @@ use crate::scenario::{Catalogue, Scenario};
 /// Default request body limit (16 MiB): larger than any real model request in the suite.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
+/// Default cap on live runs: creating one more expires the oldest.
+pub const DEFAULT_MAX_RUNS: usize = 10_000;
+
 /// How to start a server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub addr: SocketAddr,
     pub catalogue: Catalogue,
     pub body_limit: usize,
+    /// When set, the admin API requires `Authorization: Bearer <token>`.
+    pub admin_token: Option<String>,
+    /// Live runs kept; the oldest is expired when one more is created.
+    pub max_runs: usize,
 }
 
 impl ServerConfig {
     /// Loopback on a free port, with the given catalogue.
     pub fn loopback(catalogue: Catalogue) -> Self {
-        ServerConfig { addr: SocketAddr::from(([127, 0, 0, 1], 0)), catalogue, body_limit: DEFAULT_BODY_LIMIT }
+        ServerConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            catalogue,
+            body_limit: DEFAULT_BODY_LIMIT,
+            admin_token: None,
+            max_runs: DEFAULT_MAX_RUNS,
+        }
     }
 }
 
@@ -57,6 +70,7 @@ pub struct State {
     pub catalogue: Catalogue,
     pub runs: Runs,
     pub body_limit: usize,
+    pub admin_token: Option<String>,
     /// `http://HOST:PORT`, as clients should use it.
     pub origin: String,
 }
@@ -84,8 +98,9 @@ impl Server {
         let host = if local_addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], local_addr.port())) } else { local_addr };
         let state = Arc::new(State {
             catalogue: config.catalogue,
-            runs: Runs::default(),
+            runs: Runs::with_capacity_limit(config.max_runs),
             body_limit: config.body_limit,
+            admin_token: config.admin_token,
             origin: format!("http://{host}"),
         });
         let accept_loop = tokio::spawn(accept(listener, state.clone()));
@@ -153,6 +168,9 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
 async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {
     let path = request.uri().path().to_owned();
     if let Some(rest) = path.strip_prefix("/__squall/") {
+        if let Some(refusal) = admin::refuse_without_token(state, &request) {
+            return refusal;
+        }
         return admin::handle(state, rest, request).await;
     }
     if let Some((run_id, rest)) = split_base(&path, "/runs/") {

@@ -34,26 +34,67 @@ impl Run {
     }
 }
 
-/// Every live run, by id.
-#[derive(Debug, Default)]
+/// Every live run, by id, at most `limit` of them (the oldest is expired first).
+#[derive(Debug)]
 pub struct Runs {
     runs: Mutex<BTreeMap<String, Arc<Run>>>,
+    /// Ids in creation order, for expiry.
+    order: Mutex<std::collections::VecDeque<String>>,
     created: AtomicU64,
+    limit: usize,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Self::with_capacity_limit(super::DEFAULT_MAX_RUNS)
+    }
 }
 
 impl Runs {
+    pub fn with_capacity_limit(limit: usize) -> Self {
+        Runs { runs: Mutex::default(), order: Mutex::default(), created: AtomicU64::new(0), limit: limit.max(1) }
+    }
+
     /// Create a run with a fresh id.
     pub fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
         let run = Arc::new(Run::new(id.clone(), scenario, time_scale));
-        self.lock().insert(id, run.clone());
+        self.insert(id, run.clone());
         run
+    }
+
+    fn insert(&self, id: String, run: Arc<Run>) {
+        let mut order = self.order.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut runs = self.lock();
+        runs.insert(id.clone(), run);
+        order.push_back(id);
+        while runs.len() > self.limit {
+            match order.pop_front() {
+                Some(oldest) => {
+                    runs.remove(&oldest);
+                }
+                None => break,
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The run with this id, created by `make` if it does not exist (shared scenario runs).
     pub fn get_or_create(&self, id: &str, make: impl FnOnce() -> Run) -> Arc<Run> {
-        self.lock().entry(id.to_owned()).or_insert_with(|| Arc::new(make())).clone()
+        if let Some(run) = self.get(id) {
+            return run;
+        }
+        let run = Arc::new(make());
+        self.insert(id.to_owned(), run.clone());
+        run
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<Run>> {

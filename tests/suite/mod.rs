@@ -5,6 +5,7 @@ mod catalogue;
 mod conformance_suite;
 mod embedded_api;
 mod cli;
+mod hardening;
 mod journal;
 mod reports;
 mod reference_kit;

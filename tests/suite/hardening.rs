@@ -1,0 +1,134 @@
+//! Hardening: security defaults, bad input, load. Each test can fail.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use squall::journal::EndKind;
+use squall::scenario::{Attempt, Catalogue, Scenario};
+use squall::server::runs::Runs;
+use squall::server::{Server, ServerConfig};
+
+async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> Server {
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    change(&mut config);
+    Server::start(config).await.expect("starts")
+}
+
+fn open_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
+    let server = server_with(|c| c.admin_token = Some("s3cret".to_owned())).await;
+    let client = reqwest::Client::new();
+    let health = format!("{}/__squall/health", server.origin());
+    let refused = client.get(&health).send().await.expect("sent");
+    assert_eq!(refused.status().as_u16(), 401);
+    let body: Value = refused.json().await.expect("json");
+    assert_eq!(body["error"]["code"], "admin_token_required");
+    assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
+    assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
+    let run = server.create_run(Scenario::named("open"), 1.0);
+    let reply = client.post(format!("{}/responses", server.base_url(&run))).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent");
+    assert_eq!(reply.status().as_u16(), 200, "SDKs send their own keys to the model endpoints");
+}
+
+#[test]
+fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
+    let refused = Command::new(env!("CARGO_BIN_EXE_squall")).args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["serve", "--addr", "0.0.0.0:0", "--allow-remote"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("line");
+    let _ = child.kill();
+    let mut stderr = String::new();
+    let _ = child.stderr.take().expect("stderr").read_to_string(&mut stderr);
+    let _ = child.wait();
+    assert!(first.starts_with("squall listening on http://0.0.0.0:"), "{first}");
+    assert!(stderr.contains("WARNING"), "{stderr}");
+}
+
+#[test]
+fn old_runs_expire_so_a_long_lived_server_does_not_grow() {
+    let runs = Runs::with_capacity_limit(100);
+    let ids: Vec<String> = (0..5000).map(|_| runs.create(Arc::new(Scenario::named("soak")), 1.0).id.clone()).collect();
+    assert_eq!(runs.len(), 100);
+    assert!(runs.get(&ids[0]).is_none() && runs.get(&ids[4899]).is_none());
+    assert!(runs.get(&ids[4900]).is_some() && runs.get(&ids[4999]).is_some());
+}
+
+#[tokio::test]
+async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
+    let server = server_with(|_| {}).await;
+    let run = server.create_run(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let addr = server.local_addr();
+    let garbage = tokio::task::spawn_blocking(move || {
+        let mut socket = std::net::TcpStream::connect(addr).expect("connects");
+        socket.write_all(b"\x16\x03\x01\x02\x00 this is not HTTP\r\n\r\n").expect("writes");
+        let mut reply = Vec::new();
+        let _ = socket.read_to_end(&mut reply);
+        reply
+    });
+    let client = reqwest::Client::new();
+    let reply = client.post(format!("{}/responses", server.base_url(&run))).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent");
+    assert_eq!(reply.status().as_u16(), 200);
+    let answer = garbage.await.expect("joined");
+    assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 400"), "{:?}", String::from_utf8_lossy(&answer));
+}
+
+#[tokio::test]
+async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
+    let server = server_with(|c| c.body_limit = 1024).await;
+    let run = server.create_run(Scenario::named("small"), 1.0);
+    let big = json!({"model": "m", "input": "x".repeat(4096)});
+    let reply = reqwest::Client::new().post(format!("{}/responses", server.base_url(&run))).json(&big).send().await.expect("sent");
+    assert_eq!(reply.status().as_u16(), 413);
+    let body: Value = reply.json().await.expect("json");
+    assert!(body["error"]["message"].as_str().unwrap_or("").contains("1024"), "{body}");
+    let journal = run.journal.snapshot();
+    assert_eq!((journal.len(), journal[0].end), (1, Some(EndKind::ErrorStatus)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_streams_complete_intact_and_descriptors_return() {
+    let server = server_with(|_| {}).await;
+    let run = server.create_run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))), 1.0);
+    let before = open_descriptors();
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
+    let url = format!("{}/responses", server.base_url(&run));
+    let requests = (0..1000).map(|_| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let body = client.post(url).json(&json!({"model": "m", "input": "x", "stream": true})).send().await?.text().await?;
+            Ok::<bool, reqwest::Error>(body.contains("response.completed") && body.matches("event: response.output_text.delta").count() == 20)
+        }
+    });
+    let outcomes = join_all(requests).await;
+    let intact = outcomes.iter().filter(|o| matches!(o, Ok(true))).count();
+
+    assert_eq!(intact, 1000, "errors: {:?}", outcomes.iter().filter(|o| o.is_err()).take(3).collect::<Vec<_>>());
+    drop(client);
+    let mut journal = run.journal.snapshot();
+    for _ in 0..100 {
+        if journal.iter().all(|e| e.end.is_some()) && open_descriptors() <= before + 8 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        journal = run.journal.snapshot();
+    }
+    assert_eq!(journal.len(), 1000);
+    assert!(journal.iter().all(|e| e.end == Some(EndKind::Completed) && e.terminal_sent), "every entry completed");
+    let after = open_descriptors();
+    assert!(after <= before + 8, "descriptors: {before} before, {after} after");
+}
