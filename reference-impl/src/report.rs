@@ -51,7 +51,10 @@ pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    // Unique per write, so concurrent writers of one path never share a temporary file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = dir.join(format!(".{file_name}.tmp-{}-{n}", std::process::id()));
     let mut file = std::fs::File::create(&temp)?;
     file.write_all(contents.as_bytes())?;
     file.sync_all()?;
@@ -94,6 +97,74 @@ mod tests {
             assert!(report.contains(needle), "missing {needle}");
         }
         assert_ne!(report.trim(), "(empty)");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_failure_report_is_never_empty(
+            error_type in "[A-Za-z]{0,30}",
+            message in ".{0,200}",
+            attempts in 0u32..10,
+            urls in proptest::collection::vec("https://[a-z]{1,12}\\.invalid/[a-z]{0,8}", 0..6),
+        ) {
+            let error = TurnError { error_type, message, attempts };
+            let sources: Vec<Source> = urls.iter().map(|u| Source { url: u.clone(), title: "t".into(), snippet: String::new() }).collect();
+            let report = failure_report("prompt", &error, &sources, "sub-1", Path::new("/w/events.jsonl"));
+            proptest::prop_assert!(report.contains("失败原因") && report.contains("续跑建议") && report.contains("sub-1"));
+            proptest::prop_assert!(report.trim() != "(empty)");
+            for url in &urls {
+                proptest::prop_assert!(report.contains(url.as_str()));
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_report_leave_one_whole_file() {
+        let dir = std::env::temp_dir().join(format!("squall-writers-{}", std::process::id()));
+        let path = dir.join("report.md");
+        let writers: Vec<_> = ["X", "Y", "Z"]
+            .into_iter()
+            .map(|letter| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..20 {
+                        write_atomically(&path, &letter.repeat(100_000)).expect("write");
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().expect("writer");
+        }
+        let seen = std::fs::read_to_string(&path).expect("read");
+        assert!(["X", "Y", "Z"].iter().any(|l| seen == l.repeat(100_000)), "a mixed report of {} bytes", seen.len());
+        assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 1, "temporary files left behind");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn readers_see_the_old_or_the_new_report_never_half() {
+        let dir = std::env::temp_dir().join(format!("squall-atomic-{}", std::process::id()));
+        let path = dir.join("report.md");
+        let (old, new) = ("A".repeat(256 * 1024), "B".repeat(512 * 1024));
+        write_atomically(&path, &old).expect("write");
+        let writer = {
+            let (path, old, new) = (path.clone(), old.clone(), new.clone());
+            std::thread::spawn(move || {
+                for i in 0..40 {
+                    write_atomically(&path, if i % 2 == 0 { &new } else { &old }).expect("write");
+                }
+            })
+        };
+        let mut reads = 0;
+        while !writer.is_finished() {
+            let seen = std::fs::read_to_string(&path).expect("read");
+            assert!(seen == old || seen == new, "a reader saw {} bytes of a half-written report", seen.len());
+            reads += 1;
+        }
+        writer.join().expect("writer");
+        assert!(reads > 0);
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
