@@ -66,6 +66,10 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
             return reply_directly(entry, openai_error(StatusCode::NOT_FOUND, &message, "not_found", None));
         }
     };
+    if let Some(kind) = headers.get("content-type").filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json")) {
+        let message = format!("Unsupported Content-Type `{kind}`: send the request body as application/json.");
+        return reply_directly(entry, openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None));
+    }
     let Some(body) = parsed.filter(Value::is_object) else {
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return reply_directly(entry, openai_error(StatusCode::BAD_REQUEST, message, "invalid_json", None));

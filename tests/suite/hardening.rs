@@ -132,3 +132,20 @@ async fn a_thousand_concurrent_streams_complete_intact_and_descriptors_return() 
     let after = open_descriptors();
     assert!(after <= before + 8, "descriptors: {before} before, {after} after");
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
+    let server = server_with(|_| {}).await;
+    let run = server.create_run(Scenario::named("typed"), 1.0);
+    let reply = reqwest::Client::new()
+        .post(format!("{}/responses", server.base_url(&run)))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(r#"{"model": "m", "input": "x"}"#)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(reply.status().as_u16(), 415);
+    let body: Value = reply.json().await.expect("json");
+    assert!(body["error"]["message"].as_str().unwrap_or("").contains("application/x-www-form-urlencoded"), "{body}");
+    assert!(run.journal.snapshot()[0].attempt.is_none(), "a rejected request uses no scripted attempt");
+}
