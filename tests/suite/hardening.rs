@@ -149,3 +149,67 @@ async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("application/x-www-form-urlencoded"), "{body}");
     assert!(run.journal.snapshot()[0].attempt.is_none(), "a rejected request uses no scripted attempt");
 }
+
+fn resident_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_soak_of_thousands_of_runs_does_not_grow() {
+    let server = server_with(|c| c.max_runs = 50).await;
+    let client = reqwest::Client::new();
+    let mut checkpoints = Vec::new();
+    for i in 0..3000 {
+        let created: Value = client
+            .post(format!("{}/__squall/runs", server.origin()))
+            .json(&json!({"scenario": {"name": "soak", "attempts": [{"stream": {"text": "a b c"}}]}}))
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        let url = format!("{}/responses", created["base_url"].as_str().expect("base_url"));
+        let body = client.post(url).json(&json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent").text().await.expect("body");
+        assert!(body.contains("response.completed"));
+        if i == 999 || i == 2999 {
+            checkpoints.push((open_descriptors(), resident_kib()));
+        }
+    }
+    assert!(server.state().runs.len() <= 50);
+    let ((fds_at_1000, rss_at_1000), (fds_at_3000, rss_at_3000)) = (checkpoints[0], checkpoints[1]);
+    assert!(fds_at_3000 <= fds_at_1000 + 4, "descriptors grew: {fds_at_1000} → {fds_at_3000}");
+    assert!(rss_at_3000 < rss_at_1000 + 16 * 1024, "memory grew: {rss_at_1000} KiB → {rss_at_3000} KiB");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_under_concurrent_load_loses_no_events() {
+    use squall_reference::call::stream_call;
+    use squall_reference::clock::ScaledClock;
+    use squall_reference::engine::RetryEngine;
+    use squall_reference::events::{EventSink, JsonlEvents};
+    use squall_reference::policy::RetryPolicy;
+    use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
+
+    let server = server_with(|_| {}).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let calls = (0..100).map(|i| {
+        let run = server.create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
+        let (base_url, path) = (server.base_url(&run), dir.path().join(format!("events-{i}.jsonl")));
+        async move {
+            let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));
+            let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(0.01)), sink.clone());
+            let provider = HttpProvider::new(&base_url, "k", Api::Responses);
+            let outcome = stream_call(&engine, &provider, &ModelRequest::prompt("m", "x"), OutputMode::Visible, &|_| {}, &sink).await;
+            (outcome.is_ok(), std::fs::read_to_string(path).expect("read"))
+        }
+    });
+    for (ok, events) in join_all(calls).await {
+        assert!(ok);
+        let types: Vec<String> = events.lines().map(|l| serde_json::from_str::<Value>(l).expect("one JSON object per line")["type"].as_str().unwrap_or("").to_owned()).collect();
+        assert_eq!(types, ["provider.retry", "result"]);
+    }
+}
