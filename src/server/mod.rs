@@ -73,6 +73,8 @@ pub struct State {
     pub admin_token: Option<String>,
     /// `http://HOST:PORT`, as clients should use it.
     pub origin: String,
+    /// Connections being served right now.
+    pub connections: std::sync::atomic::AtomicUsize,
 }
 
 impl State {
@@ -102,6 +104,7 @@ impl Server {
             body_limit: config.body_limit,
             admin_token: config.admin_token,
             origin: format!("http://{host}"),
+            connections: std::sync::atomic::AtomicUsize::new(0),
         });
         let accept_loop = tokio::spawn(accept(listener, state.clone()));
         Ok(Server { state, local_addr, accept_loop })
@@ -128,6 +131,27 @@ impl Server {
     pub fn base_url(&self, run: &Run) -> String {
         self.state.base_url(&run.id)
     }
+
+    /// Connections being served right now (each holds one socket).
+    pub fn open_connections(&self) -> usize {
+        self.state.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Counts a connection for as long as it is served.
+struct ConnectionCount(Arc<State>);
+
+impl ConnectionCount {
+    fn new(state: Arc<State>) -> Self {
+        state.connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ConnectionCount(state)
+    }
+}
+
+impl Drop for ConnectionCount {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Drop for Server {
@@ -152,6 +176,7 @@ async fn accept(listener: TcpListener, state: Arc<State>) {
 }
 
 async fn serve_connection(stream: TcpStream, state: Arc<State>) {
+    let _counted = ConnectionCount::new(state.clone());
     // Events must leave as soon as they are written, or fault timing would drift.
     let _ = stream.set_nodelay(true);
     let switch = Arc::new(KillSwitch::default());

@@ -10,17 +10,11 @@ use squall::scenario::Catalogue;
 use squall::suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 use squall_reference::mutants::Mutant;
 
+use super::support::require;
+
 /// Suite runs are timing-sensitive: one at a time in this binary.
 static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// cucumber-rs installs a panic hook that swallows assertion messages in this binary, so
-/// every assertion here prints its explanation to stdout first (shown when a test fails).
-fn require(ok: bool, explanation: &str) {
-    if !ok {
-        println!("{explanation}");
-    }
-    assert!(ok, "{explanation}");
-}
 
 fn config(iut: Iut) -> SuiteConfig {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -95,4 +89,19 @@ async fn a_crashing_implementation_fails_with_its_stderr_as_evidence() {
         assert_eq!(case.verdict, Verdict::Fail, "{}", case.name);
         assert!(case.evidence.stderr.contains("adapter exploded"), "{:?}", case.evidence.stderr);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn cucumber_json_output_is_available() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cucumber.json");
+    let mut with_json = config(Iut::Reference { mutant: None });
+    with_json.tags = Some("@REQ-0006-002".to_owned());
+    with_json.cucumber_json = Some(path.clone());
+    let outcome = run_suite(&with_json).await.expect("suite runs");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let features: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let scenarios = features.as_array().map_or(0, |f| f.iter().map(|f| f["elements"].as_array().map_or(0, Vec::len)).sum::<usize>());
+    require(scenarios == outcome.cases.len() && scenarios == 3, &format!("{scenarios} scenarios in cucumber.json, {} cases run", outcome.cases.len()));
 }

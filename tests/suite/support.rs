@@ -152,3 +152,12 @@ pub fn parse_sse(text: &str) -> Vec<(Option<String>, String)> {
         })
         .collect()
 }
+
+/// cucumber-rs (run by other tests in this binary) installs a panic hook that swallows
+/// assertion messages, so assertions that matter print their explanation to stdout first.
+pub fn require(ok: bool, explanation: &str) {
+    if !ok {
+        println!("{explanation}");
+    }
+    assert!(ok, "{explanation}");
+}
