@@ -46,6 +46,13 @@ pub struct CallFailure {
     pub decision: DecisionRecord,
 }
 
+impl CallFailure {
+    /// What a degraded outcome records as its cause.
+    pub fn cause(&self) -> serde_json::Value {
+        json!({"error_type": self.error.error_type(), "error_message": self.error.message, "attempts": self.attempts})
+    }
+}
+
 impl std::fmt::Display for CallFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "provider unavailable after {} attempt(s): {}", self.attempts, self.error)

@@ -64,6 +64,11 @@ impl EventSink for MemoryEvents {
     }
 }
 
+/// The `result` event of a call the fallback answered (seed 004), with the failure behind it.
+pub fn degraded_event(final_text: &str, failure: &crate::engine::CallFailure) -> Value {
+    json!({"type": "result", "stop_reason": "degraded", "final_text": final_text, "cause": failure.cause()})
+}
+
 /// The `result` event that ends every call: success or `stop_reason = "error"`.
 pub fn result_event(stop_reason: &str, final_text: Option<&str>) -> Value {
     match final_text {

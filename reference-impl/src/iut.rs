@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{Clock, ScaledClock};
 use crate::engine::{AttemptFailure, RetryEngine};
-use crate::events::{result_event, EventSink, JsonlEvents};
+use crate::events::{degraded_event, result_event, EventSink, JsonlEvents};
 use crate::mutants::Mutant;
 use crate::policy::{AgentProfile, RetryPolicy};
 use crate::provider::{Api, Delta, HttpProvider, ModelRequest, OutputMode};
@@ -139,9 +139,8 @@ async fn run_stream(env: &CaseEnv, policy: RetryPolicy, clock: Arc<dyn Clock>, p
         }
         Err(failure) => match &env.fallback {
             Some(fallback) => {
-                let cause = json!({"error_type": failure.error.error_type(), "error_message": failure.error.message, "attempts": failure.attempts});
-                events.emit(json!({"type": "result", "stop_reason": "degraded", "final_text": fallback, "cause": cause}));
-                json!({"ok": true, "stop_reason": "degraded", "final_text": fallback, "error_type": failure.error.error_type(), "error_message": failure.error.message, "degraded": cause})
+                events.emit(degraded_event(fallback, &failure));
+                json!({"ok": true, "stop_reason": "degraded", "final_text": fallback, "error_type": failure.error.error_type(), "error_message": failure.error.message, "degraded": failure.cause()})
             }
             None => {
                 events.emit(result_event("error", None));

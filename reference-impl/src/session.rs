@@ -17,7 +17,7 @@ use crate::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};
 use crate::clock::Clock;
 use crate::decision::Outcome;
 use crate::engine::{CallFailure, RetryEngine};
-use crate::events::{result_event, EventSink, JsonlEvents};
+use crate::events::{degraded_event, result_event, EventSink, JsonlEvents};
 use crate::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, HttpProvider, InputItem, ModelOutput, ModelRequest, OutputMode, ToolSpec};
 
@@ -218,12 +218,7 @@ impl Session {
         match &self.fallback {
             Some(fallback) if unavailable => {
                 let text = fallback(&failure);
-                self.emit(json!({
-                    "type": "result",
-                    "stop_reason": "degraded",
-                    "final_text": text,
-                    "cause": {"error_type": failure.error.error_type(), "error_message": failure.error.message, "attempts": failure.attempts},
-                }));
+                self.emit(degraded_event(&text, &failure));
                 TurnOutcome::Degraded { text, cause: failure }
             }
             _ => {

@@ -121,12 +121,8 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
         }
     }
     let sent = header_map(response.headers());
-    journal_response_headers(&run, index, sent);
+    run.journal.update(index, |e| e.response_headers = sent);
     response
-}
-
-fn journal_response_headers(run: &Run, index: usize, headers: std::collections::BTreeMap<String, String>) {
-    run.journal.update(index, |e| e.response_headers = headers);
 }
 
 /// A reply decided by the script: status, content type and the body plan.

@@ -39,6 +39,12 @@ impl CaseRun {
         self.journal.iter().filter(|e| e.attempt.is_some()).collect()
     }
 
+    /// The implementation's `result.json` (the Task result in `task` cases), or null.
+    pub fn result(&self) -> &serde_json::Value {
+        static NULL: serde_json::Value = serde_json::Value::Null;
+        self.iut.result.as_ref().unwrap_or(&NULL)
+    }
+
     /// A real-time span in ms as policy seconds.
     pub fn policy_seconds(&self, real_ms: f64) -> f64 {
         real_ms / self.time_scale / 1000.0

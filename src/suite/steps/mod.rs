@@ -49,7 +49,7 @@ fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
 /// file is the Task result in `task` cases).
 fn result_field_is(world: &mut SuiteWorld, ctx: &Context, level: crate::suite::results::Level, field: &str, expected: serde_json::Value) {
     world.check(level, &ctx.step.value, format!("{field}: {expected}"), |run| {
-        let seen = run.iut.result.as_ref().map_or(&serde_json::Value::Null, |r| &r[field]);
+        let seen = &run.result()[field];
         (format!("{field}: {seen}"), *seen == expected)
     });
 }

@@ -22,10 +22,6 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r"^each provider.retry delay matches the wait the server saw$", delays_match),
 ];
 
-fn result(run: &CaseRun) -> &Value {
-    run.iut.result.as_ref().unwrap_or(&Value::Null)
-}
-
 fn of_type<'a>(run: &'a CaseRun, kind: &str) -> Vec<&'a Value> {
     run.iut.events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -34,7 +30,7 @@ fn success(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let text = arg(&ctx, 1).to_owned();
     let expected = if text.is_empty() { "ok: true, stop_reason: end_turn".to_owned() } else { format!("ok: true, stop_reason: end_turn, final_text: {text:?}") };
     world.check(Level::Events, &ctx.step.value, expected, |run| {
-        let r = result(run);
+        let r = run.result();
         let ok = r["ok"] == true && r["stop_reason"] == "end_turn" && (text.is_empty() || r["final_text"] == text.as_str());
         (format!("ok: {}, stop_reason: {}, final_text: {}", r["ok"], r["stop_reason"], r["final_text"]), ok)
     });
@@ -121,7 +117,7 @@ fn gate_blocked(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> 
 
 fn degraded(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Events, &ctx.step.value, "stop_reason degraded with the cause's error_type", |run| {
-        let r = result(run);
+        let r = run.result();
         let cause = r["error_type"].as_str().or_else(|| r["degraded"]["error_type"].as_str()).unwrap_or("");
         (format!("stop_reason {}, cause {cause:?}", r["stop_reason"]), r["stop_reason"] == "degraded" && !cause.is_empty())
     });

@@ -21,13 +21,8 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r"^the main session receives a Task result with ok false$", main_sees_failure),
 ];
 
-/// The Task result: `result.json` of a `task` case.
-fn task_result(run: &CaseRun) -> &Value {
-    run.iut.result.as_ref().unwrap_or(&Value::Null)
-}
-
 fn report(run: &CaseRun) -> Result<String, String> {
-    let path = task_result(run)["report_path"].as_str().ok_or("the result has no report_path")?;
+    let path = run.result()["report_path"].as_str().ok_or("the result has no report_path")?;
     std::fs::read_to_string(run.iut.resolve(path)).map_err(|e| format!("cannot read the report {path}: {e}"))
 }
 
@@ -47,7 +42,7 @@ fn task_ok(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 fn task_fields(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let fields: Vec<String> = arg(&ctx, 1).split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect();
     world.check(Level::Tasks, &ctx.step.value, format!("non-empty {}", fields.join(", ")), |run| {
-        let result = task_result(run);
+        let result = run.result();
         let missing: Vec<&String> = fields.iter().filter(|f| result[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
         (if missing.is_empty() { "all present".to_owned() } else { format!("missing or empty: {missing:?}") }, missing.is_empty())
     });
@@ -88,7 +83,7 @@ fn report_sources(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()
 
 fn report_names_sub_session(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Tasks, &ctx.step.value, "the report names sub_session_id", |run| {
-        let id = task_result(run)["sub_session_id"].as_str().unwrap_or("").to_owned();
+        let id = run.result()["sub_session_id"].as_str().unwrap_or("").to_owned();
         with_report(run, |text| (format!("sub_session_id {id:?} {}", if text.contains(&id) { "named" } else { "not named" }), !id.is_empty() && text.contains(&id)))
     });
     done()
@@ -96,7 +91,7 @@ fn report_names_sub_session(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFut
 
 fn task_events_path(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Tasks, &ctx.step.value, "events_path ends in .agents/sessions/<sub_session_id>/events.jsonl and exists", |run| {
-        let result = task_result(run);
+        let result = run.result();
         let id = result["sub_session_id"].as_str().unwrap_or("");
         let path = result["events_path"].as_str().unwrap_or("");
         let suffix = format!(".agents/sessions/{id}/events.jsonl");
@@ -109,7 +104,7 @@ fn task_events_path(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, 
 fn summary_bounded(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let limit: usize = num(&ctx, 1);
     world.check(Level::Tasks, &ctx.step.value, format!("a summary of 1..={limit} bytes"), |run| {
-        let summary = task_result(run)["final_text"].as_str().or_else(|| task_result(run)["summary"].as_str()).unwrap_or("");
+        let summary = run.result()["final_text"].as_str().or_else(|| run.result()["summary"].as_str()).unwrap_or("");
         (format!("{} bytes", summary.len()), !summary.is_empty() && summary.len() <= limit)
     });
     done()
@@ -117,7 +112,7 @@ fn summary_bounded(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, (
 
 fn main_sees_failure(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Tasks, &ctx.step.value, "task_results[0].ok = false", |run| {
-        let first = &task_result(run)["task_results"][0];
+        let first = &run.result()["task_results"][0];
         (format!("task_results[0].ok = {}", first["ok"]), first["ok"] == false)
     });
     done()
