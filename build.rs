@@ -23,7 +23,11 @@ fn embed(out: &mut String, name: &str, dir: &Path, ext: &str) {
         .unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|e| e == ext));
     files.sort();
-    let _ = writeln!(out, "/// Files compiled into the binary from `{}`: (file name, contents).", dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default());
+    let _ = writeln!(
+        out,
+        "/// Files compiled into the binary from `{}`: (file name, contents).",
+        dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+    );
     let _ = writeln!(out, "pub const {name}: &[(&str, &str)] = &[");
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());

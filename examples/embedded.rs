@@ -31,6 +31,9 @@ async fn main() {
     }
     run.assert_attempts(3);
     for entry in run.model_calls() {
-        println!("server saw #{} {} → {:?} after {} events ({:?})", entry.index, entry.path, entry.status, entry.events_sent, entry.end);
+        println!(
+            "server saw #{} {} → {:?} after {} events ({:?})",
+            entry.index, entry.path, entry.status, entry.events_sent, entry.end
+        );
     }
 }

@@ -14,7 +14,11 @@ use crate::scenario::Catalogue;
 use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
 
 #[derive(Debug, Parser)]
-#[command(name = "squall", version, about = "Fault-injecting OpenAI-compatible server and PRD-0006 retry conformance suite")]
+#[command(
+    name = "squall",
+    version,
+    about = "Fault-injecting OpenAI-compatible server and PRD-0006 retry conformance suite"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -80,7 +84,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
             }
             if !addr.ip().is_loopback() {
-                eprintln!("squall: WARNING: listening on {addr}, reachable from other machines; consider --admin-token");
+                eprintln!(
+                    "squall: WARNING: listening on {addr}, reachable from other machines; consider --admin-token"
+                );
             }
             let catalogue = load_catalogue(scenarios.as_deref())?;
             serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs }).await

@@ -34,7 +34,8 @@ pub struct MockProvider {
 impl MockProvider {
     /// Start on `127.0.0.1` with a free port.
     pub async fn start() -> MockProvider {
-        let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("squall binds a loopback port");
+        let server =
+            Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("squall binds a loopback port");
         MockProvider { server }
     }
 
@@ -91,7 +92,13 @@ impl ScriptedRun {
     /// Panics with the journal unless exactly `expected` model calls arrived.
     pub fn assert_attempts(&self, expected: usize) {
         let calls = self.model_calls();
-        assert_eq!(calls.len(), expected, "expected {expected} model calls, the server saw {}: {:#?}", calls.len(), self.endings());
+        assert_eq!(
+            calls.len(),
+            expected,
+            "expected {expected} model calls, the server saw {}: {:#?}",
+            calls.len(),
+            self.endings()
+        );
     }
 
     /// Panics unless the client waited at least `ms` before retrying after call `n`.

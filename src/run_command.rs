@@ -123,8 +123,13 @@ fn default_name(iut: &Iut) -> String {
         Iut::Command(command) => {
             let program = command.split_whitespace().find(|w| !w.contains('=')).unwrap_or("iut");
             let base = Path::new(program).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let safe: String = base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
-            if safe.is_empty() { "iut".to_owned() } else { safe }
+            let safe: String =
+                base.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+            if safe.is_empty() {
+                "iut".to_owned()
+            } else {
+                safe
+            }
         }
     }
 }
@@ -138,7 +143,12 @@ fn progress_printer() -> Progress {
         let requirement = case.requirements.first().map_or("", String::as_str);
         let mut stderr = std::io::stderr().lock();
         let _ = if terminal {
-            write!(stderr, "\r\x1b[2K[{n:>3}] {:<5} {requirement:<24} {}", case.verdict.as_str(), case.name.chars().take(70).collect::<String>())
+            write!(
+                stderr,
+                "\r\x1b[2K[{n:>3}] {:<5} {requirement:<24} {}",
+                case.verdict.as_str(),
+                case.name.chars().take(70).collect::<String>()
+            )
         } else {
             writeln!(stderr, "[{n:>3}] {:<5} {requirement:<24} {}", case.verdict.as_str(), case.name)
         };
@@ -154,7 +164,10 @@ mod tests {
     fn iut_names_are_derived_and_safe() {
         assert_eq!(default_name(&parse_iut("reference").expect("ok")), "reference");
         assert_eq!(default_name(&parse_iut("reference:retry-400").expect("ok")), "reference-retry-400");
-        assert_eq!(default_name(&parse_iut("OPENAI_X=1 python3 adapters/python-openai/adapter.py").expect("ok")), "python3");
+        assert_eq!(
+            default_name(&parse_iut("OPENAI_X=1 python3 adapters/python-openai/adapter.py").expect("ok")),
+            "python3"
+        );
         assert!(parse_iut("reference:nonsense").is_err());
     }
 }

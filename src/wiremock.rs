@@ -55,7 +55,12 @@ impl ScenarioResponder {
                 return Err(refuse("`event_delay_ms`".to_owned()));
             }
         }
-        Ok(ScenarioResponder { name: scenario.name.clone(), attempts: scenario.attempts.clone(), after: scenario.after, served: AtomicUsize::new(0) })
+        Ok(ScenarioResponder {
+            name: scenario.name.clone(),
+            attempts: scenario.attempts.clone(),
+            after: scenario.after,
+            served: AtomicUsize::new(0),
+        })
     }
 
     /// How many requests were answered.
@@ -84,7 +89,8 @@ impl Respond for ScenarioResponder {
                 bytes.extend_from_slice(&data);
             }
         }
-        let mut template = ResponseTemplate::new(reply.status.as_u16()).set_body_raw(Bytes::from(bytes).to_vec(), reply.content_type);
+        let mut template =
+            ResponseTemplate::new(reply.status.as_u16()).set_body_raw(Bytes::from(bytes).to_vec(), reply.content_type);
         let now = SystemTime::now();
         for (name, value) in &script.headers {
             if let Ok(template_value) = parse_header_template(value) {

@@ -22,7 +22,8 @@ fn main() -> ExitCode {
     };
     // More workers than cores: the server, the suite and in-process implementations share the
     // runtime, and one worker stuck in a slow syscall must not delay the others' timers.
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(8).enable_all().build().expect("a tokio runtime");
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(8).enable_all().build().expect("a tokio runtime");
     let outcome = match runtime.block_on(run_suite(&config)) {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -30,9 +31,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!("squall conformance: {} against {} (level {})", config.features.display(), config.iut.describe(), config.level.as_str());
+    println!(
+        "squall conformance: {} against {} (level {})",
+        config.features.display(),
+        config.iut.describe(),
+        config.level.as_str()
+    );
     print!("{}", squall::suite::summary::requirement_table(&outcome));
-    for case in outcome.cases.iter().filter(|c| matches!(c.verdict, squall::suite::Verdict::Fail | squall::suite::Verdict::Error)) {
+    for case in outcome
+        .cases
+        .iter()
+        .filter(|c| matches!(c.verdict, squall::suite::Verdict::Fail | squall::suite::Verdict::Error))
+    {
         println!("\n{} — {} [{}]", case.feature, case.name, case.verdict.as_str());
         for check in case.checks.iter().filter(|c| c.verdict != squall::suite::Verdict::Pass) {
             println!("  {}: expected {}; observed {}", check.name, check.expected, check.observed);

@@ -23,11 +23,16 @@ pub fn benches(c: &mut Criterion) {
         let config = BackoffConfig::default();
         b.iter(|| config.schedule(6, 42).sum::<Duration>())
     });
-    let failure = AttemptFailure { error: classify_status(503, &|_| None, ""), observed: AttemptObservation::default() };
+    let failure =
+        AttemptFailure { error: classify_status(503, &|_| None, ""), observed: AttemptObservation::default() };
     group.throughput(Throughput::Elements(7));
     group.bench_function("engine_7_failed_attempts_virtual_clock", |b| {
         b.iter(|| {
-            let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(VirtualClock::new()), Arc::new(MemoryEvents::default()));
+            let engine = RetryEngine::new(
+                RetryPolicy::default(),
+                Arc::new(VirtualClock::new()),
+                Arc::new(MemoryEvents::default()),
+            );
             run_ready(engine.run(|_| std::future::ready(Err::<(), AttemptFailure>(failure.clone())))).is_err()
         })
     });
@@ -50,10 +55,15 @@ fn planned_vs_observed(c: &mut Criterion) {
             async move {
                 let mut total = Duration::ZERO;
                 for _ in 0..iterations {
-                    let (base_url, run) = scripted(server, "[[attempts]]\nstatus = 503\n[[attempts]]\nstream = { text = \"ok\" }\n", scale);
+                    let (base_url, run) = scripted(
+                        server,
+                        "[[attempts]]\nstatus = 503\n[[attempts]]\nstream = { text = \"ok\" }\n",
+                        scale,
+                    );
                     let events = Arc::new(MemoryEvents::default());
                     let sink: Arc<dyn EventSink> = events.clone();
-                    let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(scale)), sink.clone());
+                    let engine =
+                        RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(scale)), sink.clone());
                     let provider = HttpProvider::new(&base_url, "k", Api::Responses);
                     let request = ModelRequest::prompt("m", "x");
                     let _ = stream_call(&engine, &provider, &request, OutputMode::Visible, &|_| {}, &sink).await;

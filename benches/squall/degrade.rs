@@ -35,29 +35,52 @@ const SCALE: f64 = 0.001;
 
 fn profiles() -> Vec<Profile> {
     vec![
-        Profile { name: "every_attempt_times_out", kind: ErrorKind::Timeout, error: || classify_transport(TransportFailure::RequestTimeout, ""), waits_for_timeout: true, retry_after: None, scenario: "[[attempts]]\ndelay_ms = 600000\n" },
+        Profile {
+            name: "every_attempt_times_out",
+            kind: ErrorKind::Timeout,
+            error: || classify_transport(TransportFailure::RequestTimeout, ""),
+            waits_for_timeout: true,
+            retry_after: None,
+            scenario: "[[attempts]]\ndelay_ms = 600000\n",
+        },
         Profile {
             name: "every_attempt_429_retry_after_2s",
             kind: ErrorKind::RateLimit,
             error: || {
                 let mut error = classify_status(429, &|_| None, "");
-                error.retry_after = Some(RetryAfter { delay: Duration::from_secs(2), source: RetryAfterSource::HeaderSeconds });
+                error.retry_after =
+                    Some(RetryAfter { delay: Duration::from_secs(2), source: RetryAfterSource::HeaderSeconds });
                 error
             },
             waits_for_timeout: false,
             retry_after: Some(Duration::from_secs(2)),
             scenario: "[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n",
         },
-        Profile { name: "every_attempt_503", kind: ErrorKind::Http, error: || classify_status(503, &|_| None, ""), waits_for_timeout: false, retry_after: None, scenario: "[[attempts]]\nstatus = 503\n" },
+        Profile {
+            name: "every_attempt_503",
+            kind: ErrorKind::Http,
+            error: || classify_status(503, &|_| None, ""),
+            waits_for_timeout: false,
+            retry_after: None,
+            scenario: "[[attempts]]\nstatus = 503\n",
+        },
         Profile {
             name: "every_stream_reset_midway",
             kind: ErrorKind::Timeout,
             error: || classify_transport(TransportFailure::Reset, ""),
             waits_for_timeout: false,
             retry_after: None,
-            scenario: "[[attempts]]\nstream = { text = \"a b c d e f\" }\nfault = { kind = \"reset\", after_events = 5 }\n",
+            scenario:
+                "[[attempts]]\nstream = { text = \"a b c d e f\" }\nfault = { kind = \"reset\", after_events = 5 }\n",
         },
-        Profile { name: "stall_forever", kind: ErrorKind::Timeout, error: || classify_transport(TransportFailure::IdleTimeout, ""), waits_for_timeout: true, retry_after: None, scenario: "[[attempts]]\nstream = { text = \"a b\" }\nfault = { kind = \"stall\", after_events = 2 }\n" },
+        Profile {
+            name: "stall_forever",
+            kind: ErrorKind::Timeout,
+            error: || classify_transport(TransportFailure::IdleTimeout, ""),
+            waits_for_timeout: true,
+            retry_after: None,
+            scenario: "[[attempts]]\nstream = { text = \"a b\" }\nfault = { kind = \"stall\", after_events = 2 }\n",
+        },
     ]
 }
 
@@ -73,7 +96,10 @@ fn simulated(policy: &RetryPolicy, profile: &Profile) -> Duration {
         if profile.waits_for_timeout {
             clock.advance(context.timeout);
         }
-        std::future::ready(Err::<(), _>(AttemptFailure { error: (profile.error)(), observed: AttemptObservation::default() }))
+        std::future::ready(Err::<(), _>(AttemptFailure {
+            error: (profile.error)(),
+            observed: AttemptObservation::default(),
+        }))
     }));
     clock.now()
 }
@@ -95,7 +121,10 @@ fn analytic(policy: &RetryPolicy, profile: &Profile) -> Duration {
 
 pub fn benches(c: &mut Criterion) {
     println!("time_to_degrade at production values: the engine on a virtual clock vs the documented formula");
-    println!("{:<34} {:<20} {:>11} {:>11} {:>8} {:>11}", "profile", "policy", "simulated s", "formula s", "ratio", "worst s");
+    println!(
+        "{:<34} {:<20} {:>11} {:>11} {:>8} {:>11}",
+        "profile", "policy", "simulated s", "formula s", "ratio", "worst s"
+    );
     for profile in profiles() {
         for (policy_name, policy) in policies() {
             let simulated = simulated(&policy, &profile);
@@ -117,25 +146,38 @@ pub fn benches(c: &mut Criterion) {
     group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(8));
     for profile in profiles() {
         for (policy_name, policy) in policies() {
-            group.bench_with_input(BenchmarkId::new(profile.name, format!("{policy_name}@scale_{SCALE}")), &policy, |b, policy| {
-                b.to_async(&rt).iter_custom(|iterations| {
-                    let (server, scenario, policy) = (&server, profile.scenario, policy.clone());
-                    async move {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iterations {
-                            let (base_url, _run) = scripted(server, scenario, SCALE);
-                            let sink: Arc<dyn EventSink> = Arc::new(MemoryEvents::default());
-                            let engine = RetryEngine::new(policy.clone(), Arc::new(ScaledClock::new(SCALE)), sink.clone());
-                            let provider = HttpProvider::new(&base_url, "k", Api::Responses);
-                            let started = Instant::now();
-                            let outcome = stream_call(&engine, &provider, &ModelRequest::prompt("m", "x"), OutputMode::Buffered, &|_| {}, &sink).await;
-                            total += started.elapsed();
-                            assert!(outcome.is_err(), "every attempt fails, so the call must end in an error");
+            group.bench_with_input(
+                BenchmarkId::new(profile.name, format!("{policy_name}@scale_{SCALE}")),
+                &policy,
+                |b, policy| {
+                    b.to_async(&rt).iter_custom(|iterations| {
+                        let (server, scenario, policy) = (&server, profile.scenario, policy.clone());
+                        async move {
+                            let mut total = Duration::ZERO;
+                            for _ in 0..iterations {
+                                let (base_url, _run) = scripted(server, scenario, SCALE);
+                                let sink: Arc<dyn EventSink> = Arc::new(MemoryEvents::default());
+                                let engine =
+                                    RetryEngine::new(policy.clone(), Arc::new(ScaledClock::new(SCALE)), sink.clone());
+                                let provider = HttpProvider::new(&base_url, "k", Api::Responses);
+                                let started = Instant::now();
+                                let outcome = stream_call(
+                                    &engine,
+                                    &provider,
+                                    &ModelRequest::prompt("m", "x"),
+                                    OutputMode::Buffered,
+                                    &|_| {},
+                                    &sink,
+                                )
+                                .await;
+                                total += started.elapsed();
+                                assert!(outcome.is_err(), "every attempt fails, so the call must end in an error");
+                            }
+                            total
                         }
-                        total
-                    }
-                })
-            });
+                    })
+                },
+            );
         }
     }
     group.finish();

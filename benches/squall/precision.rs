@@ -12,7 +12,12 @@ use super::common::{ms, runtime, scripted, server, Errors};
 /// Arrival times of body chunks, relative to the request being sent; and the headers' arrival.
 async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Duration>) {
     let started = Instant::now();
-    let response = client.post(url).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent");
+    let response = client
+        .post(url)
+        .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
+        .send()
+        .await
+        .expect("sent");
     let headers_at = started.elapsed();
     let mut body = response.bytes_stream();
     let mut arrivals = Vec::new();
@@ -44,13 +49,19 @@ pub fn benches(c: &mut Criterion) {
     println!("fault_precision: a request without delay takes {baseline:.3} ms to its headers (median of 50); header delays are judged net of it");
     let cases: [(&str, &str, f64, Observe); 3] = [
         // The longest gap between chunks is the stall.
-        ("stall_20ms_after_3_events", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"stall\", after_events = 3, ms = 20 }\n", 20.0, |_, arrivals| {
-            arrivals.windows(2).map(|w| ms(w[1] - w[0])).fold(0.0, f64::max)
-        }),
+        (
+            "stall_20ms_after_3_events",
+            "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"stall\", after_events = 3, ms = 20 }\n",
+            20.0,
+            |_, arrivals| arrivals.windows(2).map(|w| ms(w[1] - w[0])).fold(0.0, f64::max),
+        ),
         // 9 gaps of 5 ms between the 10 events of a 2-word reply.
-        ("event_delay_5ms_x9", "[[attempts]]\nevent_delay_ms = 5\nstream = { text = \"a b\" }\n", 45.0, |headers, arrivals| {
-            arrivals.last().map_or(0.0, |last| ms(*last - headers))
-        }),
+        (
+            "event_delay_5ms_x9",
+            "[[attempts]]\nevent_delay_ms = 5\nstream = { text = \"a b\" }\n",
+            45.0,
+            |headers, arrivals| arrivals.last().map_or(0.0, |last| ms(*last - headers)),
+        ),
         ("header_delay_30ms", "[[attempts]]\ndelay_ms = 30\n", 30.0, |headers, _| ms(headers)),
     ];
     for (name, toml, target_ms, observe) in cases {

@@ -21,7 +21,12 @@ fn fifty_event_text() -> String {
 }
 
 async fn drain(client: &reqwest::Client, url: &str) -> usize {
-    let response = client.post(url).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent");
+    let response = client
+        .post(url)
+        .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
+        .send()
+        .await
+        .expect("sent");
     let mut body = response.bytes_stream();
     let mut total = 0;
     while let Some(chunk) = body.next().await {
@@ -43,8 +48,18 @@ pub fn benches(c: &mut Criterion) {
 
     let squall = rt.block_on(server());
     let (plain_url, _plain) = scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\n"), 1.0);
-    let (truncated_url, _truncated) = scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"truncate\", after_events = 49 }}\n"), 1.0);
-    let (reset_url, _reset) = scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"reset\", after_events = 49 }}\n"), 1.0);
+    let (truncated_url, _truncated) = scripted(
+        &squall,
+        &format!(
+            "[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"truncate\", after_events = 49 }}\n"
+        ),
+        1.0,
+    );
+    let (reset_url, _reset) = scripted(
+        &squall,
+        &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"reset\", after_events = 49 }}\n"),
+        1.0,
+    );
     let wiremock = rt.block_on(async {
         let mock = MockServer::start().await;
         Mock::given(method("POST"))
@@ -59,7 +74,9 @@ pub fn benches(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("server_throughput");
     // Where squall's time per request goes: generating the 50 events it serves.
-    group.bench_function("generate_50_events_only", |b| b.iter(|| responses::stream_events(&spec, &ReplyContext::placeholder()).len()));
+    group.bench_function("generate_50_events_only", |b| {
+        b.iter(|| responses::stream_events(&spec, &ReplyContext::placeholder()).len())
+    });
     group.throughput(Throughput::Bytes(body.len() as u64)).sample_size(30).measurement_time(Duration::from_secs(4));
     for (name, url) in [
         ("squall_50_event_sse", format!("{plain_url}/responses")),

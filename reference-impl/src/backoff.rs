@@ -22,7 +22,12 @@ pub struct BackoffConfig {
 
 impl Default for BackoffConfig {
     fn default() -> Self {
-        BackoffConfig { initial: Duration::from_secs(2), factor: 2.0, cap: Duration::from_secs(30), jitter: Duration::from_secs(1) }
+        BackoffConfig {
+            initial: Duration::from_secs(2),
+            factor: 2.0,
+            cap: Duration::from_secs(30),
+            jitter: Duration::from_secs(1),
+        }
     }
 }
 

@@ -102,7 +102,14 @@ pub struct ProviderError {
 
 impl ProviderError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        ProviderError { kind, status: None, message: message.into(), retry_after: None, should_retry: None, transport: None }
+        ProviderError {
+            kind,
+            status: None,
+            message: message.into(),
+            retry_after: None,
+            should_retry: None,
+            transport: None,
+        }
     }
 
     pub fn error_type(&self) -> &'static str {
@@ -161,7 +168,8 @@ pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, bod
 
 /// Every stream break and timeout is a `ProviderTimeoutException` (REQ-0006-010).
 pub fn classify_transport(failure: TransportFailure, detail: &str) -> ProviderError {
-    let message = if detail.is_empty() { failure.describe().to_owned() } else { format!("{}: {detail}", failure.describe()) };
+    let message =
+        if detail.is_empty() { failure.describe().to_owned() } else { format!("{}: {detail}", failure.describe()) };
     ProviderError { transport: Some(failure), ..ProviderError::new(ErrorKind::Timeout, message) }
 }
 

@@ -185,7 +185,13 @@ impl RetryEngine {
     }
 
     /// The whole retry decision for one failure: the outcome, and the delay with its source.
-    fn decide(&self, attempt: u32, failure: &AttemptFailure, backoff: &mut Backoff, elapsed: Duration) -> (Outcome, Option<(Duration, &'static str)>) {
+    fn decide(
+        &self,
+        attempt: u32,
+        failure: &AttemptFailure,
+        backoff: &mut Backoff,
+        elapsed: Duration,
+    ) -> (Outcome, Option<(Duration, &'static str)>) {
         // The schedule advances on every failure, so its exponent follows the attempt number.
         let scheduled = backoff.next();
         if !is_retryable(&failure.error) {

@@ -77,7 +77,8 @@ fn exhaustion_makes_seven_attempts_and_one_runtime_error() {
 
 #[test]
 fn planned_sleeps_are_the_schedule_at_production_values() {
-    let policy = RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
+    let policy =
+        RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
     let run = run(policy, &[fail(status(500))], Duration::ZERO);
     assert_eq!(run.elapsed, Duration::from_secs(2 + 4 + 8 + 16 + 30 + 30));
 }
@@ -94,7 +95,8 @@ fn retry_after_replaces_the_backoff_delay() {
 #[test]
 fn retry_after_beyond_the_ceiling_gives_up_instead_of_sleeping() {
     let mut limited = status(429);
-    limited.retry_after = Some(RetryAfter { delay: Duration::from_secs(3600), source: RetryAfterSource::HeaderSeconds });
+    limited.retry_after =
+        Some(RetryAfter { delay: Duration::from_secs(3600), source: RetryAfterSource::HeaderSeconds });
     let run = run(RetryPolicy::default(), &[fail(limited), Step::Succeed], Duration::ZERO);
     assert_eq!(run.result.expect_err("gave up").decision.outcome, Outcome::RetryAfterTooLong);
     assert_eq!(run.elapsed, Duration::ZERO);
@@ -125,12 +127,17 @@ fn on_retry_is_called_before_the_sleep() {
         let (clock, seen_at) = (clock.clone(), seen_at.clone());
         Arc::new(move |_notice: &RetryNotice| seen_at.lock().expect("lock").push(clock.now()))
     };
-    let policy = RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
+    let policy =
+        RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
     let engine = RetryEngine::new(policy, clock.clone(), Arc::new(MemoryEvents::default())).with_on_retry(on_retry);
     let mut attempts = 0;
     let _ = run_ready(engine.run(|_| {
         attempts += 1;
-        std::future::ready(if attempts < 3 { Err(AttemptFailure { error: status(503), observed: AttemptObservation::default() }) } else { Ok(()) })
+        std::future::ready(if attempts < 3 {
+            Err(AttemptFailure { error: status(503), observed: AttemptObservation::default() })
+        } else {
+            Ok(())
+        })
     }));
     // Notified at t=0 (before the 2 s sleep) and at t=2 s (before the 4 s sleep).
     assert_eq!(*seen_at.lock().expect("lock"), [Duration::ZERO, Duration::from_secs(2)]);
@@ -142,7 +149,8 @@ fn any_error() -> impl Strategy<Value = ProviderError> {
         prop::sample::select(vec![400u16, 401, 403, 404, 408, 409, 422, 425, 429, 500, 502, 503, 504]).prop_map(status),
         (0u64..200_000).prop_map(|ms| {
             let mut limited = status(429);
-            limited.retry_after = Some(RetryAfter { delay: Duration::from_millis(ms), source: RetryAfterSource::HeaderMs });
+            limited.retry_after =
+                Some(RetryAfter { delay: Duration::from_millis(ms), source: RetryAfterSource::HeaderMs });
             limited
         }),
         Just(ProviderError::new(ErrorKind::Quota, "quota")),

@@ -63,7 +63,9 @@ impl CaseEnv {
             Err(_) => 1.0,
         };
         let mutant = match std::env::var("SQUALL_REFERENCE_MUTANT") {
-            Ok(name) if !name.is_empty() => Some(Mutant::parse(&name).ok_or_else(|| format!("SQUALL_REFERENCE_MUTANT={name}: no such mutant"))?),
+            Ok(name) if !name.is_empty() => {
+                Some(Mutant::parse(&name).ok_or_else(|| format!("SQUALL_REFERENCE_MUTANT={name}: no such mutant"))?)
+            }
             _ => None,
         };
         Ok(CaseEnv {
@@ -87,7 +89,11 @@ impl CaseEnv {
             "writer" => RetryPolicy::for_agent(AgentProfile::Writer),
             "read-only" => RetryPolicy::for_agent(AgentProfile::ReadOnly),
             "reasoning" => RetryPolicy::reasoning_ladder(),
-            other => return Err(format!("SQUALL_PROFILE={other}: expected default, fast-fail, writer, read-only or reasoning")),
+            other => {
+                return Err(format!(
+                    "SQUALL_PROFILE={other}: expected default, fast-fail, writer, read-only or reasoning"
+                ))
+            }
         };
         if let Some(mutant) = self.mutant {
             mutant.adjust_policy(&mut policy);
@@ -116,10 +122,19 @@ pub async fn run_case(env: &CaseEnv) -> Result<(), String> {
         .map_err(|e| format!("cannot write result.json: {e}"))
 }
 
-async fn run_stream(env: &CaseEnv, policy: RetryPolicy, clock: Arc<dyn Clock>, provider: &HttpProvider) -> Result<Value, String> {
-    let events: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&env.out.join("events.jsonl")).map_err(|e| e.to_string())?);
+async fn run_stream(
+    env: &CaseEnv,
+    policy: RetryPolicy,
+    clock: Arc<dyn Clock>,
+    provider: &HttpProvider,
+) -> Result<Value, String> {
+    let events: Arc<dyn EventSink> =
+        Arc::new(JsonlEvents::create(&env.out.join("events.jsonl")).map_err(|e| e.to_string())?);
     let engine = RetryEngine::new(policy, clock, events.clone());
-    let request = ModelRequest { session_id: Some(format!("case-{}", sanitize(&env.case))), ..ModelRequest::prompt("gpt-squall", &env.prompt) };
+    let request = ModelRequest {
+        session_id: Some(format!("case-{}", sanitize(&env.case))),
+        ..ModelRequest::prompt("gpt-squall", &env.prompt)
+    };
     let display = |_: Delta<'_>| {};
     let mutant = env.mutant;
     let (request, display) = (&request, &display);
@@ -150,7 +165,12 @@ async fn run_stream(env: &CaseEnv, policy: RetryPolicy, clock: Arc<dyn Clock>, p
     })
 }
 
-async fn run_session_case(env: &CaseEnv, policy: RetryPolicy, clock: Arc<dyn Clock>, provider: HttpProvider) -> Result<Value, String> {
+async fn run_session_case(
+    env: &CaseEnv,
+    policy: RetryPolicy,
+    clock: Arc<dyn Clock>,
+    provider: HttpProvider,
+) -> Result<Value, String> {
     let workspace = env.out.join("workspace");
     let mut config = SessionConfig::new(&workspace, provider, clock);
     config.policy = policy.clone();
@@ -190,7 +210,9 @@ async fn run_session_case(env: &CaseEnv, policy: RetryPolicy, clock: Arc<dyn Clo
             let task_results = task_results(session.events_path());
             let (ok, stop_reason, text, error) = match outcome {
                 TurnOutcome::Answered(text) => (true, "end_turn", Some(text), None),
-                TurnOutcome::Degraded { text, cause } => (true, "degraded", Some(text), Some((cause.error.error_type().to_owned(), cause.error.message))),
+                TurnOutcome::Degraded { text, cause } => {
+                    (true, "degraded", Some(text), Some((cause.error.error_type().to_owned(), cause.error.message)))
+                }
                 TurnOutcome::Failed(error) => (false, "error", None, Some((error.error_type, error.message))),
             };
             json!({
@@ -221,7 +243,9 @@ fn copy_events(from: &Path, out: &Path) -> Result<(), String> {
     if from.as_os_str().is_empty() {
         return Ok(());
     }
-    std::fs::copy(from, out.join("events.jsonl")).map(|_| ()).map_err(|e| format!("cannot copy {}: {e}", from.display()))
+    std::fs::copy(from, out.join("events.jsonl"))
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {}: {e}", from.display()))
 }
 
 /// The output-level bugs of the mutants that have them.
@@ -240,8 +264,10 @@ fn distort_outputs(mutant: Mutant, env: &CaseEnv, result: &mut Value) -> Result<
         Mutant::RawEofError => {
             let events = env.out.join("events.jsonl");
             let text = std::fs::read_to_string(&events).unwrap_or_default();
-            std::fs::write(&events, text.replace("ProviderTimeoutException", "EOFException")).map_err(|e| e.to_string())?;
-            *result = serde_json::from_str(&result.to_string().replace("ProviderTimeoutException", "EOFException")).unwrap_or_default();
+            std::fs::write(&events, text.replace("ProviderTimeoutException", "EOFException"))
+                .map_err(|e| e.to_string())?;
+            *result = serde_json::from_str(&result.to_string().replace("ProviderTimeoutException", "EOFException"))
+                .unwrap_or_default();
         }
         _ => {}
     }

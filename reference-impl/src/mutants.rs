@@ -2,8 +2,8 @@
 //! suite must reject every one of them on exactly the requirements listed here
 //! (`tests/suite/mutants.rs` checks it); a suite that passes a mutant is missing a check.
 
-use crate::engine::AttemptFailure;
 use crate::classify::TransportFailure;
+use crate::engine::AttemptFailure;
 use crate::policy::RetryPolicy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +103,12 @@ impl Mutant {
             Mutant::NoStreamRetry
                 if matches!(
                     failure.error.transport,
-                    Some(TransportFailure::Eof | TransportFailure::Reset | TransportFailure::Truncated | TransportFailure::Garbage)
+                    Some(
+                        TransportFailure::Eof
+                            | TransportFailure::Reset
+                            | TransportFailure::Truncated
+                            | TransportFailure::Garbage
+                    )
                 ) =>
             {
                 failure.error.should_retry = Some(false)

@@ -137,7 +137,11 @@ impl RetryPolicy {
         let timeouts: Duration = (0..attempts).map(|n| self.timeout_for(n)).sum();
         let longest_sleep = |n: u32| {
             let backoff = self.backoff.max_delay(n);
-            if kind == ErrorKind::RateLimit && self.honour_retry_after { backoff.max(self.retry_after_ceiling) } else { backoff }
+            if kind == ErrorKind::RateLimit && self.honour_retry_after {
+                backoff.max(self.retry_after_ceiling)
+            } else {
+                backoff
+            }
         };
         let sleeps: Duration = (0..attempts.saturating_sub(1)).map(longest_sleep).sum();
         (timeouts + sleeps).min(self.max_total_time)
@@ -145,7 +149,11 @@ impl RetryPolicy {
 
     /// The worst case over every retryable kind of failure.
     pub fn analytic_bound(&self) -> Duration {
-        [ErrorKind::Timeout, ErrorKind::RateLimit, ErrorKind::Http].into_iter().map(|k| self.analytic_bound_for(k)).max().unwrap_or_default()
+        [ErrorKind::Timeout, ErrorKind::RateLimit, ErrorKind::Http]
+            .into_iter()
+            .map(|k| self.analytic_bound_for(k))
+            .max()
+            .unwrap_or_default()
     }
 }
 

@@ -28,7 +28,13 @@ pub fn success_report(prompt: &str, findings: &str, sources: &[Source]) -> Strin
 }
 
 /// The report of a failed deep-research sub-session.
-pub fn failure_report(prompt: &str, error: &TurnError, sources: &[Source], sub_session_id: &str, events_path: &Path) -> String {
+pub fn failure_report(
+    prompt: &str,
+    error: &TurnError,
+    sources: &[Source],
+    sub_session_id: &str,
+    events_path: &Path,
+) -> String {
     format!(
         "# Deep research failed: {prompt}\n\n## 失败原因 (Cause of failure)\n\n{}: {} (after {} provider attempt(s)).\n\n## 已收集来源 (Sources collected before the failure)\n\n{}\n\n## 续跑建议 (How to resume or retry)\n\n- The failure is recorded in sub-session `{sub_session_id}`; its events are in `{}`.\n- Retry when the provider is reachable again: ask for `Task(agent=\"deep-research\")` with the same prompt, and start from the sources above instead of searching again.\n- The main session will not restart deep research on its own (REQ-0006-030): the decision to retry is the user's.\n",
         error.error_type,
@@ -82,7 +88,11 @@ mod tests {
 
     #[test]
     fn success_report_has_the_four_sections() {
-        let report = success_report("retry", "Backoff with jitter works well for transient failures.\n\nMore detail here.", &[source()]);
+        let report = success_report(
+            "retry",
+            "Backoff with jitter works well for transient failures.\n\nMore detail here.",
+            &[source()],
+        );
         for section in ["执行摘要", "关键发现", "详细分析", "参考来源"] {
             assert!(report.contains(section), "missing {section}");
         }
@@ -93,7 +103,8 @@ mod tests {
     fn failure_report_names_cause_sources_and_how_to_resume() {
         let error = TurnError { error_type: "ProviderTimeoutException".into(), message: "EOF".into(), attempts: 7 };
         let report = failure_report("retry", &error, &[source()], "main-dr1", Path::new("/w/events.jsonl"));
-        for needle in ["失败原因", "续跑建议", "ProviderTimeoutException", "https://example.invalid/a", "main-dr1"] {
+        for needle in ["失败原因", "续跑建议", "ProviderTimeoutException", "https://example.invalid/a", "main-dr1"]
+        {
             assert!(report.contains(needle), "missing {needle}");
         }
         assert_ne!(report.trim(), "(empty)");

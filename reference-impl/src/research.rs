@@ -27,12 +27,28 @@ pub struct FixtureBackend {
 
 impl Default for FixtureBackend {
     fn default() -> Self {
-        let source = |url: &str, title: &str, snippet: &str| Source { url: url.to_owned(), title: title.to_owned(), snippet: snippet.to_owned() };
+        let source = |url: &str, title: &str, snippet: &str| Source {
+            url: url.to_owned(),
+            title: title.to_owned(),
+            snippet: snippet.to_owned(),
+        };
         FixtureBackend {
             sources: vec![
-                source("https://fixtures.squall.invalid/opencode-session-retry", "OpenCode SessionRetry", "Retries provider errors with 2 s exponential backoff capped at 30 s and honours Retry-After."),
-                source("https://fixtures.squall.invalid/openai-python-retries", "openai-python retries", "Retries 408, 409, 429 and 5xx twice by default with 0.5 s to 8 s backoff."),
-                source("https://fixtures.squall.invalid/rfc9110-retry-after", "RFC 9110 Retry-After", "Retry-After is delay-seconds or an HTTP-date."),
+                source(
+                    "https://fixtures.squall.invalid/opencode-session-retry",
+                    "OpenCode SessionRetry",
+                    "Retries provider errors with 2 s exponential backoff capped at 30 s and honours Retry-After.",
+                ),
+                source(
+                    "https://fixtures.squall.invalid/openai-python-retries",
+                    "openai-python retries",
+                    "Retries 408, 409, 429 and 5xx twice by default with 0.5 s to 8 s backoff.",
+                ),
+                source(
+                    "https://fixtures.squall.invalid/rfc9110-retry-after",
+                    "RFC 9110 Retry-After",
+                    "Retry-After is delay-seconds or an HTTP-date.",
+                ),
             ],
         }
     }
@@ -46,7 +62,11 @@ impl ResearchBackend for FixtureBackend {
     fn search(&self, query: &str) -> Vec<Source> {
         if query.contains(HUGE_OUTPUT_QUERY) {
             let snippet = format!("BEGIN {} END", "retry ".repeat(1024 * 1024 / 6));
-            return vec![Source { url: "https://fixtures.squall.invalid/huge".to_owned(), title: "A very large page".to_owned(), snippet }];
+            return vec![Source {
+                url: "https://fixtures.squall.invalid/huge".to_owned(),
+                title: "A very large page".to_owned(),
+                snippet,
+            }];
         }
         self.sources.clone()
     }
@@ -86,7 +106,11 @@ pub fn run_tool(backend: &dyn ResearchBackend, name: &str, arguments: &Value, co
                     collected.push(source.clone());
                 }
             }
-            json!(found.iter().map(|s| json!({"url": s.url, "title": s.title, "snippet": s.snippet})).collect::<Vec<_>>()).to_string()
+            json!(found
+                .iter()
+                .map(|s| json!({"url": s.url, "title": s.title, "snippet": s.snippet}))
+                .collect::<Vec<_>>())
+            .to_string()
         }
         WEB_FETCH => {
             let url = arguments["url"].as_str().unwrap_or("");

@@ -31,7 +31,9 @@ pub struct RetryAfter {
 
 /// The first usable hint in the order `retry-after-ms`, `retry-after` seconds, HTTP-date.
 pub fn retry_after_from_headers(header: &dyn Fn(&str) -> Option<String>, now: SystemTime) -> Option<RetryAfter> {
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()).filter(|ms| ms.is_finite() && *ms >= 0.0) {
+    if let Some(ms) =
+        header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()).filter(|ms| ms.is_finite() && *ms >= 0.0)
+    {
         return Some(RetryAfter { delay: Duration::from_secs_f64(ms / 1000.0), source: RetryAfterSource::HeaderMs });
     }
     let value = header("retry-after")?;
@@ -48,7 +50,9 @@ pub fn retry_after_from_message(message: &str) -> Option<RetryAfter> {
     let lower = message.to_ascii_lowercase();
     let at = lower.find("try again in ")? + "try again in ".len();
     let rest = &lower[at..];
-    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'm' || c == 's' || c == 'h')).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'm' || c == 's' || c == 'h'))
+        .unwrap_or(rest.len());
     let delay = parse_go_duration(rest[..end].trim_end_matches('.'))?;
     Some(RetryAfter { delay, source: RetryAfterSource::Message })
 }
@@ -90,7 +94,8 @@ mod tests {
 
     #[test]
     fn ms_wins_over_seconds() {
-        let hint = retry_after_from_headers(&headers(&[("retry-after-ms", "1500"), ("retry-after", "2")]), SystemTime::now());
+        let hint =
+            retry_after_from_headers(&headers(&[("retry-after-ms", "1500"), ("retry-after", "2")]), SystemTime::now());
         assert_eq!(hint.map(|h| (h.delay, h.source)), Some((Duration::from_millis(1500), RetryAfterSource::HeaderMs)));
     }
 

@@ -58,7 +58,9 @@ impl SessionConfig {
 pub fn validate_session_id(id: &str) -> Result<(), String> {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > 128 || id.contains("..") || id.starts_with('.') || !id.chars().all(safe) {
-        return Err(format!("invalid session id `{id}`: use letters, digits, `-`, `_`, `.`; no `..`, no path separators"));
+        return Err(format!(
+            "invalid session id `{id}`: use letters, digits, `-`, `_`, `.`; no `..`, no path separators"
+        ));
     }
     Ok(())
 }
@@ -101,7 +103,11 @@ pub struct TurnError {
 
 impl From<&CallFailure> for TurnError {
     fn from(failure: &CallFailure) -> Self {
-        TurnError { error_type: failure.error.error_type().to_owned(), message: failure.error.message.clone(), attempts: failure.attempts }
+        TurnError {
+            error_type: failure.error.error_type().to_owned(),
+            message: failure.error.message.clone(),
+            attempts: failure.attempts,
+        }
     }
 }
 
@@ -201,7 +207,12 @@ impl Session {
         TurnOutcome::Failed(TurnError { error_type: "SessionStepLimit".to_owned(), message, attempts: 0 })
     }
 
-    async fn model_call(&self, request: &ModelRequest, mode: OutputMode, display: &(dyn Fn(Delta<'_>) + Send + Sync)) -> Result<ModelOutput, CallFailure> {
+    async fn model_call(
+        &self,
+        request: &ModelRequest,
+        mode: OutputMode,
+        display: &(dyn Fn(Delta<'_>) + Send + Sync),
+    ) -> Result<ModelOutput, CallFailure> {
         let engine = RetryEngine::new(self.config.policy.clone(), self.config.clock.clone(), self.events.clone());
         let provider = &self.config.provider;
         engine.run(|context| provider.attempt(request, context, mode, display)).await
@@ -214,7 +225,10 @@ impl Session {
     }
 
     fn end_failed(&self, failure: CallFailure) -> TurnOutcome {
-        let unavailable = matches!(failure.decision.outcome, Outcome::Exhausted | Outcome::TimeBudgetExhausted | Outcome::RetryAfterTooLong);
+        let unavailable = matches!(
+            failure.decision.outcome,
+            Outcome::Exhausted | Outcome::TimeBudgetExhausted | Outcome::RetryAfterTooLong
+        );
         match &self.fallback {
             Some(fallback) if unavailable => {
                 let text = fallback(&failure);

@@ -28,12 +28,14 @@ pub const DEEP_RESEARCH: &str = "deep-research";
 pub const TASK_TOOL: &str = "Task";
 
 /// The main session's instructions, stating the no-relaunch rule (REQ-0006-030).
-pub const MAIN_INSTRUCTIONS: &str = "You are the main session. Use the Task tool with agent \"deep-research\" for research. \
+pub const MAIN_INSTRUCTIONS: &str =
+    "You are the main session. Use the Task tool with agent \"deep-research\" for research. \
 When Task(deep-research) returns ok=false or stop_reason=\"error\", do not start it again: \
 report the failure to the user, point to the failure report, and suggest that they retry.";
 
 /// The deep-research sub-session's instructions.
-pub const DEEP_RESEARCH_INSTRUCTIONS: &str = "You are a deep-research sub-agent. Collect sources with web_search and web_fetch, \
+pub const DEEP_RESEARCH_INSTRUCTIONS: &str =
+    "You are a deep-research sub-agent. Collect sources with web_search and web_fetch, \
 then answer with your findings. Your answer becomes the report.";
 
 /// How the task runner is configured.
@@ -52,7 +54,12 @@ pub struct TaskConfig {
 
 impl Default for TaskConfig {
     fn default() -> Self {
-        TaskConfig { summary_bytes: 600, cooldown: Duration::from_secs(600), sub_policy: RetryPolicy::default(), relaunch_guard: true }
+        TaskConfig {
+            summary_bytes: 600,
+            cooldown: Duration::from_secs(600),
+            sub_policy: RetryPolicy::default(),
+            relaunch_guard: true,
+        }
     }
 }
 
@@ -150,7 +157,9 @@ impl Toolbox for TaskTool {
     fn specs(&self) -> Vec<ToolSpec> {
         vec![ToolSpec {
             name: TASK_TOOL.to_owned(),
-            description: "Run a sub-agent in its own sub-session; returns small JSON with ok, sub_session_id, report_path.".to_owned(),
+            description:
+                "Run a sub-agent in its own sub-session; returns small JSON with ok, sub_session_id, report_path."
+                    .to_owned(),
             parameters: json!({"type": "object", "properties": {"agent": {"type": "string", "enum": [DEEP_RESEARCH]}, "prompt": {"type": "string"}}, "required": ["agent", "prompt"]}),
         }]
     }
@@ -160,7 +169,10 @@ impl Toolbox for TaskTool {
             if call.name == TASK_TOOL {
                 self.call_task(call).await
             } else {
-                ToolResult { output: json!({"error": format!("unknown tool `{}`", call.name)}).to_string(), end_turn: None }
+                ToolResult {
+                    output: json!({"error": format!("unknown tool `{}`", call.name)}).to_string(),
+                    end_turn: None,
+                }
             }
         })
     }
@@ -186,11 +198,19 @@ impl Toolbox for ResearchTools<'_> {
 }
 
 /// Run one deep-research sub-session and return the Task result JSON. Always writes a report.
-pub async fn run_deep_research(config: &SessionConfig, task: &TaskConfig, sub_id: &str, prompt: &str, backend: &dyn ResearchBackend) -> Value {
+pub async fn run_deep_research(
+    config: &SessionConfig,
+    task: &TaskConfig,
+    sub_id: &str,
+    prompt: &str,
+    backend: &dyn ResearchBackend,
+) -> Value {
     let sub_config = SessionConfig { policy: task.sub_policy.clone(), ..config.clone() };
     let session = match Session::open(sub_config, sub_id, DEEP_RESEARCH) {
         Ok(session) => session,
-        Err(e) => return json!({"ok": false, "error_type": "SessionError", "error_message": e.to_string(), "stop_reason": "error", "sub_session_id": sub_id}),
+        Err(e) => {
+            return json!({"ok": false, "error_type": "SessionError", "error_message": e.to_string(), "stop_reason": "error", "sub_session_id": sub_id})
+        }
     };
     let report_path = session.dir().join("report.md");
     let events_path = session.events_path().to_owned();
@@ -212,7 +232,11 @@ pub async fn run_deep_research(config: &SessionConfig, task: &TaskConfig, sub_id
                 });
             }
         }
-        TurnOutcome::Answered(_) => TurnError { error_type: "EmptyReport".to_owned(), message: "the sub-session answered with no text".to_owned(), attempts: 0 },
+        TurnOutcome::Answered(_) => TurnError {
+            error_type: "EmptyReport".to_owned(),
+            message: "the sub-session answered with no text".to_owned(),
+            attempts: 0,
+        },
         TurnOutcome::Degraded { cause, .. } => TurnError::from(&cause),
         TurnOutcome::Failed(error) => error,
     };
@@ -233,7 +257,12 @@ pub async fn run_deep_research(config: &SessionConfig, task: &TaskConfig, sub_id
 }
 
 /// One main-session turn that may call `Task(deep-research)`.
-pub async fn run_main_turn(session: &Session, tool: &mut TaskTool, prompt: &str, display: &(dyn Fn(Delta<'_>) + Send + Sync)) -> TurnOutcome {
+pub async fn run_main_turn(
+    session: &Session,
+    tool: &mut TaskTool,
+    prompt: &str,
+    display: &(dyn Fn(Delta<'_>) + Send + Sync),
+) -> TurnOutcome {
     tool.start_turn();
     session.run_turn(MAIN_INSTRUCTIONS, prompt, tool, OutputMode::Visible, display).await
 }

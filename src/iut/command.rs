@@ -6,7 +6,11 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 
 /// Run `command`; returns (stderr, exit code, timed out). The process is killed at the timeout.
-pub async fn run(command: &str, env: &[(&'static str, String)], timeout: Duration) -> std::io::Result<(String, Option<i32>, bool)> {
+pub async fn run(
+    command: &str,
+    env: &[(&'static str, String)],
+    timeout: Duration,
+) -> std::io::Result<(String, Option<i32>, bool)> {
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)

@@ -7,7 +7,11 @@ use squall_reference::iut::{run_case, CaseEnv, CaseTask};
 use squall_reference::mutants::Mutant;
 
 /// Run the reference on a case; returns (stderr, exit code, timed out) like a process would.
-pub async fn run(env: &[(&'static str, String)], mutant: Option<&str>, timeout: Duration) -> (String, Option<i32>, bool) {
+pub async fn run(
+    env: &[(&'static str, String)],
+    mutant: Option<&str>,
+    timeout: Duration,
+) -> (String, Option<i32>, bool) {
     let case = match case_env(env, mutant) {
         Ok(case) => case,
         Err(e) => return (e, Some(2), false),

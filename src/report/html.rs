@@ -69,14 +69,27 @@ pub fn render(report: &Value) -> String {
         );
         for (i, case) in requirement["cases"].as_array().into_iter().flatten().enumerate() {
             let verdict = case["verdict"].as_str().unwrap_or("");
-            let _ = write!(out, "<a class=\"cell {}\" href=\"#{}\" title=\"{} — {}\"></a>", class(verdict), escape(&anchor(id, i)), escape(case["name"].as_str().unwrap_or("")), escape(verdict));
+            let _ = write!(
+                out,
+                "<a class=\"cell {}\" href=\"#{}\" title=\"{} — {}\"></a>",
+                class(verdict),
+                escape(&anchor(id, i)),
+                escape(case["name"].as_str().unwrap_or("")),
+                escape(verdict)
+            );
         }
         out.push_str("</td></tr>");
     }
     out.push_str("</table>");
     for requirement in requirements {
         let id = requirement["id"].as_str().unwrap_or("");
-        let _ = write!(out, "<h2 id=\"{}\">{} — {}</h2>", escape(id), escape(id), escape(requirement["title"].as_str().unwrap_or("")));
+        let _ = write!(
+            out,
+            "<h2 id=\"{}\">{} — {}</h2>",
+            escape(id),
+            escape(id),
+            escape(requirement["title"].as_str().unwrap_or(""))
+        );
         for (i, case) in requirement["cases"].as_array().into_iter().flatten().enumerate() {
             render_case(&mut out, case, &anchor(id, i), time_scale);
         }
@@ -127,8 +140,18 @@ fn render_case(out: &mut String, case: &Value, anchor: &str, time_scale: f64) {
         .collect();
     out.push_str(&timeline::svg(journal, &planned, time_scale));
     let pretty = |value: &Value| escape(&serde_json::to_string_pretty(value).unwrap_or_default());
-    let _ = write!(out, "<details><summary>Wire journal ({} requests)</summary><pre>{}</pre></details>", journal.len(), pretty(&evidence["journal"]));
-    let _ = write!(out, "<details><summary>Result and events</summary><pre>{}</pre><pre>{}</pre></details>", pretty(&evidence["result"]), pretty(&evidence["events"]));
+    let _ = write!(
+        out,
+        "<details><summary>Wire journal ({} requests)</summary><pre>{}</pre></details>",
+        journal.len(),
+        pretty(&evidence["journal"])
+    );
+    let _ = write!(
+        out,
+        "<details><summary>Result and events</summary><pre>{}</pre><pre>{}</pre></details>",
+        pretty(&evidence["result"]),
+        pretty(&evidence["events"])
+    );
     if let Some(stderr) = evidence["stderr"].as_str().filter(|s| !s.is_empty()) {
         let _ = write!(out, "<details><summary>stderr</summary><pre>{}</pre></details>", escape(stderr));
     }

@@ -13,7 +13,8 @@ fn count(cases: &[Value], verdict: &str) -> usize {
 
 pub fn render(report: &Value) -> String {
     let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let all: Vec<Value> = requirements.iter().flat_map(|r| r["cases"].as_array().cloned().unwrap_or_default()).collect();
+    let all: Vec<Value> =
+        requirements.iter().flat_map(|r| r["cases"].as_array().cloned().unwrap_or_default()).collect();
     let seconds = report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0;
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -37,14 +38,25 @@ pub fn render(report: &Value) -> String {
             count(cases, "n/a")
         );
         for case in cases {
-            let name = escape(&format!("{} — {}", case["feature"].as_str().unwrap_or(""), case["name"].as_str().unwrap_or("")));
+            let name = escape(&format!(
+                "{} — {}",
+                case["feature"].as_str().unwrap_or(""),
+                case["name"].as_str().unwrap_or("")
+            ));
             let _ = write!(out, "    <testcase classname=\"{id}\" name=\"{name}\"");
             let details: Vec<String> = case["checks"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
-                .map(|c| format!("{}: expected {}; observed {}", c["name"].as_str().unwrap_or(""), c["expected"].as_str().unwrap_or(""), c["observed"].as_str().unwrap_or("")))
+                .map(|c| {
+                    format!(
+                        "{}: expected {}; observed {}",
+                        c["name"].as_str().unwrap_or(""),
+                        c["expected"].as_str().unwrap_or(""),
+                        c["observed"].as_str().unwrap_or("")
+                    )
+                })
                 .chain(case["error"].as_str().map(str::to_owned))
                 .collect();
             let message = escape(details.first().map_or("", String::as_str));
@@ -57,7 +69,8 @@ pub fn render(report: &Value) -> String {
                     let _ = writeln!(out, ">\n      <error message=\"{message}\">{body}</error>\n    </testcase>");
                 }
                 "n/a" => {
-                    let _ = writeln!(out, ">\n      <skipped message=\"not applicable at this level\"/>\n    </testcase>");
+                    let _ =
+                        writeln!(out, ">\n      <skipped message=\"not applicable at this level\"/>\n    </testcase>");
                 }
                 _ => {
                     let _ = writeln!(out, "/>");

@@ -27,7 +27,12 @@ pub fn render(report: &Value) -> String {
     let _ = writeln!(out, "| Level | {} |", iut["level"].as_str().unwrap_or(""));
     let _ = writeln!(out, "| squall | {} |", report["squall_version"].as_str().unwrap_or(""));
     let _ = writeln!(out, "| Date | {} |", report["started_at"].as_str().unwrap_or(""));
-    let _ = writeln!(out, "| Duration | {:.1} s (time scale {}) |", report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0, report["time_scale"]);
+    let _ = writeln!(
+        out,
+        "| Duration | {:.1} s (time scale {}) |",
+        report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        report["time_scale"]
+    );
     let _ = writeln!(
         out,
         "| Requirements | {} pass, {} fail, {} n/a, {} error |\n",
@@ -45,15 +50,43 @@ pub fn render(report: &Value) -> String {
             requirement["verdict"].as_str().unwrap_or(""),
         );
     }
-    let failing: Vec<&Value> = requirements.iter().filter(|r| r["verdict"] == "fail" || r["verdict"] == "error").collect();
+    let failing: Vec<&Value> =
+        requirements.iter().filter(|r| r["verdict"] == "fail" || r["verdict"] == "error").collect();
     if !failing.is_empty() {
         let _ = writeln!(out, "\n## Failures: expected vs observed");
         for requirement in failing {
-            let _ = writeln!(out, "\n### {} — {}\n", requirement["id"].as_str().unwrap_or(""), requirement["title"].as_str().unwrap_or(""));
-            for case in requirement["cases"].as_array().into_iter().flatten().filter(|c| c["verdict"] == "fail" || c["verdict"] == "error") {
-                let _ = writeln!(out, "- **{}** ({}) — {}", case["name"].as_str().unwrap_or(""), case["feature"].as_str().unwrap_or(""), case["verdict"].as_str().unwrap_or(""));
-                for check in case["checks"].as_array().into_iter().flatten().filter(|c| c["verdict"] == "fail" || c["verdict"] == "error") {
-                    let _ = writeln!(out, "  - {}: expected {}; observed {}", check["name"].as_str().unwrap_or(""), check["expected"].as_str().unwrap_or(""), check["observed"].as_str().unwrap_or(""));
+            let _ = writeln!(
+                out,
+                "\n### {} — {}\n",
+                requirement["id"].as_str().unwrap_or(""),
+                requirement["title"].as_str().unwrap_or("")
+            );
+            for case in requirement["cases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
+            {
+                let _ = writeln!(
+                    out,
+                    "- **{}** ({}) — {}",
+                    case["name"].as_str().unwrap_or(""),
+                    case["feature"].as_str().unwrap_or(""),
+                    case["verdict"].as_str().unwrap_or("")
+                );
+                for check in case["checks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
+                {
+                    let _ = writeln!(
+                        out,
+                        "  - {}: expected {}; observed {}",
+                        check["name"].as_str().unwrap_or(""),
+                        check["expected"].as_str().unwrap_or(""),
+                        check["observed"].as_str().unwrap_or("")
+                    );
                 }
                 if let Some(error) = case["error"].as_str() {
                     let _ = writeln!(out, "  - {}", cell(error));

@@ -47,7 +47,8 @@ pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyho
     let mut written = Vec::new();
     for (file, text) in FILES.iter().zip(contents) {
         let path = dir.join(file);
-        squall_reference::report::write_atomically(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        squall_reference::report::write_atomically(&path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

@@ -38,13 +38,20 @@ fn bars(journal: &[Value], time_scale: f64) -> Vec<Bar> {
             let end = e["finished_at_ms"].as_f64().map_or(start, seconds);
             let headers = &e["response_headers"];
             let asked = match (headers["retry-after-ms"].as_str(), headers["retry-after"].as_str()) {
-                (Some(ms), _) => Some(format!("asked {} s (retry-after-ms)", ms.parse::<f64>().map_or(ms.to_owned(), |v| format!("{:.2}", v / 1000.0)))),
+                (Some(ms), _) => Some(format!(
+                    "asked {} s (retry-after-ms)",
+                    ms.parse::<f64>().map_or(ms.to_owned(), |v| format!("{:.2}", v / 1000.0))
+                )),
                 (None, Some(value)) if value.parse::<f64>().is_ok() => Some(format!("asked {value} s (retry-after)")),
                 (None, Some(date)) => Some(format!("asked until {date}")),
                 _ => None,
             };
             Bar {
-                label: format!("{} #{}", e["track"].as_str().unwrap_or("default"), e["attempt"].as_u64().unwrap_or(0) + 1),
+                label: format!(
+                    "{} #{}",
+                    e["track"].as_str().unwrap_or("default"),
+                    e["attempt"].as_u64().unwrap_or(0) + 1
+                ),
                 start,
                 end,
                 end_kind: e["end"].as_str().unwrap_or("in progress").to_owned(),
@@ -105,7 +112,14 @@ pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
             Some(fault) => format!("✕ {fault}"),
             None => bar.end_kind.clone(),
         };
-        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text>", x(bar.end) + 4.0, y + 11.0, color(&bar.end_kind), escape(&mark));
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text>",
+            x(bar.end) + 4.0,
+            y + 11.0,
+            color(&bar.end_kind),
+            escape(&mark)
+        );
         if let Some(next) = bars.get(i + 1) {
             let waited = next.start - bar.end;
             let expected = if bar.failed {
@@ -131,10 +145,19 @@ pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
         }
     }
     let axis_y = TOP + ROW * bars.len() as f64 + 4.0;
-    let _ = write!(out, "<line x1=\"{LABEL}\" y1=\"{axis_y:.1}\" x2=\"{:.1}\" y2=\"{axis_y:.1}\" stroke=\"#333\"/>", LABEL + plot);
+    let _ = write!(
+        out,
+        "<line x1=\"{LABEL}\" y1=\"{axis_y:.1}\" x2=\"{:.1}\" y2=\"{axis_y:.1}\" stroke=\"#333\"/>",
+        LABEL + plot
+    );
     for tick in 0..=4 {
         let t = span * f64::from(tick) / 4.0;
-        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" text-anchor=\"middle\">{t:.1} s</text>", x(t), axis_y + 14.0);
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" text-anchor=\"middle\">{t:.1} s</text>",
+            x(t),
+            axis_y + 14.0
+        );
     }
     out.push_str("</svg>");
     out
@@ -158,11 +181,10 @@ mod tests {
 
     #[test]
     fn planned_delays_label_only_the_gaps_after_failed_attempts() {
-        let entry = |attempt: u64, at: f64, end: &str, terminal: bool| {
-            json!({"track": "sub", "attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": end, "terminal_sent": terminal, "status": 200, "fault": null})
-        };
+        let entry = |attempt: u64, at: f64, end: &str, terminal: bool| json!({"track": "sub", "attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": end, "terminal_sent": terminal, "status": 200, "fault": null});
         // A tool-call turn (completed), then a reset retried after a planned 2 s.
-        let journal = vec![entry(0, 0.0, "completed", true), entry(1, 2.0, "reset", false), entry(2, 23.0, "completed", true)];
+        let journal =
+            vec![entry(0, 0.0, "completed", true), entry(1, 2.0, "reset", false), entry(2, 23.0, "completed", true)];
         let out = svg(&journal, &[2.0], 0.01);
         assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
         assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
@@ -170,7 +192,9 @@ mod tests {
 
     #[test]
     fn faults_are_marked_where_they_fired() {
-        let journal = vec![json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200})];
+        let journal = vec![
+            json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200}),
+        ];
         assert!(svg(&journal, &[], 1.0).contains("✕ reset"));
     }
 }

@@ -10,12 +10,21 @@
 //! assert_eq!(scenario.attempts.len(), 3);
 //! ```
 
-use super::model::{AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, Scenario, StreamFailure, StreamSpec};
+use super::model::{
+    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, Scenario, StreamFailure, StreamSpec,
+};
 
 impl Scenario {
     /// An empty scenario: every request gets a plain `OK` until attempts are added.
     pub fn named(name: &str) -> Self {
-        Scenario { name: name.to_owned(), description: String::new(), requirements: Vec::new(), after: AfterScript::RepeatLast, attempts: Vec::new(), tracks: Vec::new() }
+        Scenario {
+            name: name.to_owned(),
+            description: String::new(),
+            requirements: Vec::new(),
+            after: AfterScript::RepeatLast,
+            attempts: Vec::new(),
+            tracks: Vec::new(),
+        }
     }
 
     /// Add the next attempt of the default track.
@@ -39,18 +48,25 @@ impl Attempt {
 
     /// A successful reply with this text (streamed when the client asks for a stream).
     pub fn text(text: &str) -> Self {
-        Attempt { stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }), ..Attempt::default() }
+        Attempt {
+            stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }),
+            ..Attempt::default()
+        }
     }
 
     /// A reply that calls a tool.
     pub fn function_call(name: &str, arguments: &str) -> Self {
         let call = FunctionCallSpec { name: name.to_owned(), arguments: arguments.to_owned(), call_id: None };
-        Attempt { stream: Some(StreamSpec { function_call: Some(call), ..StreamSpec::default() }), ..Attempt::default() }
+        Attempt {
+            stream: Some(StreamSpec { function_call: Some(call), ..StreamSpec::default() }),
+            ..Attempt::default()
+        }
     }
 
     /// A stream that fails in-band with this OpenAI error code (`response.failed`).
     pub fn stream_failure(code: &str, message: &str) -> Self {
-        let fail = StreamFailure { code: code.to_owned(), message: Some(message.to_owned()), ..StreamFailure::default() };
+        let fail =
+            StreamFailure { code: code.to_owned(), message: Some(message.to_owned()), ..StreamFailure::default() };
         Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() }
     }
 

@@ -81,12 +81,7 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn new(field: FieldPath, message: impl Into<String>) -> Self {
-        ScenarioError {
-            source_name: String::new(),
-            location: None,
-            field,
-            message: message.into(),
-        }
+        ScenarioError { source_name: String::new(), location: None, field, message: message.into() }
     }
 }
 

@@ -18,7 +18,9 @@ pub fn parse_header_template(value: &str) -> Result<HeaderTemplate, String> {
         let seconds = rest.strip_suffix('s').and_then(|n| n.parse::<f64>().ok());
         return match seconds {
             Some(s) if s.is_finite() && s >= 0.0 => Ok(HeaderTemplate::HttpDateFromNow(s)),
-            _ => Err(format!("`{value}` is not a valid template: write `@now+2s` for an HTTP-date 2 seconds after the reply")),
+            _ => Err(format!(
+                "`{value}` is not a valid template: write `@now+2s` for an HTTP-date 2 seconds after the reply"
+            )),
         };
     }
     if http::HeaderValue::from_str(value).is_err() {

@@ -31,9 +31,8 @@ pub fn from_json_value(value: serde_json::Value) -> Result<Scenario, ScenarioErr
 /// Read, parse and validate one scenario file.
 pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(FieldPath::root(), format!("cannot read the file: {e}")).named(&name)
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::new(FieldPath::root(), format!("cannot read the file: {e}")).named(&name))?;
     from_toml_str(&name, &text)
 }
 

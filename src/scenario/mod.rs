@@ -10,6 +10,6 @@ pub mod validate;
 pub use catalogue::Catalogue;
 pub use error::{FieldPath, ScenarioError};
 pub use model::*;
-pub mod routing;
-pub mod embedded;
 pub mod builder;
+pub mod embedded;
+pub mod routing;

@@ -211,13 +211,8 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 5] = [
-        FaultKind::Eof,
-        FaultKind::Reset,
-        FaultKind::Truncate,
-        FaultKind::Stall,
-        FaultKind::Garbage,
-    ];
+    pub const ALL: [FaultKind; 5] =
+        [FaultKind::Eof, FaultKind::Reset, FaultKind::Truncate, FaultKind::Stall, FaultKind::Garbage];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -263,9 +258,7 @@ impl Attempt {
     }
 
     pub fn event_delay_ms(&self) -> u64 {
-        self.event_delay_ms
-            .or(self.stream.as_ref().and_then(|s| s.event_delay_ms))
-            .unwrap_or(0)
+        self.event_delay_ms.or(self.stream.as_ref().and_then(|s| s.event_delay_ms)).unwrap_or(0)
     }
 
     /// The reply used for `after = "ok"`.
@@ -275,10 +268,7 @@ impl Attempt {
 
     /// The reply used for `after = "fail"`.
     pub fn plain_fail() -> Attempt {
-        Attempt {
-            status: Some(500),
-            ..Attempt::default()
-        }
+        Attempt { status: Some(500), ..Attempt::default() }
     }
 }
 

@@ -60,10 +60,7 @@ fn check_match(track: &Track, path: &FieldPath) -> Result<(), ScenarioError> {
     let Some(matcher) = &track.matcher else { return Ok(()) };
     let set = [matcher.tool.is_some(), matcher.body_contains.is_some(), matcher.header.is_some()];
     if set.iter().filter(|s| **s).count() != 1 {
-        return Err(ScenarioError::new(
-            path.key("match"),
-            "set exactly one of `tool`, `body_contains`, `header`",
-        ));
+        return Err(ScenarioError::new(path.key("match"), "set exactly one of `tool`, `body_contains`, `header`"));
     }
     Ok(())
 }
@@ -82,7 +79,10 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
     if !attempt.is_status_reply() {
         for (field, set) in [("error", attempt.error.is_some()), ("body", attempt.body.is_some())] {
             if set {
-                return Err(ScenarioError::new(path.key(field), format!("`{field}` needs an error `status` (for example 429 or 503)")));
+                return Err(ScenarioError::new(
+                    path.key(field),
+                    format!("`{field}` needs an error `status` (for example 429 or 503)"),
+                ));
             }
         }
     }
@@ -106,10 +106,16 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
     if let Some(fault) = &attempt.fault {
         let fault_path = path.key("fault");
         if fault.after_events.is_some() && fault.after_bytes.is_some() {
-            return Err(ScenarioError::new(fault_path.key("after_bytes"), "set `after_events` or `after_bytes`, not both"));
+            return Err(ScenarioError::new(
+                fault_path.key("after_bytes"),
+                "set `after_events` or `after_bytes`, not both",
+            ));
         }
         if fault.ms.is_some() && fault.kind != FaultKind::Stall {
-            return Err(ScenarioError::new(fault_path.key("ms"), format!("`ms` only applies to `stall`, not `{}`", fault.kind.as_str())));
+            return Err(ScenarioError::new(
+                fault_path.key("ms"),
+                format!("`ms` only applies to `stall`, not `{}`", fault.kind.as_str()),
+            ));
         }
         check_fault_offset(attempt, &fault_path, fault.point())?;
     }
@@ -119,7 +125,8 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
 /// A fault must fire inside the reply: an offset past the end would silently never fire.
 fn check_fault_offset(attempt: &Attempt, path: &FieldPath, point: FaultPoint) -> Result<(), ScenarioError> {
     let ctx = ReplyContext::placeholder();
-    let events = if attempt.is_status_reply() { Vec::new() } else { responses::stream_events(&attempt.content(), &ctx) };
+    let events =
+        if attempt.is_status_reply() { Vec::new() } else { responses::stream_events(&attempt.content(), &ctx) };
     match point {
         FaultPoint::Events(n) if n as usize > events.len() => Err(ScenarioError::new(
             path.key("after_events"),
@@ -158,7 +165,8 @@ mod tests {
 
     #[test]
     fn fault_offset_beyond_the_stream_is_rejected() {
-        let error = check_attempt(&attempt_with_fault(FaultKind::Reset, 99), &FieldPath::root()).expect_err("must fail");
+        let error =
+            check_attempt(&attempt_with_fault(FaultKind::Reset, 99), &FieldPath::root()).expect_err("must fail");
         assert_eq!(error.field.to_string(), "fault.after_events");
         assert!(error.message.contains("99"), "{}", error.message);
     }
@@ -183,7 +191,8 @@ mod tests {
 
     #[test]
     fn unreachable_tracks_are_rejected() {
-        let text = "name = \"x\"\n[[tracks]]\nname = \"all\"\n[[tracks]]\nname = \"never\"\nmatch = { tool = \"Task\" }\n";
+        let text =
+            "name = \"x\"\n[[tracks]]\nname = \"all\"\n[[tracks]]\nname = \"never\"\nmatch = { tool = \"Task\" }\n";
         let error = load::from_toml_str("x.toml", text).expect_err("must fail");
         assert_eq!(error.field.to_string(), "tracks[0].match");
     }

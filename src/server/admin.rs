@@ -20,7 +20,9 @@ pub async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Re
     let method = request.method().clone();
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     match (&method, segments.as_slice()) {
-        (&Method::GET, ["health"]) => json(StatusCode::OK, &json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})),
+        (&Method::GET, ["health"]) => {
+            json(StatusCode::OK, &json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")}))
+        }
         (&Method::GET, ["scenarios"]) => list_scenarios(state),
         (&Method::GET, ["scenarios", name]) => match state.catalogue.get(name) {
             Some(scenario) => json(StatusCode::OK, &serde_json::to_value(&*scenario).unwrap_or_default()),
@@ -66,17 +68,26 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
         Err(e) => return bad_request(None, &format!("The body is not valid JSON: {e}")),
     };
     let Some(fields) = body.as_object() else {
-        return bad_request(None, "The body must be a JSON object: {\"scenario\": \"<name>\" | {…}, \"time_scale\": 1.0}");
+        return bad_request(
+            None,
+            "The body must be a JSON object: {\"scenario\": \"<name>\" | {…}, \"time_scale\": 1.0}",
+        );
     };
     if let Some(unknown) = fields.keys().find(|k| !["scenario", "time_scale"].contains(&k.as_str())) {
-        return bad_request(Some(unknown), &format!("Unknown field `{unknown}`; expected `scenario` and optionally `time_scale`"));
+        return bad_request(
+            Some(unknown),
+            &format!("Unknown field `{unknown}`; expected `scenario` and optionally `time_scale`"),
+        );
     }
     let time_scale = match fields.get("time_scale") {
         None | Some(Value::Null) => 1.0,
         Some(value) => match value.as_f64() {
             Some(scale) if scale > 0.0 && scale <= MAX_TIME_SCALE => scale,
             _ => {
-                return bad_request(Some("time_scale"), &format!("`time_scale` must be a number in (0, {MAX_TIME_SCALE}], got {value}"));
+                return bad_request(
+                    Some("time_scale"),
+                    &format!("`time_scale` must be a number in (0, {MAX_TIME_SCALE}], got {value}"),
+                );
             }
         },
     };
@@ -89,8 +100,15 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
             Ok(scenario) => Arc::new(scenario),
             Err(e) => return bad_request(Some(&format!("scenario.{}", e.field)), &e.to_string()),
         },
-        Some(other) => return bad_request(Some("scenario"), &format!("`scenario` must be a catalogue name or an inline scenario object, got {other}")),
-        None => return bad_request(Some("scenario"), "Missing `scenario`: a catalogue name or an inline scenario object"),
+        Some(other) => {
+            return bad_request(
+                Some("scenario"),
+                &format!("`scenario` must be a catalogue name or an inline scenario object, got {other}"),
+            )
+        }
+        None => {
+            return bad_request(Some("scenario"), "Missing `scenario`: a catalogue name or an inline scenario object")
+        }
     };
     let run = state.runs.create(scenario, time_scale);
     json(StatusCode::CREATED, &run_summary(state, &run))
@@ -126,7 +144,11 @@ fn with_run(state: &State, id: &str, reply: impl FnOnce(&Run) -> Response<Respon
 /// 401. The model endpoints stay open: SDKs send their own API keys there.
 pub fn refuse_without_token(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
     let token = state.admin_token.as_deref()?;
-    let given = request.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let given = request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
     if given == Some(token) {
         return None;
     }

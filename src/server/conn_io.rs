@@ -80,7 +80,9 @@ impl KillableStream {
     }
 
     fn stream(&mut self) -> io::Result<&mut TcpStream> {
-        self.stream.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
+        self.stream
+            .as_mut()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
     }
 
     /// Fire the armed fault: a FIN, or a RST by closing with a zero linger.
@@ -121,7 +123,11 @@ impl AsyncWrite for KillableStream {
         Pin::new(stream).poll_write(cx, buf)
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let stream = self.stream()?;
         Pin::new(stream).poll_write_vectored(cx, bufs)
     }

@@ -20,7 +20,9 @@ pub fn json(status: StatusCode, value: &Value) -> Response<ResponseBody> {
     let bytes = Bytes::from(value.to_string());
     let mut response = Response::new(Full::new(bytes).map_err(|never| match never {}).boxed());
     *response.status_mut() = status;
-    response.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    response
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
     response
 }
 
@@ -33,7 +35,9 @@ pub fn openai_error(status: StatusCode, message: &str, code: &str, param: Option
 /// Why a request body could not be read.
 #[derive(Debug)]
 pub enum BodyError {
-    TooLarge { limit: usize },
+    TooLarge {
+        limit: usize,
+    },
     /// The client went away or sent a broken body.
     Broken(String),
 }

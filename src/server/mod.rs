@@ -97,7 +97,11 @@ impl Server {
     pub async fn start(config: ServerConfig) -> io::Result<Server> {
         let listener = TcpListener::bind(config.addr).await?;
         let local_addr = listener.local_addr()?;
-        let host = if local_addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], local_addr.port())) } else { local_addr };
+        let host = if local_addr.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], local_addr.port()))
+        } else {
+            local_addr
+        };
         let state = Arc::new(State {
             catalogue: config.catalogue,
             runs: Runs::with_capacity_limit(config.max_runs),

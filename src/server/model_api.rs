@@ -33,7 +33,13 @@ pub enum Api {
     Chat,
 }
 
-pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path: &str, request: Request<Incoming>) -> Response<ResponseBody> {
+pub async fn handle(
+    state: &State,
+    switch: Arc<KillSwitch>,
+    run: Arc<Run>,
+    path: &str,
+    request: Request<Incoming>,
+) -> Response<ResponseBody> {
     let (parts, body) = request.into_parts();
     let headers = header_map(&parts.headers);
     let arrival = Arrival { method: parts.method.to_string(), path: path.to_owned(), headers: headers.clone() };
@@ -49,7 +55,8 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
     let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
     let wants_stream = parsed.as_ref().and_then(|b| b.get("stream")).and_then(Value::as_bool) == Some(true);
     entry.update(|e| {
-        e.body = parsed.clone().unwrap_or_else(|| if text.is_empty() { Value::Null } else { Value::String(text.clone()) });
+        e.body =
+            parsed.clone().unwrap_or_else(|| if text.is_empty() { Value::Null } else { Value::String(text.clone()) });
         e.stream = wants_stream;
     });
 
@@ -59,16 +66,24 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
         (&Method::GET, "/models") => return reply_directly(entry, models()),
         (_, "/responses" | "/chat/completions" | "/models") => {
             let message = format!("{} is not allowed on {path}", parts.method);
-            return reply_directly(entry, openai_error(StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed", None));
+            return reply_directly(
+                entry,
+                openai_error(StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed", None),
+            );
         }
         _ => {
             let message = format!("Unknown path {path}: squall serves /responses, /chat/completions and /models");
             return reply_directly(entry, openai_error(StatusCode::NOT_FOUND, &message, "not_found", None));
         }
     };
-    if let Some(kind) = headers.get("content-type").filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json")) {
+    if let Some(kind) =
+        headers.get("content-type").filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json"))
+    {
         let message = format!("Unsupported Content-Type `{kind}`: send the request body as application/json.");
-        return reply_directly(entry, openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None));
+        return reply_directly(
+            entry,
+            openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None),
+        );
     }
     let Some(body) = parsed.filter(Value::is_object) else {
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
@@ -116,7 +131,9 @@ pub async fn handle(state: &State, switch: Arc<KillSwitch>, run: Arc<Run>, path:
     let now = SystemTime::now();
     for (name, template) in &script.headers {
         let rendered = parse_header_template(template).map(|t| t.render(now));
-        if let (Ok(name), Ok(Ok(value))) = (HeaderName::from_bytes(name.as_bytes()), rendered.map(|r| HeaderValue::from_str(&r))) {
+        if let (Ok(name), Ok(Ok(value))) =
+            (HeaderName::from_bytes(name.as_bytes()), rendered.map(|r| HeaderValue::from_str(&r)))
+        {
             out.insert(name, value);
         }
     }
@@ -199,5 +216,8 @@ fn reply_directly(mut entry: EntryHandle, response: Response<ResponseBody>) -> R
 
 fn models() -> Response<ResponseBody> {
     let model = |id: &str| json!({"id": id, "object": "model", "created": 0, "owned_by": "squall"});
-    super::http_util::json(StatusCode::OK, &json!({"object": "list", "data": [model("gpt-squall"), model("gpt-squall-reasoning")]}))
+    super::http_util::json(
+        StatusCode::OK,
+        &json!({"object": "list", "data": [model("gpt-squall"), model("gpt-squall-reasoning")]}),
+    )
 }

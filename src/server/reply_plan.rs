@@ -15,7 +15,8 @@ use crate::scenario::{Fault, FaultKind, FaultPoint};
 use crate::wire::SseEvent;
 
 /// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
-pub const GARBAGE: &[u8] = b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
+pub const GARBAGE: &[u8] =
+    b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
 
 /// One thing the reply does.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,10 +54,7 @@ struct Unit {
 
 /// Plan a streamed reply: events, with `event_delay` between them.
 pub fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
-    let units = events
-        .iter()
-        .map(|e| Unit { bytes: e.to_bytes(), is_event: true, terminal: e.terminal })
-        .collect();
+    let units = events.iter().map(|e| Unit { bytes: e.to_bytes(), is_event: true, terminal: e.terminal }).collect();
     let mut plan = build(units, EndKind::Completed, fault, event_delay, time_scale);
     // Event streams are sent chunked, as OpenAI does, even when their length is known.
     plan.exact_len = None;
@@ -88,7 +86,10 @@ fn coalesce(steps: VecDeque<Step>) -> VecDeque<Step> {
     let mut merged: VecDeque<Step> = VecDeque::with_capacity(steps.len());
     for step in steps {
         match (merged.back_mut(), step) {
-            (Some(Step::Data { bytes, events, terminal }), Step::Data { bytes: more, events: more_events, terminal: more_terminal }) => {
+            (
+                Some(Step::Data { bytes, events, terminal }),
+                Step::Data { bytes: more, events: more_events, terminal: more_terminal },
+            ) => {
                 let mut joined = Vec::with_capacity(bytes.len() + more.len());
                 joined.extend_from_slice(bytes);
                 joined.extend_from_slice(&more);
@@ -102,7 +103,13 @@ fn coalesce(steps: VecDeque<Step>) -> VecDeque<Step> {
     merged
 }
 
-fn build_steps(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+fn build_steps(
+    units: Vec<Unit>,
+    end: EndKind,
+    fault: Option<&Fault>,
+    event_delay: Duration,
+    time_scale: f64,
+) -> ReplyPlan {
     let mut plan = ReplyPlan {
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
@@ -135,9 +142,17 @@ fn build_steps(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_dela
                 if splice_fault(&mut plan.steps, f, time_scale) {
                     return plan;
                 }
-                plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(head..), events: u32::from(unit.is_event), terminal: unit.terminal });
+                plan.steps.push_back(Step::Data {
+                    bytes: unit.bytes.slice(head..),
+                    events: u32::from(unit.is_event),
+                    terminal: unit.terminal,
+                });
             }
-            None => plan.steps.push_back(Step::Data { bytes: unit.bytes, events: u32::from(unit.is_event), terminal: unit.terminal }),
+            None => plan.steps.push_back(Step::Data {
+                bytes: unit.bytes,
+                events: u32::from(unit.is_event),
+                terminal: unit.terminal,
+            }),
         }
         bytes_before += len;
         events_before += u32::from(unit.is_event);

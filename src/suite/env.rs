@@ -20,10 +20,15 @@ pub fn config_from_env(root: &Path) -> Result<SuiteConfig, String> {
     let catalogue = Catalogue::load_dir(&root.join("scenarios")).map_err(|e| e.to_string())?;
     let mut config = SuiteConfig::new(iut, root.join("features"), catalogue);
     if let Some(level) = var("SQUALL_LEVEL") {
-        config.level = Level::parse(&level).ok_or_else(|| format!("SQUALL_LEVEL={level}: expected wire, events or tasks"))?;
+        config.level =
+            Level::parse(&level).ok_or_else(|| format!("SQUALL_LEVEL={level}: expected wire, events or tasks"))?;
     }
     if let Some(scale) = var("SQUALL_TIME_SCALE") {
-        config.time_scale = scale.parse().ok().filter(|s: &f64| *s > 0.0 && *s <= 1.0).ok_or_else(|| format!("SQUALL_TIME_SCALE={scale}: expected a number in (0, 1]"))?;
+        config.time_scale = scale
+            .parse()
+            .ok()
+            .filter(|s: &f64| *s > 0.0 && *s <= 1.0)
+            .ok_or_else(|| format!("SQUALL_TIME_SCALE={scale}: expected a number in (0, 1]"))?;
     }
     config.tags = var("SQUALL_TAGS");
     config.cucumber_json = var("SQUALL_CUCUMBER_JSON").map(Into::into);

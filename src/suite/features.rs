@@ -36,9 +36,13 @@ pub fn features_dir(explicit: Option<&Path>) -> anyhow::Result<FeaturesDir> {
         Some(dir) => anyhow::bail!("--features {}: not a directory", dir.display()),
         None if Path::new("features").is_dir() => Ok(FeaturesDir::Path(PathBuf::from("features"))),
         None => {
-            let dir = tempfile::Builder::new().prefix("squall-features-").tempdir().context("cannot create a temporary directory")?;
+            let dir = tempfile::Builder::new()
+                .prefix("squall-features-")
+                .tempdir()
+                .context("cannot create a temporary directory")?;
             for (name, text) in embedded_features() {
-                std::fs::write(dir.path().join(name), text).with_context(|| format!("cannot write the embedded feature {name}"))?;
+                std::fs::write(dir.path().join(name), text)
+                    .with_context(|| format!("cannot write the embedded feature {name}"))?;
             }
             Ok(FeaturesDir::Embedded(dir))
         }

@@ -122,7 +122,8 @@ pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
     ids.dedup();
     ids.into_iter()
         .map(|id| {
-            let cases: Vec<CaseRecord> = cases.iter().filter(|c| c.requirements.iter().any(|r| r == id)).cloned().collect();
+            let cases: Vec<CaseRecord> =
+                cases.iter().filter(|c| c.requirements.iter().any(|r| r == id)).cloned().collect();
             RequirementResult {
                 id: id.to_owned(),
                 title: requirement_title(id).to_owned(),
@@ -138,14 +139,20 @@ pub fn requirement_title(id: &str) -> &'static str {
     match id {
         "REQ-0006-001" => "Generic provider retry: timeouts, 408/425/429/5xx, Retry-After; final runtime.error",
         "REQ-0006-002" => "Retry is bounded: max_retries = 6 by default, capped exponential backoff",
-        "REQ-0006-010" => "Stream breaks (EOF, reset, truncation, stall) become ProviderTimeoutException and are retried",
+        "REQ-0006-010" => {
+            "Stream breaks (EOF, reset, truncation, stall) become ProviderTimeoutException and are retried"
+        }
         "REQ-0006-020" => "Task(deep-research) failure returns ok=false with error and sub-session fields",
         "REQ-0006-021" => "Deep-research reports: structured on success; cause, sources and resume guidance on failure",
         "REQ-0006-030" => "No retry storm: a failed deep research is not relaunched automatically",
         "REQ-0003-001" => "Tool outputs are budgeted head+tail with a marker before entering provider input",
         "REQ-0003-020" => "Task sub-sessions return small JSON with sub_session_id, report_path and a bounded summary",
-        "SEED-001-GATE" => "Safety gate: no automatic replay after visible output, tool calls, quota or context overflow",
-        "SEED-001-OBSERVABILITY" => "Every failure has a decision record: retryable, gate, retried, attempt, timeout, outcome",
+        "SEED-001-GATE" => {
+            "Safety gate: no automatic replay after visible output, tool calls, quota or context overflow"
+        }
+        "SEED-001-OBSERVABILITY" => {
+            "Every failure has a decision record: retryable, gate, retried, attempt, timeout, outcome"
+        }
         "SEED-001-TIMEOUT-LADDER" => "Reasoning timeout ladder: 60 s, then one safe retry at 120 s, no third attempt",
         "SEED-002-PROFILES" => "Per-agent retry profiles: a writing agent 0 retries, a read-only agent 1",
         "SEED-002-JITTER" => "Backoff jitter stays within 0-1 s of the exponential schedule",

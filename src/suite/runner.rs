@@ -98,7 +98,9 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
         Some(expr) => Some(expr.parse().map_err(|e| anyhow::anyhow!("--tags {expr:?}: {e}"))?),
         None => None,
     };
-    let server = Server::start(ServerConfig::loopback(config.catalogue.clone())).await.context("cannot start the squall server")?;
+    let server = Server::start(ServerConfig::loopback(config.catalogue.clone()))
+        .await
+        .context("cannot start the squall server")?;
     let ctx = Arc::new(SuiteContext {
         server,
         catalogue: config.catalogue.clone(),
@@ -116,7 +118,16 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
             drive(writer::Json::new(file), config, &ctx, &collected, filter).await;
         }
         (None, true) => drive(writer::Basic::stdout().summarized(), config, &ctx, &collected, filter).await,
-        (None, false) => drive(writer::Basic::new(std::io::sink(), writer::Coloring::Never, writer::Verbosity::Default).summarized(), config, &ctx, &collected, filter).await,
+        (None, false) => {
+            drive(
+                writer::Basic::new(std::io::sink(), writer::Coloring::Never, writer::Verbosity::Default).summarized(),
+                config,
+                &ctx,
+                &collected,
+                filter,
+            )
+            .await
+        }
     }
     let mut cases = std::mem::take(&mut *collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     cases.sort_by(|a, b| (&a.feature, &a.name).cmp(&(&b.feature, &b.name)));
@@ -124,37 +135,46 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
 }
 
 /// One cucumber run with the given writer; results land in `collected`.
-async fn drive<Wr>(writer: Wr, config: &SuiteConfig, ctx: &Arc<SuiteContext>, collected: &Collected, filter: Option<TagOperation>)
-where
+async fn drive<Wr>(
+    writer: Wr,
+    config: &SuiteConfig,
+    ctx: &Arc<SuiteContext>,
+    collected: &Collected,
+    filter: Option<TagOperation>,
+) where
     Wr: cucumber::Writer<SuiteWorld> + cucumber::writer::Normalized,
     Wr::Cli: Default,
 {
     let before_ctx = ctx.clone();
     let after_collected = collected.clone();
     let progress = config.progress.clone();
-    let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(cucumber::parser::Basic::new(), cucumber::runner::Basic::default(), writer)
-        // Explicit options: cucumber would otherwise parse this process's arguments (a test
-        // filter, `squall run` flags) and exit on what it does not know.
-        .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
-        .steps(steps::collection())
-        .max_concurrent_scenarios(Some(config.concurrency.max(1)))
-        .before(move |_, _, _, world| {
-            world.ctx = Some(before_ctx.clone());
-            async {}.boxed_local()
-        })
-        .after(move |feature, rule, scenario, finished, world| {
-            let record = case_record(feature, rule, scenario, finished, world.map(|w| &*w));
-            if let Some(progress) = &progress {
-                (progress.0)(&record);
-            }
-            after_collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record);
-            async {}.boxed_local()
-        })
-        .filter_run(config.features.clone(), move |feature, rule, scenario| match &filter {
-            Some(expr) => expr.eval(all_tags(feature, rule, scenario).iter()),
-            None => true,
-        })
-        .await;
+    let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(
+        cucumber::parser::Basic::new(),
+        cucumber::runner::Basic::default(),
+        writer,
+    )
+    // Explicit options: cucumber would otherwise parse this process's arguments (a test
+    // filter, `squall run` flags) and exit on what it does not know.
+    .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
+    .steps(steps::collection())
+    .max_concurrent_scenarios(Some(config.concurrency.max(1)))
+    .before(move |_, _, _, world| {
+        world.ctx = Some(before_ctx.clone());
+        async {}.boxed_local()
+    })
+    .after(move |feature, rule, scenario, finished, world| {
+        let record = case_record(feature, rule, scenario, finished, world.map(|w| &*w));
+        if let Some(progress) = &progress {
+            (progress.0)(&record);
+        }
+        after_collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record);
+        async {}.boxed_local()
+    })
+    .filter_run(config.features.clone(), move |feature, rule, scenario| match &filter {
+        Some(expr) => expr.eval(all_tags(feature, rule, scenario).iter()),
+        None => true,
+    })
+    .await;
 }
 
 fn all_tags(feature: &gherkin::Feature, rule: Option<&gherkin::Rule>, scenario: &gherkin::Scenario) -> Vec<String> {
@@ -170,12 +190,17 @@ fn case_record(
     world: Option<&SuiteWorld>,
 ) -> CaseRecord {
     let tags = all_tags(feature, rule, scenario);
-    let requirements: Vec<String> =
-        tags.iter().map(|t| t.trim_start_matches('@').to_owned()).filter(|t| t.starts_with("REQ-") || t.starts_with("SEED-")).collect();
+    let requirements: Vec<String> = tags
+        .iter()
+        .map(|t| t.trim_start_matches('@').to_owned())
+        .filter(|t| t.starts_with("REQ-") || t.starts_with("SEED-"))
+        .collect();
     let checks = world.map(|w| w.checks.clone()).unwrap_or_default();
     let step_error = match finished {
         ScenarioFinished::StepPassed => None,
-        ScenarioFinished::StepSkipped => Some("a step has no definition (the feature uses a step squall does not know)".to_owned()),
+        ScenarioFinished::StepSkipped => {
+            Some("a step has no definition (the feature uses a step squall does not know)".to_owned())
+        }
         ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
         ScenarioFinished::BeforeHookFailed(_) => Some("the harness could not prepare the case".to_owned()),
     };
@@ -194,7 +219,12 @@ fn case_record(
     };
     let evidence = world
         .and_then(|w| w.run.as_ref())
-        .map(|run| Evidence { journal: run.journal.clone(), events: run.iut.events.clone(), result: run.iut.result.clone(), stderr: run.iut.stderr.clone() })
+        .map(|run| Evidence {
+            journal: run.journal.clone(),
+            events: run.iut.events.clone(),
+            result: run.iut.result.clone(),
+            stderr: run.iut.stderr.clone(),
+        })
         .unwrap_or_default();
     CaseRecord {
         name: scenario.name.clone(),

@@ -23,11 +23,15 @@ impl ScriptBuilder {
     /// The scenario for the case. Attempts not scripted get the `every` reply, or succeed.
     pub fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
         if let Some(scenario) = &self.catalogue {
-            return catalogue.get(scenario).map(|s| (*s).clone()).ok_or_else(|| format!("no catalogue scenario `{scenario}`"));
+            return catalogue
+                .get(scenario)
+                .map(|s| (*s).clone())
+                .ok_or_else(|| format!("no catalogue scenario `{scenario}`"));
         }
         let scripted = self.attempts.keys().max().copied().unwrap_or(0);
         let fill = || self.every.clone().unwrap_or_default();
-        let mut attempts: Vec<Attempt> = (1..=scripted).map(|n| self.attempts.get(&n).cloned().unwrap_or_else(fill)).collect();
+        let mut attempts: Vec<Attempt> =
+            (1..=scripted).map(|n| self.attempts.get(&n).cloned().unwrap_or_else(fill)).collect();
         if let Some(every) = &self.every {
             attempts.push(every.clone());
         }
@@ -48,7 +52,10 @@ mod tests {
 
     #[test]
     fn unscripted_attempts_get_the_every_reply_and_it_repeats() {
-        let mut builder = ScriptBuilder { every: Some(Attempt { status: Some(503), ..Attempt::default() }), ..ScriptBuilder::default() };
+        let mut builder = ScriptBuilder {
+            every: Some(Attempt { status: Some(503), ..Attempt::default() }),
+            ..ScriptBuilder::default()
+        };
         builder.attempt(2).status = Some(400);
         let scenario = builder.build("t", &Catalogue::default()).expect("builds");
         let statuses: Vec<Option<u16>> = scenario.attempts.iter().map(|a| a.status).collect();

@@ -80,7 +80,13 @@ impl SuiteWorld {
 
     /// Judge one check. Above the IUT's level, or in a case it cannot run, the check is
     /// `n/a` and `judge` is not called. A failing check fails the step (and so the case).
-    pub fn check(&mut self, level: Level, name: &str, expected: impl Into<String>, judge: impl FnOnce(&CaseRun) -> (String, bool)) {
+    pub fn check(
+        &mut self,
+        level: Level,
+        name: &str,
+        expected: impl Into<String>,
+        judge: impl FnOnce(&CaseRun) -> (String, bool),
+    ) {
         let expected = expected.into();
         let applicable = self.not_applicable.is_none() && self.ctx().level >= level;
         let (verdict, observed) = match (&self.run, applicable) {
@@ -94,7 +100,13 @@ impl SuiteWorld {
                 }
             },
         };
-        self.checks.push(CheckRecord { name: name.to_owned(), level, verdict, expected: expected.clone(), observed: observed.clone() });
+        self.checks.push(CheckRecord {
+            name: name.to_owned(),
+            level,
+            verdict,
+            expected: expected.clone(),
+            observed: observed.clone(),
+        });
         if matches!(verdict, Verdict::Fail | Verdict::Error) {
             panic!("{name}\n  expected: {expected}\n  observed: {observed}");
         }

@@ -61,7 +61,8 @@ pub fn completion_object(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
     let mut message = json!({"role": "assistant", "content": spec.effective_text(), "refusal": null});
     if let Some(call) = &spec.function_call {
         let call_id = call.call_id.clone().unwrap_or_else(|| ctx.id("call"));
-        message["tool_calls"] = json!([{"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]);
+        message["tool_calls"] =
+            json!([{"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}]);
     }
     json!({
         "id": ctx.id("chatcmpl"),

@@ -10,17 +10,31 @@ pub fn status_defaults(status: u16) -> (&'static str, Option<&'static str>, &'st
     match status {
         400 => ("invalid_request_error", None, "Invalid request (scripted by squall)."),
         401 => ("invalid_request_error", Some("invalid_api_key"), "Incorrect API key provided."),
-        403 => ("invalid_request_error", Some("unsupported_country_region_territory"), "Permission denied (scripted by squall)."),
-        404 => ("invalid_request_error", Some("model_not_found"), "The model does not exist or you do not have access to it."),
+        403 => (
+            "invalid_request_error",
+            Some("unsupported_country_region_territory"),
+            "Permission denied (scripted by squall).",
+        ),
+        404 => (
+            "invalid_request_error",
+            Some("model_not_found"),
+            "The model does not exist or you do not have access to it.",
+        ),
         408 => ("timeout", Some("timeout"), "Request timed out."),
         409 => ("invalid_request_error", Some("conflict"), "Conflict (scripted by squall)."),
         413 => ("invalid_request_error", Some("request_too_large"), "Request body too large."),
         422 => ("invalid_request_error", Some("unprocessable_entity"), "Unprocessable entity (scripted by squall)."),
         425 => ("server_error", Some("too_early"), "Too early; retry the request."),
         429 => ("requests", Some("rate_limit_exceeded"), "Rate limit reached for requests. Please try again in 1s."),
-        500 => ("server_error", Some("server_error"), "The server had an error while processing your request. Sorry about that!"),
+        500 => (
+            "server_error",
+            Some("server_error"),
+            "The server had an error while processing your request. Sorry about that!",
+        ),
         502 => ("server_error", Some("bad_gateway"), "Bad gateway."),
-        503 => ("server_error", Some("service_unavailable"), "The engine is currently overloaded, please try again later."),
+        503 => {
+            ("server_error", Some("service_unavailable"), "The engine is currently overloaded, please try again later.")
+        }
         504 => ("server_error", Some("gateway_timeout"), "Gateway timeout."),
         s if s >= 500 => ("server_error", Some("server_error"), "Server error (scripted by squall)."),
         _ => ("invalid_request_error", None, "Request failed (scripted by squall)."),
@@ -32,8 +46,12 @@ pub fn code_message(code: &str) -> String {
     match code {
         "rate_limit_exceeded" => "Rate limit reached for requests. Please try again in 1s.".to_owned(),
         "server_error" => "The server had an error while processing your request. Sorry about that!".to_owned(),
-        "insufficient_quota" => "You exceeded your current quota, please check your plan and billing details.".to_owned(),
-        "context_length_exceeded" => "Your input exceeds the context window of this model. Please adjust your input and try again.".to_owned(),
+        "insufficient_quota" => {
+            "You exceeded your current quota, please check your plan and billing details.".to_owned()
+        }
+        "context_length_exceeded" => {
+            "Your input exceeds the context window of this model. Please adjust your input and try again.".to_owned()
+        }
         other => format!("Scripted failure `{other}` (squall)."),
     }
 }
@@ -77,10 +95,7 @@ mod tests {
 
     #[test]
     fn quota_error_keeps_its_own_type() {
-        let spec = ErrorSpec {
-            code: Some("insufficient_quota".into()),
-            ..ErrorSpec::default()
-        };
+        let spec = ErrorSpec { code: Some("insufficient_quota".into()), ..ErrorSpec::default() };
         let body = scripted_error(429, Some(&spec));
         assert_eq!(body["error"]["type"], "insufficient_quota");
         assert_eq!(body["error"]["code"], "insufficient_quota");

@@ -25,19 +25,11 @@ pub struct SseEvent {
 
 impl SseEvent {
     pub fn named(event: &str, data: &Value) -> Self {
-        SseEvent {
-            event: Some(event.to_owned()),
-            data: data.to_string(),
-            terminal: false,
-        }
+        SseEvent { event: Some(event.to_owned()), data: data.to_string(), terminal: false }
     }
 
     pub fn data(data: &Value) -> Self {
-        SseEvent {
-            event: None,
-            data: data.to_string(),
-            terminal: false,
-        }
+        SseEvent { event: None, data: data.to_string(), terminal: false }
     }
 
     pub fn terminal(mut self) -> Self {

@@ -188,14 +188,20 @@ impl OutputItem {
         match self {
             OutputItem::Reasoning { id, summary } => {
                 let at = json!({"item_id": id, "output_index": output_index, "summary_index": 0});
-                log.push("response.reasoning_summary_part.added", with(&at, json!({"part": {"type": "summary_text", "text": ""}})));
+                log.push(
+                    "response.reasoning_summary_part.added",
+                    with(&at, json!({"part": {"type": "summary_text", "text": ""}})),
+                );
                 let at_fields = fields(&at);
                 for piece in deltas(summary, None) {
                     log.push_delta("response.reasoning_summary_text.delta", &at_fields, &piece, "");
                 }
                 if finish {
                     log.push("response.reasoning_summary_text.done", with(&at, json!({"text": summary})));
-                    log.push("response.reasoning_summary_part.done", with(&at, json!({"part": {"type": "summary_text", "text": summary}})));
+                    log.push(
+                        "response.reasoning_summary_part.done",
+                        with(&at, json!({"part": {"type": "summary_text", "text": summary}})),
+                    );
                 }
             }
             OutputItem::Message { id, text, pieces } => {
@@ -217,7 +223,10 @@ impl OutputItem {
                     log.push_delta("response.function_call_arguments.delta", &at_fields, &piece, "");
                 }
                 if finish {
-                    log.push("response.function_call_arguments.done", with(&at, json!({"name": name, "arguments": arguments})));
+                    log.push(
+                        "response.function_call_arguments.done",
+                        with(&at, json!({"name": name, "arguments": arguments})),
+                    );
                 }
             }
         }
@@ -291,7 +300,11 @@ mod tests {
     #[test]
     fn function_call_arguments_rejoin() {
         let spec = StreamSpec {
-            function_call: Some(FunctionCallSpec { name: "Task".into(), arguments: r#"{"agent":"deep-research"}"#.into(), call_id: None }),
+            function_call: Some(FunctionCallSpec {
+                name: "Task".into(),
+                arguments: r#"{"agent":"deep-research"}"#.into(),
+                call_id: None,
+            }),
             ..StreamSpec::default()
         };
         let events = stream_events(&spec, &ReplyContext::placeholder());

@@ -19,13 +19,24 @@ async fn create(server: &Server, client: &reqwest::Client, body: Value) -> (u16,
 #[tokio::test]
 async fn create_run_by_catalogue_name_gives_an_sdk_ready_base_url() {
     let (server, client) = server().await;
-    let (status, run) = create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": 0.5})).await;
+    let (status, run) =
+        create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": 0.5})).await;
     assert_eq!(status, 201);
     let id = run["id"].as_str().expect("id");
     assert_eq!(run["base_url"], format!("{}/runs/{id}/v1", server.origin()));
     assert_eq!(run["time_scale"], 0.5);
-    let journal: Value = client.get(format!("{}/__squall/runs/{id}/journal", server.origin())).send().await.expect("sent").json().await.expect("json");
-    assert_eq!(journal, json!({"id": id, "scenario": "reset-after-3-events-then-ok", "time_scale": 0.5, "requests": []}));
+    let journal: Value = client
+        .get(format!("{}/__squall/runs/{id}/journal", server.origin()))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        journal,
+        json!({"id": id, "scenario": "reset-after-3-events-then-ok", "time_scale": 0.5, "requests": []})
+    );
     let deleted = client.delete(format!("{}/__squall/runs/{id}", server.origin())).send().await.expect("sent");
     assert_eq!(deleted.status().as_u16(), 200);
     let gone = client.get(format!("{}/__squall/runs/{id}/journal", server.origin())).send().await.expect("sent");
@@ -49,7 +60,8 @@ async fn invalid_inline_scenario_is_a_400_naming_field_and_value() {
     assert_eq!(body["error"]["param"], "scenario.attempts[0].fault.kind");
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("explode"), "{body}");
 
-    let (status, body) = create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": -1})).await;
+    let (status, body) =
+        create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": -1})).await;
     assert_eq!((status, body["error"]["param"].clone()), (400, json!("time_scale")));
     let (status, body) = create(&server, &client, json!({"scenaro": "typo"})).await;
     assert_eq!((status, body["error"]["param"].clone()), (400, json!("scenaro")));
@@ -75,12 +87,18 @@ async fn scenarios_health_and_shared_scenario_runs() {
     let health: Value = get("/__squall/health").await.expect("sent").json().await.expect("json");
     assert_eq!(health["status"], "ok");
     let list: Value = get("/__squall/scenarios").await.expect("sent").json().await.expect("json");
-    let names: Vec<&str> = list["scenarios"].as_array().expect("array").iter().filter_map(|s| s["name"].as_str()).collect();
+    let names: Vec<&str> =
+        list["scenarios"].as_array().expect("array").iter().filter_map(|s| s["name"].as_str()).collect();
     assert!(names.contains(&"reset-after-3-events-then-ok"));
     // The convenience form shares one run per scenario name.
     let url = format!("{}/scenarios/reset-after-3-events-then-ok/v1/responses", server.origin());
     let first = client.post(&url).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent");
     drop(first);
-    let journal: Value = get("/__squall/runs/scenario-reset-after-3-events-then-ok/journal").await.expect("sent").json().await.expect("json");
+    let journal: Value = get("/__squall/runs/scenario-reset-after-3-events-then-ok/journal")
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
     assert_eq!(journal["requests"][0]["attempt"], 0);
 }

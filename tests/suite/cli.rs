@@ -29,7 +29,8 @@ fn serve_prints_the_listening_line_first_with_the_real_port() {
 fn bad_flags_and_paths_exit_2_with_one_clear_line() {
     let output = squall().args(["serve", "--addr", "nonsense"]).output().expect("runs");
     assert_eq!(output.status.code(), Some(2));
-    let output = squall().args(["serve", "--addr", "127.0.0.1:0", "--scenarios", "/no/such/dir"]).output().expect("runs");
+    let output =
+        squall().args(["serve", "--addr", "127.0.0.1:0", "--scenarios", "/no/such/dir"]).output().expect("runs");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("/no/such/dir"), "{stderr}");

@@ -15,7 +15,6 @@ use super::support::require;
 /// Suite runs are timing-sensitive: one at a time in this binary.
 static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-
 fn config(iut: Iut) -> SuiteConfig {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let catalogue = Catalogue::load_dir(&root.join("scenarios")).expect("catalogue");
@@ -23,7 +22,12 @@ fn config(iut: Iut) -> SuiteConfig {
 }
 
 fn failing(outcome: &SuiteOutcome) -> BTreeSet<String> {
-    outcome.requirements.iter().filter(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error)).map(|r| r.id.clone()).collect()
+    outcome
+        .requirements
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Fail | Verdict::Error))
+        .map(|r| r.id.clone())
+        .collect()
 }
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
@@ -35,17 +39,30 @@ async fn the_suite_rejects_every_mutant_on_exactly_the_requirements_it_breaks() 
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let mut wrong = Vec::new();
     for mutant in Mutant::ALL {
-        let outcome = run_suite(&config(Iut::Reference { mutant: Some(mutant.name().to_owned()) })).await.expect("suite runs");
+        let outcome =
+            run_suite(&config(Iut::Reference { mutant: Some(mutant.name().to_owned()) })).await.expect("suite runs");
         let expected: BTreeSet<String> = mutant.breaks().iter().map(|s| (*s).to_owned()).collect();
         let seen = failing(&outcome);
         if seen != expected {
             let unexpected: Vec<String> = outcome
                 .cases
                 .iter()
-                .filter(|c| c.verdict != Verdict::Pass && c.verdict != Verdict::NotApplicable && c.requirements.iter().any(|r| !expected.contains(r)))
-                .flat_map(|c| c.checks.iter().filter(|k| k.verdict == Verdict::Fail).map(move |k| format!("    {} / {}: expected {}; observed {}", c.name, k.name, k.expected, k.observed)))
+                .filter(|c| {
+                    c.verdict != Verdict::Pass
+                        && c.verdict != Verdict::NotApplicable
+                        && c.requirements.iter().any(|r| !expected.contains(r))
+                })
+                .flat_map(|c| {
+                    c.checks.iter().filter(|k| k.verdict == Verdict::Fail).map(move |k| {
+                        format!("    {} / {}: expected {}; observed {}", c.name, k.name, k.expected, k.observed)
+                    })
+                })
                 .collect();
-            wrong.push(format!("{}: expected failures {expected:?}, the suite failed {seen:?}\n{}", mutant.name(), unexpected.join("\n")));
+            wrong.push(format!(
+                "{}: expected failures {expected:?}, the suite failed {seen:?}\n{}",
+                mutant.name(),
+                unexpected.join("\n")
+            ));
         }
     }
     require(wrong.is_empty(), &wrong.join("\n"));
@@ -59,7 +76,11 @@ async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
     let external = run_suite(&config(Iut::Command(command))).await.expect("suite runs");
     require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
     let (inside, outside) = (verdicts(&in_process), verdicts(&external));
-    let differing: Vec<_> = inside.iter().filter(|(case, v)| outside.get(*case) != Some(*v)).map(|(case, v)| format!("{case:?}: in-process {v:?}, external {:?}", outside.get(case))).collect();
+    let differing: Vec<_> = inside
+        .iter()
+        .filter(|(case, v)| outside.get(*case) != Some(*v))
+        .map(|(case, v)| format!("{case:?}: in-process {v:?}, external {:?}", outside.get(case)))
+        .collect();
     require(differing.is_empty() && inside.len() == outside.len(), &differing.join("\n"));
     require(in_process.cases.len() >= 50, &format!("only {} cases ran", in_process.cases.len()));
 }
@@ -102,6 +123,11 @@ async fn cucumber_json_output_is_available() {
     let outcome = run_suite(&with_json).await.expect("suite runs");
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let features: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let scenarios = features.as_array().map_or(0, |f| f.iter().map(|f| f["elements"].as_array().map_or(0, Vec::len)).sum::<usize>());
-    require(scenarios == outcome.cases.len() && scenarios == 3, &format!("{scenarios} scenarios in cucumber.json, {} cases run", outcome.cases.len()));
+    let scenarios = features
+        .as_array()
+        .map_or(0, |f| f.iter().map(|f| f["elements"].as_array().map_or(0, Vec::len)).sum::<usize>());
+    require(
+        scenarios == outcome.cases.len() && scenarios == 3,
+        &format!("{scenarios} scenarios in cucumber.json, {} cases run", outcome.cases.len()),
+    );
 }

@@ -5,7 +5,12 @@ use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
 
 async fn stream(client: &reqwest::Client, base_url: &str) -> (u16, bool) {
-    let response = client.post(format!("{base_url}/responses")).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent");
+    let response = client
+        .post(format!("{base_url}/responses"))
+        .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
+        .send()
+        .await
+        .expect("sent");
     let status = response.status().as_u16();
     (status, response.text().await.is_ok())
 }

@@ -42,13 +42,19 @@ async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
     assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
     assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
     let run = server.create_run(Scenario::named("open"), 1.0);
-    let reply = client.post(format!("{}/responses", server.base_url(&run))).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent");
+    let reply = client
+        .post(format!("{}/responses", server.base_url(&run)))
+        .json(&json!({"model": "m", "input": "x"}))
+        .send()
+        .await
+        .expect("sent");
     assert_eq!(reply.status().as_u16(), 200, "SDKs send their own keys to the model endpoints");
 }
 
 #[test]
 fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
-    let refused = Command::new(env!("CARGO_BIN_EXE_squall")).args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
+    let refused =
+        Command::new(env!("CARGO_BIN_EXE_squall")).args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
@@ -90,7 +96,12 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
         reply
     });
     let client = reqwest::Client::new();
-    let reply = client.post(format!("{}/responses", server.base_url(&run))).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent");
+    let reply = client
+        .post(format!("{}/responses", server.base_url(&run)))
+        .json(&json!({"model": "m", "input": "x"}))
+        .send()
+        .await
+        .expect("sent");
     assert_eq!(reply.status().as_u16(), 200);
     let answer = garbage.await.expect("joined");
     assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 400"), "{:?}", String::from_utf8_lossy(&answer));
@@ -101,7 +112,12 @@ async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
     let server = server_with(|c| c.body_limit = 1024).await;
     let run = server.create_run(Scenario::named("small"), 1.0);
     let big = json!({"model": "m", "input": "x".repeat(4096)});
-    let reply = reqwest::Client::new().post(format!("{}/responses", server.base_url(&run))).json(&big).send().await.expect("sent");
+    let reply = reqwest::Client::new()
+        .post(format!("{}/responses", server.base_url(&run)))
+        .json(&big)
+        .send()
+        .await
+        .expect("sent");
     assert_eq!(reply.status().as_u16(), 413);
     let body: Value = reply.json().await.expect("json");
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("1024"), "{body}");
@@ -118,13 +134,24 @@ async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
     let requests = (0..1000).map(|_| {
         let (client, url) = (client.clone(), url.clone());
         async move {
-            let body = client.post(url).json(&json!({"model": "m", "input": "x", "stream": true})).send().await?.text().await?;
-            Ok::<bool, reqwest::Error>(body.contains("response.completed") && body.matches("event: response.output_text.delta").count() == 20)
+            let body = client
+                .post(url)
+                .json(&json!({"model": "m", "input": "x", "stream": true}))
+                .send()
+                .await?
+                .text()
+                .await?;
+            Ok::<bool, reqwest::Error>(
+                body.contains("response.completed") && body.matches("event: response.output_text.delta").count() == 20,
+            )
         }
     });
     let outcomes = join_all(requests).await;
     let intact = outcomes.iter().filter(|o| matches!(o, Ok(true))).count();
-    require(intact == 1000, &format!("{intact} intact; errors: {:?}", outcomes.iter().filter(|o| o.is_err()).take(3).collect::<Vec<_>>()));
+    require(
+        intact == 1000,
+        &format!("{intact} intact; errors: {:?}", outcomes.iter().filter(|o| o.is_err()).take(3).collect::<Vec<_>>()),
+    );
     drop(client);
     let left = connections_drain(&server).await;
     let journal = run.journal.snapshot();
@@ -165,13 +192,24 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
             .await
             .expect("json");
         let url = format!("{}/responses", created["base_url"].as_str().expect("base_url"));
-        let body = client.post(url).json(&json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent").text().await.expect("body");
+        let body = client
+            .post(url)
+            .json(&json!({"model": "m", "input": "x", "stream": true}))
+            .send()
+            .await
+            .expect("sent")
+            .text()
+            .await
+            .expect("body");
         require(body.contains("response.completed"), "a soak reply was cut short");
         // The client's keep-alive pool serves the whole soak: connections do not pile up.
         require(server.open_connections() <= 4, &format!("{} connections open", server.open_connections()));
     }
     let retained: usize = server.state().runs.list().iter().map(|run| run.journal.len()).sum();
-    require(server.state().runs.len() == 50 && retained == 50, &format!("{} runs and {retained} journal entries retained", server.state().runs.len()));
+    require(
+        server.state().runs.len() == 50 && retained == 50,
+        &format!("{} runs and {retained} journal entries retained", server.state().runs.len()),
+    );
     drop(client);
     require(connections_drain(&server).await == 0, "the connection closed when the client went away");
 }
@@ -188,19 +226,30 @@ async fn the_reference_under_concurrent_load_loses_no_events() {
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let calls = (0..100).map(|i| {
-        let run = server.create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
+        let run =
+            server.create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
         let (base_url, path) = (server.base_url(&run), dir.path().join(format!("events-{i}.jsonl")));
         async move {
             let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));
             let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(0.01)), sink.clone());
             let provider = HttpProvider::new(&base_url, "k", Api::Responses);
-            let outcome = stream_call(&engine, &provider, &ModelRequest::prompt("m", "x"), OutputMode::Visible, &|_| {}, &sink).await;
+            let outcome =
+                stream_call(&engine, &provider, &ModelRequest::prompt("m", "x"), OutputMode::Visible, &|_| {}, &sink)
+                    .await;
             (outcome.is_ok(), std::fs::read_to_string(path).expect("read"))
         }
     });
     for (ok, events) in join_all(calls).await {
         assert!(ok);
-        let types: Vec<String> = events.lines().map(|l| serde_json::from_str::<Value>(l).expect("one JSON object per line")["type"].as_str().unwrap_or("").to_owned()).collect();
+        let types: Vec<String> = events
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("one JSON object per line")["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect();
         assert_eq!(types, ["provider.retry", "result"]);
     }
 }

@@ -32,7 +32,10 @@ stream = { text = "sub ok" }
     let journal = h.settled_journal().await;
     let seen: Vec<(Option<&str>, Option<u32>, Option<u16>)> =
         journal.iter().map(|e| (e.track.as_deref(), e.attempt, e.status)).collect();
-    assert_eq!(seen, [(Some("main"), Some(0), Some(503)), (Some("sub"), Some(0), Some(200)), (Some("main"), Some(1), Some(200))]);
+    assert_eq!(
+        seen,
+        [(Some("main"), Some(0), Some(503)), (Some("sub"), Some(0), Some(200)), (Some("main"), Some(1), Some(200))]
+    );
     assert_eq!(journal[0].path, "/responses");
     assert_eq!(journal[0].body["input"], "x");
 }
@@ -46,7 +49,8 @@ async fn timings_match_what_the_client_measured() {
     let client_total = sent.elapsed();
     assert!(read.error.is_none());
     let entry = &h.settled_journal().await[0];
-    let server_total = Duration::from_secs_f64((entry.finished_at_ms.expect("finished") - entry.received_at_ms) / 1000.0);
+    let server_total =
+        Duration::from_secs_f64((entry.finished_at_ms.expect("finished") - entry.received_at_ms) / 1000.0);
     let difference = client_total.abs_diff(server_total);
     assert!(difference < Duration::from_millis(15), "client {client_total:?} vs server {server_total:?}");
     assert!(server_total >= Duration::from_millis(120 + 10 * 10));

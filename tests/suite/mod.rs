@@ -2,15 +2,15 @@
 
 mod admin_api;
 mod catalogue;
+mod cli;
 mod conformance_suite;
 mod embedded_api;
-mod cli;
 mod hardening;
 mod journal;
-mod reports;
 mod reference_kit;
 mod reference_retry;
 mod reference_tasks;
+mod reports;
 mod sdk;
 mod server_faults;
 mod server_wire;

@@ -46,7 +46,10 @@ impl Outcome {
 
     /// Gaps between one attempt ending and the next starting, in policy (unscaled) ms.
     pub fn gaps_ms(&self) -> Vec<f64> {
-        self.journal.windows(2).map(|w| (w[1].received_at_ms - w[0].finished_at_ms.unwrap_or(0.0)) / self.scale).collect()
+        self.journal
+            .windows(2)
+            .map(|w| (w[1].received_at_ms - w[0].finished_at_ms.unwrap_or(0.0)) / self.scale)
+            .collect()
     }
 
     pub fn final_error_type(&self) -> Option<&str> {
@@ -65,7 +68,13 @@ pub struct Call {
 
 impl Default for Call {
     fn default() -> Self {
-        Call { scale: SCALE, policy: RetryPolicy::default(), mode: OutputMode::Visible, api: Api::Responses, on_retry: None }
+        Call {
+            scale: SCALE,
+            policy: RetryPolicy::default(),
+            mode: OutputMode::Visible,
+            api: Api::Responses,
+            on_retry: None,
+        }
     }
 }
 
@@ -94,9 +103,12 @@ impl Call {
             }
         };
         let request = ModelRequest::prompt("gpt-test", "hello");
-        let result = tokio::time::timeout(Duration::from_secs(20), stream_call(&engine, &provider, &request, self.mode, &display, &sink))
-            .await
-            .expect("the call ends within 20 s of real time");
+        let result = tokio::time::timeout(
+            Duration::from_secs(20),
+            stream_call(&engine, &provider, &request, self.mode, &display, &sink),
+        )
+        .await
+        .expect("the call ends within 20 s of real time");
         let journal = h.settled_journal().await;
         let shown = shown.lock().expect("lock").clone();
         Outcome { scale: self.scale, result, events: events.events(), journal, shown }

@@ -54,7 +54,9 @@ async fn req_0006_001_retry_after_is_honoured_in_each_form() {
         (r#"{ "retry-after" = "2" }"#, 2000.0, 0.0),
         (r#"{ "retry-after" = "@now+3s" }"#, 3000.0, 1000.0),
     ] {
-        let outcome = Call { scale: PRECISE, ..Call::default() }.against(&scenario(&[&format!("status = 429\nheaders = {headers}"), OK])).await;
+        let outcome = Call { scale: PRECISE, ..Call::default() }
+            .against(&scenario(&[&format!("status = 429\nheaders = {headers}"), OK]))
+            .await;
         assert!(outcome.result.is_ok());
         let gap = outcome.gaps_ms()[0];
         // squall rounds an HTTP-date up to the next whole second, so that wait may be up to a
@@ -75,14 +77,18 @@ async fn req_0006_001_exhausting_max_retries_ends_in_runtime_error_and_stop_reas
     assert_eq!(outcome.of_type("result")[0]["stop_reason"], "error");
     let error = outcome.of_type("runtime.error");
     assert_eq!(error.len(), 1);
-    assert_eq!((error[0]["phase"].as_str(), error[0]["decision"]["outcome"].as_str()), (Some("provider"), Some("exhausted")));
+    assert_eq!(
+        (error[0]["phase"].as_str(), error[0]["decision"]["outcome"].as_str()),
+        (Some("provider"), Some("exhausted"))
+    );
 }
 
 #[tokio::test]
 async fn req_0006_002_defaults_make_seven_attempts_with_capped_exponential_delays() {
     let outcome = Call::default().against(&scenario(&["status = 500"])).await;
     assert_eq!(outcome.attempts(), 7);
-    let planned: Vec<u64> = outcome.of_type("provider.retry").iter().map(|e| e["delay_ms"].as_u64().unwrap_or(0)).collect();
+    let planned: Vec<u64> =
+        outcome.of_type("provider.retry").iter().map(|e| e["delay_ms"].as_u64().unwrap_or(0)).collect();
     let bases = [2000, 4000, 8000, 16000, 30000, 30000];
     assert_eq!(planned.len(), 6);
     for (delay, base) in planned.iter().zip(bases) {
@@ -103,7 +109,9 @@ async fn req_0006_010_every_stream_break_becomes_a_retried_provider_timeout() {
         r#"{ kind = "stall", after_events = 2 }"#,
         r#"{ kind = "garbage", after_events = 2 }"#,
     ] {
-        let outcome = Call::default().against(&scenario(&[&format!("stream = {{ text = \"never\" }}\nfault = {fault}"), OK])).await;
+        let outcome = Call::default()
+            .against(&scenario(&[&format!("stream = {{ text = \"never\" }}\nfault = {fault}"), OK]))
+            .await;
         assert!(outcome.result.is_ok(), "{fault}: {:?}", outcome.events);
         let retry = outcome.of_type("provider.retry");
         assert_eq!(retry.len(), 1, "{fault}");
@@ -113,9 +121,14 @@ async fn req_0006_010_every_stream_break_becomes_a_retried_provider_timeout() {
 
 #[tokio::test]
 async fn req_0006_010_a_break_that_exhausts_retries_is_a_provider_phase_timeout() {
-    let outcome = Call::default().against(&scenario(&["stream = { text = \"x\" }\nfault = { kind = \"eof\", after_events = 1 }"])).await;
+    let outcome = Call::default()
+        .against(&scenario(&["stream = { text = \"x\" }\nfault = { kind = \"eof\", after_events = 1 }"]))
+        .await;
     let error = outcome.of_type("runtime.error");
-    assert_eq!((error[0]["phase"].as_str(), error[0]["error_type"].as_str()), (Some("provider"), Some("ProviderTimeoutException")));
+    assert_eq!(
+        (error[0]["phase"].as_str(), error[0]["error_type"].as_str()),
+        (Some("provider"), Some("ProviderTimeoutException"))
+    );
     assert_eq!(outcome.final_error_type(), Some("ProviderTimeoutException"));
 }
 
@@ -126,7 +139,10 @@ async fn gate_never_replays_after_visible_output() {
     assert!(!outcome.shown.is_empty(), "text reached the user");
     assert_eq!(outcome.attempts(), 1);
     let decision = &outcome.of_type("runtime.error")[0]["decision"];
-    assert_eq!((decision["technically_retryable"].as_bool(), decision["gate"].as_str()), (Some(true), Some("visible_output")));
+    assert_eq!(
+        (decision["technically_retryable"].as_bool(), decision["gate"].as_str()),
+        (Some(true), Some("visible_output"))
+    );
     // The same break while output is buffered (a sub-session) is replayed.
     let buffered = Call { mode: OutputMode::Buffered, ..Call::default() }.against(&scenario(&[broken, OK])).await;
     assert!(buffered.result.is_ok());
@@ -165,7 +181,8 @@ async fn in_stream_rate_limit_waits_the_asked_time() {
 
 #[tokio::test]
 async fn x_should_retry_false_overrides_a_retryable_status() {
-    let outcome = Call::default().against(&scenario(&["status = 503\nheaders = { \"x-should-retry\" = \"false\" }", OK])).await;
+    let outcome =
+        Call::default().against(&scenario(&["status = 503\nheaders = { \"x-should-retry\" = \"false\" }", OK])).await;
     assert_eq!(outcome.attempts(), 1);
 }
 
@@ -181,14 +198,17 @@ async fn seed_004_fast_fail_limits_attempts_per_error_kind() {
 async fn seed_002_agent_profiles() {
     let writer = Call::policy(RetryPolicy::for_agent(AgentProfile::Writer)).against(&scenario(&["status = 503"])).await;
     assert_eq!(writer.attempts(), 1);
-    let reader = Call::policy(RetryPolicy::for_agent(AgentProfile::ReadOnly)).against(&scenario(&["status = 503"])).await;
+    let reader =
+        Call::policy(RetryPolicy::for_agent(AgentProfile::ReadOnly)).against(&scenario(&["status = 503"])).await;
     assert_eq!(reader.attempts(), 2);
 }
 
 #[tokio::test]
 async fn seed_001_reasoning_ladder_is_60s_then_120s_and_no_third_attempt() {
     let stall = "stream = { reasoning = \"thinking\" }\nfault = { kind = \"stall\", after_events = 1 }";
-    let outcome = Call { mode: OutputMode::Buffered, ..Call::policy(RetryPolicy::reasoning_ladder()) }.against(&scenario(&[stall])).await;
+    let outcome = Call { mode: OutputMode::Buffered, ..Call::policy(RetryPolicy::reasoning_ladder()) }
+        .against(&scenario(&[stall]))
+        .await;
     assert_eq!(outcome.attempts(), 2);
     let timeouts: Vec<u64> = outcome.events.iter().filter_map(|e| e["decision"]["timeout_ms"].as_u64()).collect();
     assert_eq!(timeouts, [60_000, 120_000]);
@@ -202,9 +222,13 @@ async fn on_retry_fires_before_each_sleep_with_attempt_and_delay() {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let on_retry = {
         let notices = notices.clone();
-        Arc::new(move |notice: &squall_reference::engine::RetryNotice| notices.lock().expect("lock").push((notice.clone(), std::time::Instant::now())))
+        Arc::new(move |notice: &squall_reference::engine::RetryNotice| {
+            notices.lock().expect("lock").push((notice.clone(), std::time::Instant::now()))
+        })
     };
-    let outcome = Call { on_retry: Some(on_retry), ..Call::default() }.against(&scenario(&["status = 503", "status = 503", OK])).await;
+    let outcome = Call { on_retry: Some(on_retry), ..Call::default() }
+        .against(&scenario(&["status = 503", "status = 503", OK]))
+        .await;
     let notices = notices.lock().expect("lock").clone();
     assert_eq!(notices.len(), 2);
     assert_eq!((notices[0].0.attempt, notices[0].0.max_attempts), (1, 7));

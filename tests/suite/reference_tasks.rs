@@ -75,7 +75,13 @@ async fn main_turns(scenario: &str, turns: usize, fallback: Option<Fallback>) ->
         outcome = Some(run_main_turn(&session, &mut tool, "Research provider retry strategies", &display).await);
     }
     let main_events = events_of(session.events_path());
-    TaskRun { outcome: outcome.expect("a turn ran"), launched: tool.launched(), workspace, journal: h.settled_journal().await, main_events }
+    TaskRun {
+        outcome: outcome.expect("a turn ran"),
+        launched: tool.launched(),
+        workspace,
+        journal: h.settled_journal().await,
+        main_events,
+    }
 }
 
 #[tokio::test]
@@ -92,7 +98,9 @@ async fn req_0006_020_021_deep_research_failing_on_every_attempt_delivers_ok_fal
     }
     let report = std::fs::read_to_string(result["report_path"].as_str().expect("path")).expect("report exists");
     assert!(!report.is_empty() && report.trim() != "(empty)");
-    for needle in ["失败原因", "续跑建议", "ProviderTimeoutException", "https://fixtures.squall.invalid/opencode-session-retry"] {
+    for needle in
+        ["失败原因", "续跑建议", "ProviderTimeoutException", "https://fixtures.squall.invalid/opencode-session-retry"]
+    {
         assert!(report.contains(needle), "report lacks {needle}:\n{report}");
     }
     assert!(report.contains(result["sub_session_id"].as_str().expect("id")), "report names the sub-session");
@@ -117,7 +125,10 @@ async fn deep_research_that_recovers_from_a_reset_returns_ok_and_a_structured_re
     assert_eq!(run.sub_sessions_on_the_wire().len(), 1, "one sub-session, retried in place");
     let sub = run.track("sub");
     assert_eq!(sub.len(), 3, "search, the reset attempt, the retry");
-    assert!(sub.iter().all(|e| e.headers.get("x-session-id") == sub[0].headers.get("x-session-id")), "same-session retry");
+    assert!(
+        sub.iter().all(|e| e.headers.get("x-session-id") == sub[0].headers.get("x-session-id")),
+        "same-session retry"
+    );
 }
 
 #[tokio::test]
@@ -189,7 +200,11 @@ struct HugeBackend;
 impl squall_reference::research::ResearchBackend for HugeBackend {
     fn search(&self, _query: &str) -> Vec<squall_reference::research::Source> {
         let snippet = format!("START{}END", "x".repeat(1024 * 1024));
-        vec![squall_reference::research::Source { url: "https://fixtures.squall.invalid/huge".into(), title: "huge".into(), snippet }]
+        vec![squall_reference::research::Source {
+            url: "https://fixtures.squall.invalid/huge".into(),
+            title: "huge".into(),
+            snippet,
+        }]
     }
 
     fn fetch(&self, _url: &str) -> Option<String> {
@@ -208,8 +223,13 @@ stream = { text = "Findings: large outputs were cut head and tail." }
 "#;
     let h = Harness::scaled(toml, SCALE).await;
     let workspace = tempfile::tempdir().expect("tempdir");
-    let config = SessionConfig::new(workspace.path(), HttpProvider::new(&h.base_url, "k", Api::Responses), Arc::new(ScaledClock::new(SCALE)));
-    let result = squall_reference::task::run_deep_research(&config, &TaskConfig::default(), "dr", "q", &HugeBackend).await;
+    let config = SessionConfig::new(
+        workspace.path(),
+        HttpProvider::new(&h.base_url, "k", Api::Responses),
+        Arc::new(ScaledClock::new(SCALE)),
+    );
+    let result =
+        squall_reference::task::run_deep_research(&config, &TaskConfig::default(), "dr", "q", &HugeBackend).await;
     assert_eq!(result["ok"], true, "{result}");
     let journal = h.settled_journal().await;
     let outputs: Vec<&str> = journal[1].body["input"]
@@ -221,6 +241,13 @@ stream = { text = "Findings: large outputs were cut head and tail." }
         .collect();
     assert_eq!(outputs.len(), 1);
     let output = outputs[0];
-    assert!(output.len() < squall_reference::budget::DEFAULT_TOOL_OUTPUT_BYTES + 200, "{} bytes reached the provider", output.len());
-    assert!(output.contains("START") && output.contains("omitted") && output.trim_end().ends_with("]"), "head, marker and tail kept");
+    assert!(
+        output.len() < squall_reference::budget::DEFAULT_TOOL_OUTPUT_BYTES + 200,
+        "{} bytes reached the provider",
+        output.len()
+    );
+    assert!(
+        output.contains("START") && output.contains("omitted") && output.trim_end().ends_with("]"),
+        "head, marker and tail kept"
+    );
 }

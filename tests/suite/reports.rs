@@ -33,31 +33,50 @@ fn from_json(report: &Value) -> Verdicts {
             let cases = r["cases"].as_array().expect("cases");
             let judged = cases.iter().filter(|c| c["verdict"] != "n/a").count();
             let passed = cases.iter().filter(|c| c["verdict"] == "pass").count();
-            (r["id"].as_str().expect("id").to_owned(), (r["verdict"].as_str().expect("verdict").to_owned(), passed, judged))
+            (
+                r["id"].as_str().expect("id").to_owned(),
+                (r["verdict"].as_str().expect("verdict").to_owned(), passed, judged),
+            )
         })
         .collect()
 }
 
 fn from_markdown(text: &str) -> Verdicts {
-    let row = Regex::new(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| (\d+)/(\d+) \|$").expect("regex");
-    row.captures_iter(text).map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n")))).collect()
+    let row =
+        Regex::new(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| (\d+)/(\d+) \|$").expect("regex");
+    row.captures_iter(text)
+        .map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n"))))
+        .collect()
 }
 
 fn from_junit(text: &str) -> Verdicts {
-    let suite = Regex::new(r#"<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)">"#).expect("regex");
+    let suite =
+        Regex::new(r#"<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)">"#)
+            .expect("regex");
     suite
         .captures_iter(text)
         .map(|c| {
             let n = |i: usize| c[i].parse::<usize>().expect("n");
-            let verdict = if n(4) > 0 { "error" } else if n(3) > 0 { "fail" } else if n(2) == n(5) { "n/a" } else { "pass" };
+            let verdict = if n(4) > 0 {
+                "error"
+            } else if n(3) > 0 {
+                "fail"
+            } else if n(2) == n(5) {
+                "n/a"
+            } else {
+                "pass"
+            };
             (c[1].to_owned(), (verdict.to_owned(), n(2) - n(3) - n(4) - n(5), n(2) - n(5)))
         })
         .collect()
 }
 
 fn from_html(text: &str) -> Verdicts {
-    let row = Regex::new(r#"<tr data-requirement="([^"]+)" data-verdict="([^"]+)">.*?<td>(\d+)/(\d+)</td>"#).expect("regex");
-    row.captures_iter(text).map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n")))).collect()
+    let row =
+        Regex::new(r#"<tr data-requirement="([^"]+)" data-verdict="([^"]+)">.*?<td>(\d+)/(\d+)</td>"#).expect("regex");
+    row.captures_iter(text)
+        .map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n"))))
+        .collect()
 }
 
 fn reports_agree(dir: &Path) -> Verdicts {
@@ -70,13 +89,23 @@ fn reports_agree(dir: &Path) -> Verdicts {
     let html = read("index.html");
     assert_eq!(from_html(&html), json, "index.html disagrees with report.json");
     // Every case shown with a timeline, and nothing fetched from elsewhere.
-    let cases: usize = report["requirements"].as_array().expect("reqs").iter().map(|r| r["cases"].as_array().map_or(0, Vec::len)).sum();
+    let cases: usize = report["requirements"]
+        .as_array()
+        .expect("reqs")
+        .iter()
+        .map(|r| r["cases"].as_array().map_or(0, Vec::len))
+        .sum();
     assert_eq!(html.matches("<div class=\"case\"").count(), cases);
     assert_eq!(html.matches("<svg class=\"timeline\"").count(), cases);
     for external in ["<script", "<link", "src=\"http", "url(http", "@import"] {
         assert!(!html.contains(external), "index.html must be self-contained: found {external}");
     }
-    let leftovers: Vec<_> = std::fs::read_dir(dir).expect("dir").filter_map(Result::ok).map(|e| e.file_name()).filter(|n| n.to_string_lossy().starts_with('.')).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     json
 }
@@ -126,7 +155,10 @@ fn usage_errors_exit_2_with_one_clear_line() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_squall")).args(["run", "--iut", "reference:no-such-mutant"]).output().expect("runs");
+    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["run", "--iut", "reference:no-such-mutant"])
+        .output()
+        .expect("runs");
     assert_eq!(output.status.code(), Some(2));
     assert!(!dir.path().join("report.json").exists(), "no report is written for a usage error");
 }

@@ -47,10 +47,11 @@ async fn runs() -> (Server, String) {
 
 async fn run_checker(program: PathBuf, script: PathBuf) {
     let (_server, urls) = runs().await;
-    let output = tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())
-        .await
-        .expect("joined")
-        .expect("the checker runs");
+    let output =
+        tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())
+            .await
+            .expect("joined")
+            .expect("the checker runs");
     let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the SDK rejected squall's wire format:\n{report}");
 }
@@ -58,7 +59,11 @@ async fn run_checker(program: PathBuf, script: PathBuf) {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_openai_sdk_parses_every_stream() {
     let python = sdk_dir().join("python/bin/python");
-    assert!(python.exists(), "{} is missing: install the SDKs with `scripts/setup-sdks.sh` (the README's test command does)", python.display());
+    assert!(
+        python.exists(),
+        "{} is missing: install the SDKs with `scripts/setup-sdks.sh` (the README's test command does)",
+        python.display()
+    );
     run_checker(python, checker("python/parse_streams.py")).await;
 }
 

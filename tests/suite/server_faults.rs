@@ -14,17 +14,25 @@ fn one_attempt(stream: &str, fault: &str) -> String {
 
 #[tokio::test]
 async fn reset_is_a_connection_reset_after_exactly_the_scripted_events() {
-    let h = Harness::new(&one_attempt(r#"{ text = "The quick brown fox", chunks = 6 }"#, r#"{ kind = "reset", after_events = 3 }"#)).await;
+    let h = Harness::new(&one_attempt(
+        r#"{ text = "The quick brown fox", chunks = 6 }"#,
+        r#"{ kind = "reset", after_events = 3 }"#,
+    ))
+    .await;
     let read = read_body(h.stream_responses().await).await;
     assert_eq!(read.io_error_kind(), Some(ErrorKind::ConnectionReset), "chain: {}", read.error_chain());
     assert_eq!(read.event_names(), ["response.created", "response.in_progress", "response.output_item.added"]);
     let journal = h.settled_journal().await;
-    assert_eq!((journal[0].end, journal[0].fault, journal[0].events_sent), (Some(EndKind::Reset), Some(FaultKind::Reset), 3));
+    assert_eq!(
+        (journal[0].end, journal[0].fault, journal[0].events_sent),
+        (Some(EndKind::Reset), Some(FaultKind::Reset), 3)
+    );
 }
 
 #[tokio::test]
 async fn eof_is_an_incomplete_body_not_a_reset() {
-    let h = Harness::new(&one_attempt(r#"{ text = "The quick brown fox" }"#, r#"{ kind = "eof", after_events = 5 }"#)).await;
+    let h = Harness::new(&one_attempt(r#"{ text = "The quick brown fox" }"#, r#"{ kind = "eof", after_events = 5 }"#))
+        .await;
     let read = read_body(h.stream_responses().await).await;
     let error = read.error.as_ref().expect("the body must fail");
     assert!(error.is_body() || error.is_decode(), "chain: {}", read.error_chain());
@@ -68,7 +76,8 @@ async fn chat_truncate_has_no_done_line() {
 
 #[tokio::test]
 async fn timed_stall_is_a_measured_gap_then_the_rest() {
-    let h = Harness::new(&one_attempt(r#"{ text = "a b c" }"#, r#"{ kind = "stall", after_events = 2, ms = 300 }"#)).await;
+    let h =
+        Harness::new(&one_attempt(r#"{ text = "a b c" }"#, r#"{ kind = "stall", after_events = 2, ms = 300 }"#)).await;
     let read = read_body(h.stream_responses().await).await;
     assert!(read.error.is_none());
     assert!(read.event_names().last().is_some_and(|n| n == "response.completed"));

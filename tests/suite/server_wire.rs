@@ -43,7 +43,8 @@ error = { type = "insufficient_quota", code = "insufficient_quota", message = "Y
 
 #[tokio::test]
 async fn http_date_retry_after_is_rendered_relative_to_the_reply() {
-    let h = Harness::new("name = \"t\"\n[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"@now+3s\" }\n").await;
+    let h =
+        Harness::new("name = \"t\"\n[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"@now+3s\" }\n").await;
     let response = h.stream_responses().await;
     let value = response.headers()["retry-after"].to_str().expect("text").to_owned();
     let date = httpdate::parse_http_date(&value).expect("an HTTP-date");
@@ -53,7 +54,10 @@ async fn http_date_retry_after_is_rendered_relative_to_the_reply() {
 
 #[tokio::test]
 async fn responses_stream_numbers_events_and_completes_with_usage() {
-    let h = Harness::new("name = \"t\"\n[[attempts]]\nstream = { text = \"Hello brave new world\", reasoning = \"think\" }\n").await;
+    let h = Harness::new(
+        "name = \"t\"\n[[attempts]]\nstream = { text = \"Hello brave new world\", reasoning = \"think\" }\n",
+    )
+    .await;
     let response = h.stream_responses().await;
     assert!(response.headers()["content-type"].to_str().unwrap_or("").starts_with("text/event-stream"));
     let read = read_body(response).await;
@@ -81,7 +85,8 @@ async fn non_streamed_requests_get_whole_objects() {
     let response: Value = h.post("/responses", json!({"model": "m", "input": "x"})).await.json().await.expect("json");
     assert_eq!(response["object"], "response");
     assert_eq!(response["output"][0]["content"][0]["text"], "whole");
-    let completion: Value = h.post("/chat/completions", json!({"model": "m", "messages": []})).await.json().await.expect("json");
+    let completion: Value =
+        h.post("/chat/completions", json!({"model": "m", "messages": []})).await.json().await.expect("json");
     assert_eq!(completion["object"], "chat.completion");
     assert_eq!(completion["choices"][0]["message"]["content"], "whole");
 }
@@ -90,10 +95,12 @@ async fn non_streamed_requests_get_whole_objects() {
 async fn chat_stream_carries_tool_call_deltas_and_done() {
     let toml = "name = \"t\"\n[[attempts]]\nstream = { function_call = { name = \"Task\", arguments = '{\"agent\":\"deep-research\"}' } }\n";
     let h = Harness::new(toml).await;
-    let read = read_body(h.post("/chat/completions", json!({"model": "m", "messages": [], "stream": true})).await).await;
+    let read =
+        read_body(h.post("/chat/completions", json!({"model": "m", "messages": [], "stream": true})).await).await;
     let events = read.events();
     assert_eq!(events.last().map(|(_, d)| d.as_str()), Some("[DONE]"));
-    let chunks: Vec<Value> = events[..events.len() - 1].iter().map(|(_, d)| serde_json::from_str(d).expect("json")).collect();
+    let chunks: Vec<Value> =
+        events[..events.len() - 1].iter().map(|(_, d)| serde_json::from_str(d).expect("json")).collect();
     let arguments: String = chunks
         .iter()
         .filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0/function/arguments").and_then(Value::as_str))
@@ -110,14 +117,18 @@ async fn stream_failure_is_response_failed_with_the_code() {
     let (name, data) = read.events().pop().expect("events");
     assert_eq!(name.as_deref(), Some("response.failed"));
     let value: Value = serde_json::from_str(&data).expect("json");
-    assert_eq!(value["response"]["error"], json!({"code": "rate_limit_exceeded", "message": "Please try again in 1.5s"}));
+    assert_eq!(
+        value["response"]["error"],
+        json!({"code": "rate_limit_exceeded", "message": "Please try again in 1.5s"})
+    );
     assert_eq!(value["response"]["status"], "failed");
 }
 
 #[tokio::test]
 async fn models_unknown_paths_and_bad_bodies_get_openai_errors() {
     let h = Harness::new("name = \"t\"\n").await;
-    let models: Value = h.client.get(format!("{}/models", h.base_url)).send().await.expect("sent").json().await.expect("json");
+    let models: Value =
+        h.client.get(format!("{}/models", h.base_url)).send().await.expect("sent").json().await.expect("json");
     assert_eq!(models["object"], "list");
     let unknown = h.client.post(format!("{}/embeddings", h.base_url)).body("{}").send().await.expect("sent");
     assert_eq!(unknown.status().as_u16(), 404);

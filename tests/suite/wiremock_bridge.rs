@@ -14,7 +14,12 @@ async fn status_replies_and_whole_streams_play_in_order() {
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(ScenarioResponder::new(&scenario).expect("playable")).mount(&server).await;
     let client = reqwest::Client::new();
-    let call = || client.post(format!("{}/v1/responses", server.uri())).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send();
+    let call = || {
+        client
+            .post(format!("{}/v1/responses", server.uri()))
+            .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
+            .send()
+    };
     let limited = call().await.expect("sent");
     assert_eq!(limited.status().as_u16(), 429);
     assert_eq!(limited.headers()["retry-after"], "2");
@@ -29,7 +34,8 @@ async fn status_replies_and_whole_streams_play_in_order() {
 
 #[test]
 fn faults_inside_a_body_are_refused_with_a_pointer_to_squall() {
-    let scenario = Scenario::named("wm").attempt(Attempt::status(503)).attempt(Attempt::text("x").reset_after_events(2));
+    let scenario =
+        Scenario::named("wm").attempt(Attempt::status(503)).attempt(Attempt::text("x").reset_after_events(2));
     let error = ScenarioResponder::new(&scenario).expect_err("wiremock cannot reset mid-body");
     let message = error.to_string();
     assert_eq!(error.attempt, 2);

@@ -43,14 +43,21 @@ pub struct ChatAccumulator {
 }
 
 impl ChatAccumulator {
-    pub fn on_message(&mut self, message: &SseMessage, observe: &mut dyn FnMut(Observed<'_>)) -> Result<Progress, ProviderError> {
+    pub fn on_message(
+        &mut self,
+        message: &SseMessage,
+        observe: &mut dyn FnMut(Observed<'_>),
+    ) -> Result<Progress, ProviderError> {
         if message.data.trim() == "[DONE]" {
             return Ok(Progress::Done);
         }
         let chunk: Value = serde_json::from_str(&message.data)
             .map_err(|e| classify_transport(TransportFailure::Garbage, &format!("chunk is not JSON ({e})")))?;
         if let Some(error) = chunk.get("error") {
-            return Err(classify_stream_error(error["code"].as_str().unwrap_or(""), error["message"].as_str().unwrap_or("")));
+            return Err(classify_stream_error(
+                error["code"].as_str().unwrap_or(""),
+                error["message"].as_str().unwrap_or(""),
+            ));
         }
         let delta = &chunk["choices"][0]["delta"];
         if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
@@ -60,7 +67,10 @@ impl ChatAccumulator {
         for call in delta["tool_calls"].as_array().into_iter().flatten() {
             let index = call["index"].as_u64().unwrap_or(0) as usize;
             if index >= self.output.function_calls.len() {
-                self.output.function_calls.resize(index + 1, FunctionCall { call_id: String::new(), name: String::new(), arguments: String::new() });
+                self.output.function_calls.resize(
+                    index + 1,
+                    FunctionCall { call_id: String::new(), name: String::new(), arguments: String::new() },
+                );
                 observe(Observed::ToolCallStarted);
             }
             let target = &mut self.output.function_calls[index];

@@ -23,7 +23,12 @@ pub struct HttpProvider {
 impl HttpProvider {
     /// `base_url` ends in `/v1`, as with the OpenAI SDKs.
     pub fn new(base_url: &str, api_key: &str, api: Api) -> Self {
-        HttpProvider { client: reqwest::Client::new(), base_url: base_url.trim_end_matches('/').to_owned(), api_key: api_key.to_owned(), api }
+        HttpProvider {
+            client: reqwest::Client::new(),
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key: api_key.to_owned(),
+            api,
+        }
     }
 
     /// One attempt: stream the reply, showing deltas through `display` when `mode` is visible.
@@ -64,7 +69,11 @@ impl HttpProvider {
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
-            let body = tokio::time::timeout(context.real_timeout, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
+            let body = tokio::time::timeout(context.real_timeout, response.text())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
             return Err(classify_status(status.as_u16(), &|name| header(&headers, name), &body));
         }
 
@@ -86,7 +95,8 @@ impl HttpProvider {
                 Ok(Some(Err(e))) => return Err(transport_error(&e)),
                 Ok(Some(Ok(bytes))) => bytes,
             };
-            let messages = decoder.push(&bytes).map_err(|e| classify_transport(TransportFailure::Garbage, &e.to_string()))?;
+            let messages =
+                decoder.push(&bytes).map_err(|e| classify_transport(TransportFailure::Garbage, &e.to_string()))?;
             for message in messages {
                 if accumulator.on_message(&message, &mut observe)? == Progress::Done {
                     return Ok(accumulator.into_output());
@@ -110,7 +120,11 @@ impl Accumulator {
         }
     }
 
-    fn on_message(&mut self, message: &super::sse::SseMessage, observe: &mut dyn FnMut(Observed<'_>)) -> Result<Progress, ProviderError> {
+    fn on_message(
+        &mut self,
+        message: &super::sse::SseMessage,
+        observe: &mut dyn FnMut(Observed<'_>),
+    ) -> Result<Progress, ProviderError> {
         match self {
             Accumulator::Responses(a) => a.on_message(message, observe),
             Accumulator::Chat(a) => a.on_message(message, observe),

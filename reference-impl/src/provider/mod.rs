@@ -38,7 +38,10 @@ pub enum InputItem {
     /// The model's earlier call of a tool.
     FunctionCall(FunctionCall),
     /// A tool's output for `call_id`.
-    FunctionOutput { call_id: String, output: String },
+    FunctionOutput {
+        call_id: String,
+        output: String,
+    },
 }
 
 /// What to ask the model.
@@ -54,7 +57,13 @@ pub struct ModelRequest {
 
 impl ModelRequest {
     pub fn prompt(model: &str, prompt: &str) -> Self {
-        ModelRequest { model: model.to_owned(), instructions: None, input: vec![InputItem::User(prompt.to_owned())], tools: Vec::new(), session_id: None }
+        ModelRequest {
+            model: model.to_owned(),
+            instructions: None,
+            input: vec![InputItem::User(prompt.to_owned())],
+            tools: Vec::new(),
+            session_id: None,
+        }
     }
 }
 

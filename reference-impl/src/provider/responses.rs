@@ -57,7 +57,11 @@ pub struct ResponsesAccumulator {
 }
 
 impl ResponsesAccumulator {
-    pub fn on_message(&mut self, message: &SseMessage, observe: &mut dyn FnMut(Observed<'_>)) -> Result<Progress, ProviderError> {
+    pub fn on_message(
+        &mut self,
+        message: &SseMessage,
+        observe: &mut dyn FnMut(Observed<'_>),
+    ) -> Result<Progress, ProviderError> {
         let event: Value = serde_json::from_str(&message.data)
             .map_err(|e| classify_transport(TransportFailure::Garbage, &format!("event data is not JSON ({e})")))?;
         let kind = event["type"].as_str().or(message.event.as_deref()).unwrap_or("");
@@ -95,9 +99,17 @@ impl ResponsesAccumulator {
             "response.completed" => return Ok(Progress::Done),
             "response.failed" => {
                 let error = &event["response"]["error"];
-                return Err(classify_stream_error(error["code"].as_str().unwrap_or(""), error["message"].as_str().unwrap_or("")));
+                return Err(classify_stream_error(
+                    error["code"].as_str().unwrap_or(""),
+                    error["message"].as_str().unwrap_or(""),
+                ));
             }
-            "error" => return Err(classify_stream_error(event["code"].as_str().unwrap_or(""), event["message"].as_str().unwrap_or(""))),
+            "error" => {
+                return Err(classify_stream_error(
+                    event["code"].as_str().unwrap_or(""),
+                    event["message"].as_str().unwrap_or(""),
+                ))
+            }
             "response.incomplete" => {
                 return Err(classify_transport(TransportFailure::Truncated, "the response ended incomplete"));
             }

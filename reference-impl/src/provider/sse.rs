@@ -38,7 +38,9 @@ impl SseDecoder {
         let mut start = 0;
         while let Some(offset) = self.pending[start..].iter().position(|b| *b == b'\n' || *b == b'\r') {
             let end = start + offset;
-            let line = std::str::from_utf8(&self.pending[start..end]).map_err(|_| SseError { offset: self.consumed + start })?.to_owned();
+            let line = std::str::from_utf8(&self.pending[start..end])
+                .map_err(|_| SseError { offset: self.consumed + start })?
+                .to_owned();
             // `\r\n` is one line ending.
             let mut next = end + 1;
             if self.pending[end] == b'\r' && self.pending.get(next) == Some(&b'\n') {

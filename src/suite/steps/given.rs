@@ -14,10 +14,16 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r#"^every attempt answers with status (\d+)$"#, every_status),
     (r#"^attempt (\d+) sends no headers for (\d+) seconds$"#, no_headers),
     (r#"^attempt (\d+) succeeds(?: with "([^"]*)")?$"#, succeeds),
-    (r#"^the provider breaks the stream with "(eof|reset|truncate|stall|garbage)" after (\d+) events? on (?:attempt (\d+)|(every) attempt)$"#, breaks),
+    (
+        r#"^the provider breaks the stream with "(eof|reset|truncate|stall|garbage)" after (\d+) events? on (?:attempt (\d+)|(every) attempt)$"#,
+        breaks,
+    ),
     (r#"^the provider resets the stream after (\d+) events? on attempt (\d+)$"#, resets),
     (r#"^attempt (\d+) streams "([^"]*)" and breaks with "(eof|reset)" after (\d+) events$"#, text_then_break),
-    (r#"^attempt (\d+) streams a call to tool "([^"]+)" and breaks with "(eof|reset)" after (\d+) events$"#, call_then_break),
+    (
+        r#"^attempt (\d+) streams a call to tool "([^"]+)" and breaks with "(eof|reset)" after (\d+) events$"#,
+        call_then_break,
+    ),
     (r#"^attempt (\d+) fails in the stream with "([^"]+)"(?: and message "([^"]*)")?$"#, stream_failure),
     (r#"^the scenario "([^"]+)"$"#, catalogue),
     (r#"^the implementation runs with the "([^"]+)" profile$"#, profile),
@@ -76,7 +82,10 @@ fn no_headers(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 
 fn succeeds(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let text = Some(arg(&ctx, 2)).filter(|t| !t.is_empty()).unwrap_or(TEXT);
-    *world.script.attempt(num(&ctx, 1)) = Attempt { stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }), ..Attempt::default() };
+    *world.script.attempt(num(&ctx, 1)) = Attempt {
+        stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }),
+        ..Attempt::default()
+    };
     done()
 }
 
@@ -104,15 +113,24 @@ fn text_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, (
 
 fn call_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let mut reply = broken(fault_kind(arg(&ctx, 3)), num(&ctx, 4));
-    let call = FunctionCallSpec { name: arg(&ctx, 2).to_owned(), arguments: r#"{"path": "notes.md", "content": "draft"}"#.to_owned(), call_id: None };
+    let call = FunctionCallSpec {
+        name: arg(&ctx, 2).to_owned(),
+        arguments: r#"{"path": "notes.md", "content": "draft"}"#.to_owned(),
+        call_id: None,
+    };
     reply.stream = Some(StreamSpec { function_call: Some(call), ..StreamSpec::default() });
     *world.script.attempt(num(&ctx, 1)) = reply;
     done()
 }
 
 fn stream_failure(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let fail = StreamFailure { code: arg(&ctx, 2).to_owned(), message: Some(arg(&ctx, 3).to_owned()).filter(|m| !m.is_empty()), ..StreamFailure::default() };
-    *world.script.attempt(num(&ctx, 1)) = Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() };
+    let fail = StreamFailure {
+        code: arg(&ctx, 2).to_owned(),
+        message: Some(arg(&ctx, 3).to_owned()).filter(|m| !m.is_empty()),
+        ..StreamFailure::default()
+    };
+    *world.script.attempt(num(&ctx, 1)) =
+        Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() };
     done()
 }
 

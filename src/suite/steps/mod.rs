@@ -47,7 +47,13 @@ fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
 
 /// Check that `result.json` has `field` equal to `expected`, judged at `level` (the same
 /// file is the Task result in `task` cases).
-fn result_field_is(world: &mut SuiteWorld, ctx: &Context, level: crate::suite::results::Level, field: &str, expected: serde_json::Value) {
+fn result_field_is(
+    world: &mut SuiteWorld,
+    ctx: &Context,
+    level: crate::suite::results::Level,
+    field: &str,
+    expected: serde_json::Value,
+) {
     world.check(level, &ctx.step.value, format!("{field}: {expected}"), |run| {
         let seen = &run.result()[field];
         (format!("{field}: {seen}"), *seen == expected)

@@ -40,11 +40,16 @@ fn task_ok(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 }
 
 fn task_fields(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let fields: Vec<String> = arg(&ctx, 1).split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect();
+    let fields: Vec<String> =
+        arg(&ctx, 1).split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect();
     world.check(Level::Tasks, &ctx.step.value, format!("non-empty {}", fields.join(", ")), |run| {
         let result = run.result();
-        let missing: Vec<&String> = fields.iter().filter(|f| result[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
-        (if missing.is_empty() { "all present".to_owned() } else { format!("missing or empty: {missing:?}") }, missing.is_empty())
+        let missing: Vec<&String> =
+            fields.iter().filter(|f| result[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
+        (
+            if missing.is_empty() { "all present".to_owned() } else { format!("missing or empty: {missing:?}") },
+            missing.is_empty(),
+        )
     });
     done()
 }
@@ -57,7 +62,12 @@ fn task_stop_reason(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, 
 
 fn report_not_empty(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Tasks, &ctx.step.value, "a report with content other than (empty)", |run| {
-        with_report(run, |text| (format!("{} bytes: {:?}", text.len(), text.chars().take(60).collect::<String>()), !text.trim().is_empty() && text.trim() != "(empty)"))
+        with_report(run, |text| {
+            (
+                format!("{} bytes: {:?}", text.len(), text.chars().take(60).collect::<String>()),
+                !text.trim().is_empty() && text.trim() != "(empty)",
+            )
+        })
     });
     done()
 }
@@ -65,7 +75,12 @@ fn report_not_empty(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, 
 fn report_contains(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let needle = arg(&ctx, 1).to_owned();
     world.check(Level::Tasks, &ctx.step.value, format!("the report mentions {needle:?}"), |run| {
-        with_report(run, |text| (if text.contains(&needle) { "mentioned".to_owned() } else { "not mentioned".to_owned() }, text.contains(&needle)))
+        with_report(run, |text| {
+            (
+                if text.contains(&needle) { "mentioned".to_owned() } else { "not mentioned".to_owned() },
+                text.contains(&needle),
+            )
+        })
     });
     done()
 }
@@ -84,20 +99,30 @@ fn report_sources(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()
 fn report_names_sub_session(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.check(Level::Tasks, &ctx.step.value, "the report names sub_session_id", |run| {
         let id = run.result()["sub_session_id"].as_str().unwrap_or("").to_owned();
-        with_report(run, |text| (format!("sub_session_id {id:?} {}", if text.contains(&id) { "named" } else { "not named" }), !id.is_empty() && text.contains(&id)))
+        with_report(run, |text| {
+            (
+                format!("sub_session_id {id:?} {}", if text.contains(&id) { "named" } else { "not named" }),
+                !id.is_empty() && text.contains(&id),
+            )
+        })
     });
     done()
 }
 
 fn task_events_path(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.check(Level::Tasks, &ctx.step.value, "events_path ends in .agents/sessions/<sub_session_id>/events.jsonl and exists", |run| {
-        let result = run.result();
-        let id = result["sub_session_id"].as_str().unwrap_or("");
-        let path = result["events_path"].as_str().unwrap_or("");
-        let suffix = format!(".agents/sessions/{id}/events.jsonl");
-        let ok = !id.is_empty() && path.ends_with(&suffix) && run.iut.resolve(path).is_file();
-        (format!("events_path {path:?}"), ok)
-    });
+    world.check(
+        Level::Tasks,
+        &ctx.step.value,
+        "events_path ends in .agents/sessions/<sub_session_id>/events.jsonl and exists",
+        |run| {
+            let result = run.result();
+            let id = result["sub_session_id"].as_str().unwrap_or("");
+            let path = result["events_path"].as_str().unwrap_or("");
+            let suffix = format!(".agents/sessions/{id}/events.jsonl");
+            let ok = !id.is_empty() && path.ends_with(&suffix) && run.iut.resolve(path).is_file();
+            (format!("events_path {path:?}"), ok)
+        },
+    );
     done()
 }
 

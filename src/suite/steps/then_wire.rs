@@ -72,44 +72,53 @@ fn at_most_attempts(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, 
 
 fn gap_at_least(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let (later, wait, earlier): (usize, f64, usize) = (num(&ctx, 1), num(&ctx, 2), num(&ctx, 3));
-    world.check(Level::Wire, &ctx.step.value, format!("a wait of at least {wait} s"), |run| match gap(run, earlier, later) {
-        Some(seen) => (format!("{seen:.3} s"), seen >= wait - tolerance(run)),
-        None => (format!("only {} attempts", run.attempts().len()), false),
+    world.check(Level::Wire, &ctx.step.value, format!("a wait of at least {wait} s"), |run| {
+        match gap(run, earlier, later) {
+            Some(seen) => (format!("{seen:.3} s"), seen >= wait - tolerance(run)),
+            None => (format!("only {} attempts", run.attempts().len()), false),
+        }
     });
     done()
 }
 
 fn gap_within(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let (later, limit, earlier): (usize, f64, usize) = (num(&ctx, 1), num(&ctx, 2), num(&ctx, 3));
-    world.check(Level::Wire, &ctx.step.value, format!("a wait of at most {limit} s"), |run| match gap(run, earlier, later) {
-        Some(seen) => (format!("{seen:.3} s"), seen <= limit + tolerance(run)),
-        None => (format!("only {} attempts", run.attempts().len()), false),
+    world.check(Level::Wire, &ctx.step.value, format!("a wait of at most {limit} s"), |run| {
+        match gap(run, earlier, later) {
+            Some(seen) => (format!("{seen:.3} s"), seen <= limit + tolerance(run)),
+            None => (format!("only {} attempts", run.attempts().len()), false),
+        }
     });
     done()
 }
 
 fn waits_grow(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let factor: f64 = num(&ctx, 1);
-    world.check(Level::Wire, &ctx.step.value, format!("each wait ≥ {factor}× the previous until they level off"), |run| {
-        let waits = waits(run);
-        // Growth must hold until the first wait that does not grow: from there on the cap
-        // holds the waits level (they may not shrink below 90 % of the level reached).
-        let mut capped = false;
-        let mut ok = waits.len() >= 2;
-        for pair in waits.windows(2) {
-            if !capped && pair[1] < pair[0] * factor - tolerance(run) {
-                capped = true;
+    world.check(
+        Level::Wire,
+        &ctx.step.value,
+        format!("each wait ≥ {factor}× the previous until they level off"),
+        |run| {
+            let waits = waits(run);
+            // Growth must hold until the first wait that does not grow: from there on the cap
+            // holds the waits level (they may not shrink below 90 % of the level reached).
+            let mut capped = false;
+            let mut ok = waits.len() >= 2;
+            for pair in waits.windows(2) {
+                if !capped && pair[1] < pair[0] * factor - tolerance(run) {
+                    capped = true;
+                }
+                if capped && pair[1] < pair[0] * 0.9 - tolerance(run) {
+                    ok = false;
+                }
             }
-            if capped && pair[1] < pair[0] * 0.9 - tolerance(run) {
-                ok = false;
+            // Growth must have happened before any cap: the second wait at least grows.
+            if let [first, second, ..] = waits.as_slice() {
+                ok &= *second >= *first * factor - tolerance(run);
             }
-        }
-        // Growth must have happened before any cap: the second wait at least grows.
-        if let [first, second, ..] = waits.as_slice() {
-            ok &= *second >= *first * factor - tolerance(run);
-        }
-        (seconds(&waits), ok)
-    });
+            (seconds(&waits), ok)
+        },
+    );
     done()
 }
 
@@ -135,7 +144,8 @@ fn waits_jitter(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> 
         if doubling.len() < pairs.len() {
             doubling.pop();
         }
-        let ok = !doubling.is_empty() && doubling.iter().all(|p| (p[1] - 2.0 * p[0]) > -2.0 - slack && (p[1] - 2.0 * p[0]) < 1.0 + slack);
+        let ok = !doubling.is_empty()
+            && doubling.iter().all(|p| (p[1] - 2.0 * p[0]) > -2.0 - slack && (p[1] - 2.0 * p[0]) < 1.0 + slack);
         (seconds(&waits), ok)
     });
     done()
@@ -158,14 +168,19 @@ fn attempt_lasts(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()>
 
 fn call_ends_within(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let limit: f64 = num(&ctx, 1);
-    world.check(Level::Wire, &ctx.step.value, format!("≤ {limit} s from the first request to the last reply"), |run| {
-        let attempts = run.attempts();
-        let span = match (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) {
-            (Some(first), Some(end)) => run.policy_seconds(end - first.received_at_ms),
-            _ => f64::INFINITY,
-        };
-        (format!("{span:.2} s"), span <= limit)
-    });
+    world.check(
+        Level::Wire,
+        &ctx.step.value,
+        format!("≤ {limit} s from the first request to the last reply"),
+        |run| {
+            let attempts = run.attempts();
+            let span = match (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) {
+                (Some(first), Some(end)) => run.policy_seconds(end - first.received_at_ms),
+                _ => f64::INFINITY,
+            };
+            (format!("{span:.2} s"), span <= limit)
+        },
+    );
     done()
 }
 
@@ -175,12 +190,17 @@ fn session_id(entry: &JournalEntry) -> Option<&String> {
 }
 
 fn same_session(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.check(Level::Wire, &ctx.step.value, "one session id header (x-session-id or session_id) on every attempt", |run| {
-        let ids: Vec<Option<&String>> = run.attempts().iter().map(|e| session_id(e)).collect();
-        let distinct: BTreeSet<_> = ids.iter().collect();
-        let ok = ids.len() > 1 && ids.iter().all(Option::is_some) && distinct.len() == 1;
-        (format!("{ids:?}"), ok)
-    });
+    world.check(
+        Level::Wire,
+        &ctx.step.value,
+        "one session id header (x-session-id or session_id) on every attempt",
+        |run| {
+            let ids: Vec<Option<&String>> = run.attempts().iter().map(|e| session_id(e)).collect();
+            let distinct: BTreeSet<_> = ids.iter().collect();
+            let ok = ids.len() > 1 && ids.iter().all(Option::is_some) && distinct.len() == 1;
+            (format!("{ids:?}"), ok)
+        },
+    );
     done()
 }
 
@@ -188,7 +208,8 @@ fn same_session(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> 
 /// between main-session requests is one sub-session (they run one at a time, inside a Task
 /// call). Implementation-agnostic: no session header needed.
 fn count_sub_sessions(journal: &[JournalEntry]) -> usize {
-    let tracks: Vec<Option<&str>> = journal.iter().filter(|e| e.attempt.is_some()).map(|e| e.track.as_deref()).collect();
+    let tracks: Vec<Option<&str>> =
+        journal.iter().filter(|e| e.attempt.is_some()).map(|e| e.track.as_deref()).collect();
     tracks.iter().enumerate().filter(|(i, t)| **t == Some("sub") && (*i == 0 || tracks[i - 1] != Some("sub"))).count()
 }
 
@@ -206,8 +227,18 @@ fn instructions_forbid_relaunch(world: &mut SuiteWorld, ctx: Context) -> LocalBo
         let first = run.journal.iter().find(|e| e.track.as_deref() == Some("main"));
         let text = first.map(|e| e.body.to_string().to_lowercase()).unwrap_or_default();
         let names_task = text.contains("deep-research") || text.contains("deep research");
-        let forbids = ["do not start it again", "not start it again", "do not relaunch", "不得", "不要再次", "not restart"].iter().any(|p| text.contains(p));
-        (if names_task && forbids { "the rule is stated".to_owned() } else { "no no-relaunch rule found in the instructions".to_owned() }, names_task && forbids)
+        let forbids =
+            ["do not start it again", "not start it again", "do not relaunch", "不得", "不要再次", "not restart"]
+                .iter()
+                .any(|p| text.contains(p));
+        (
+            if names_task && forbids {
+                "the rule is stated".to_owned()
+            } else {
+                "no no-relaunch rule found in the instructions".to_owned()
+            },
+            names_task && forbids,
+        )
     });
     done()
 }
@@ -215,7 +246,10 @@ fn instructions_forbid_relaunch(world: &mut SuiteWorld, ctx: Context) -> LocalBo
 fn tool_output_budget(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let limit_kb: usize = num(&ctx, 1);
     world.check(Level::Wire, &ctx.step.value, format!("tool output ≤ {limit_kb} KB in the next request"), |run| {
-        let next = run.journal.iter().filter(|e| e.attempt.is_some()).find(|e| e.body.to_string().contains("function_call_output") || e.body.to_string().contains("\"tool\""));
+        let next =
+            run.journal.iter().filter(|e| e.attempt.is_some()).find(|e| {
+                e.body.to_string().contains("function_call_output") || e.body.to_string().contains("\"tool\"")
+            });
         match next {
             Some(entry) => {
                 let size = entry.body.to_string().len();
@@ -244,7 +278,8 @@ mod tests {
 
     #[test]
     fn sub_sessions_are_runs_of_sub_requests_between_main_requests() {
-        let journal: Vec<JournalEntry> = ["main", "sub", "sub", "main", "main", "sub", "main"].iter().map(|t| entry(t)).collect();
+        let journal: Vec<JournalEntry> =
+            ["main", "sub", "sub", "main", "main", "sub", "main"].iter().map(|t| entry(t)).collect();
         assert_eq!(count_sub_sessions(&journal), 2);
         let refused: Vec<JournalEntry> = ["main", "sub", "sub", "main", "main"].iter().map(|t| entry(t)).collect();
         assert_eq!(count_sub_sessions(&refused), 1);

@@ -33,11 +33,18 @@ fn main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level) {
     let suite = world.ctx().clone();
     if suite.level < needs {
-        world.not_applicable = Some(format!("the case needs level `{}`; the implementation declares `{}`", needs.as_str(), suite.level.as_str()));
+        world.not_applicable = Some(format!(
+            "the case needs level `{}`; the implementation declares `{}`",
+            needs.as_str(),
+            suite.level.as_str()
+        ));
         return;
     }
     let case_name = ctx.step.value.clone();
-    let scenario = world.script.build("case", &suite.catalogue).unwrap_or_else(|e| panic!("cannot build the case's scenario: {e}"));
+    let scenario = world
+        .script
+        .build("case", &suite.catalogue)
+        .unwrap_or_else(|e| panic!("cannot build the case's scenario: {e}"));
     let time_scale = world.time_scale.unwrap_or(suite.time_scale);
     let run = suite.server.create_run(scenario, time_scale);
     let spec = CaseSpec {
