@@ -1,8 +1,10 @@
 @REQ-0006-020
 Feature: REQ-0006-020 A failed deep research returns ok=false with its details
-  Task(deep-research) failure returns ok=false with error_type, error_message,
-  stop_reason, sub_session_id, events_path and report_path; the main session does not
-  treat the failure as success.
+  Seed 000, REQ-0006-020: "Task(deep-research) 失败时必须返回 ok=false，并包含 error_type /
+  error_message / stop_reason, sub_session_id / events_path / report_path". Acceptance: "主会话
+  不再把失败当成功；UI 能看到'失败 + 报告链接'". What counts is the Task result the main session
+  actually received — read from the request the main session sent its model next — not what the
+  implementation says about itself.
 
   @tasks
   Scenario: A deep research whose stream breaks on every attempt reports ok=false
@@ -13,7 +15,8 @@ Feature: REQ-0006-020 A failed deep research returns ok=false with its details
     And the task result has the fields error_type, error_message, stop_reason, sub_session_id, events_path, report_path
 
   @tasks
-  Scenario: The main session sees the failure, not a success
+  Scenario: The main session receives the failure, not a success
     Given the scenario "deep-research-eof-every-attempt"
     When the implementation runs a main-session turn
-    Then the main session receives a Task result with ok false
+    Then the Task result the main session sent its model has ok false
+    And the Task result the main session sent its model has the fields error_type, error_message, stop_reason, sub_session_id, events_path, report_path

@@ -1,8 +1,9 @@
 @REQ-0006-021
 Feature: REQ-0006-021 Deep-research reports are never empty
-  On success the report has the sections 执行摘要 / 关键发现 / 详细分析 / 参考来源. On
-  failure it states the cause, the sources collected so far and how to resume or retry;
-  "(empty)" is never the whole content.
+  Seed 000, REQ-0006-021: on success the report has "结构化章节（执行摘要/关键发现/详细分析/参考来源）";
+  on failure it has "错误信息、已收集来源指针（至少 URL 列表或 tool-output 路径）、以及'如何续跑/重试'
+  的明确指引". Acceptance: "失败时报告文件长度 > 0 且包含'失败原因/续跑建议'关键字；不允许 (empty)
+  作为唯一内容". Sources are real: URLs the sub-session's tools returned, or paths that exist.
 
   @tasks
   Scenario: A failed deep research still delivers a useful report
@@ -11,8 +12,10 @@ Feature: REQ-0006-021 Deep-research reports are never empty
     Then the report is not empty and not "(empty)"
     And the report contains "失败原因"
     And the report contains "续跑建议"
-    And the report lists the collected sources
-    And the report names the sub-session
+    And the report states the error of the task result
+    And the report points to the sources the sub-session collected
+    And every path the report names exists
+    And the task's events file records the runtime.error
 
   @tasks
   Scenario: A deep research that recovers delivers a structured report

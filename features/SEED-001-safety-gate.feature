@@ -1,7 +1,10 @@
 @SEED-001-GATE
 Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
-  Retry is technically possible, but a replay after visible output, a materialised tool
-  call, quota or context overflow would duplicate what the user saw or cannot succeed.
+  Seed 001: "Safe-recovery checks still block automatic retry after visible output, text output,
+  reasoning output where applicable, tool input, materialized tool calls, tool execution, ...,
+  quota, context overflow, and other non-retryable failures", and "Tests cover both the allowed
+  safe-recovery path and conservative blocked paths". The decision record says why the gate
+  blocked a replay; the reason's exact name (events.md) is advice.
 
   @wire @events
   Scenario: No replay after text reached the user
@@ -9,40 +12,45 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
-    And the last decision says the gate blocked the retry for "visible_output"
+    And the result has ok false
+    And the last decision says the gate blocked the retry
+    And ideally the last decision says the gate blocked the retry for "visible_output"
 
-  @wire
+  @wire @events
   Scenario: No replay after a tool call started
     Given attempt 1 streams a call to tool "write_file" and breaks with "reset" after 4 events
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
+    And the result has ok false
+    And the last decision says the gate blocked the retry
+    And ideally the last decision says the gate blocked the retry for "tool_call"
 
-  @wire
+  @wire @events
   Scenario: Quota is never retried, even though it arrives as a 429
     Given attempt 1 answers with status 429 and error code "insufficient_quota"
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
+    And the result has ok false
+    And the last decision says the retry was not made
+    And ideally the last decision says the gate blocked the retry for "quota"
 
-  @wire
+  @wire @events
   Scenario: Context overflow is never retried
     Given attempt 1 fails in the stream with "context_length_exceeded"
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
+    And the result has ok false
+    And the last decision says the retry was not made
+    And ideally the last decision says the gate blocked the retry for "context_overflow"
 
-  @wire
+  @wire @events
   Scenario: A break before anything reached the user is replayed
     Given the provider breaks the stream with "eof" after 2 events on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
-
-  @events @SEED-001-OBSERVABILITY
-  Scenario: Every failure carries a decision record
-    Given attempt 1 answers with status 429
-    And attempt 2 answers with status 400
-    When the implementation streams one model call
-    Then every failure has a decision record
-    And each provider.retry delay matches the wait the server saw
+    And the result is a success
+    And the first decision says the gate allowed the retry

@@ -1,6 +1,8 @@
 Feature: SEED-002 Adaptive retry strategy: per-agent defaults, jitter, same session
-  A writing agent does not retry by default (side effects), a read-only agent retries once;
-  waits follow base × 2^n + jitter(0..1 s); retries keep the session id.
+  Seed 002: per agent, "Coder | 0 | 有写入副作用，默认不重试" and "Codex | 1 | 只读操作，默认允许 1 次重试";
+  "等待时间 = base_delay × (2 ^ retry_count) + random_jitter", "base_delay: 基础延迟（默认 1 秒）",
+  "random_jitter: 随机抖动（0-1 秒），避免同时重试", with the table 1-2, 2-3, 4-5, 8-9, 16-17 s for
+  the first five retries; "重试时必须使用相同的 SESSION_ID".
 
   @wire @SEED-002-PROFILES
   Scenario: A writing agent does not retry
@@ -8,6 +10,7 @@ Feature: SEED-002 Adaptive retry strategy: per-agent defaults, jitter, same sess
     And every attempt answers with status 429
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
+    And the result has ok false
 
   @wire @SEED-002-PROFILES
   Scenario: A read-only agent retries once
@@ -15,15 +18,21 @@ Feature: SEED-002 Adaptive retry strategy: per-agent defaults, jitter, same sess
     And every attempt answers with status 429
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
+    And the result has ok false
 
-  @wire @should @SEED-002-JITTER
-  Scenario: Waits stay within a second of the doubling schedule
-    Given timing is measured at 1/20 of real time
+  # At 1/4 of real time a wait is measured to about 0.05 s of policy time, the client's own
+  # overhead included, so the jitter of five waits is visible. Five retries are what the
+  # seed's table shows; 429 is the failure every client retries.
+  @wire @SEED-002-JITTER
+  Scenario: Waits follow 1 s × 2^n plus a random jitter of 0 to 1 s
+    Given timing is measured at 1/4 of real time
+    And the implementation is configured with maxRetries = 5
     And every attempt answers with status 429
     When the implementation streams one model call
-    Then the waits stay within 1 second of a doubling schedule
+    Then the first 5 waits follow 1 s × 2^n plus a jitter between 0 and 1 s
+    And the waits carry a random jitter
 
-  @wire @should @SEED-002-SESSION
+  @wire @SEED-002-SESSION
   Scenario: Retries keep the session id
     Given attempt 1 answers with status 429
     And attempt 2 answers with status 429

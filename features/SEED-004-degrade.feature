@@ -1,13 +1,20 @@
 Feature: SEED-004 Per-error-kind limits and degrade instead of fail
-  Timeouts get 2 attempts, 429 and 5xx get 3; after exhaustion the caller degrades rather
-  than fails, and the worst case stays within 5 minutes (SC-002).
+  Seed 004: "LLM 层（超时）| 2 | LLMTimeoutError" and "LLM 层（其他）| 3 | 429、5xx"; after the
+  retries are used up the caller degrades ("降级 ... 返回而非抛出", recorded as `degraded`) instead
+  of failing, and the worst case stays within 5 minutes ("满足 SC-002（≤5 分钟）").
 
   @wire @SEED-004-LIMITS
-  Scenario: A stream that keeps timing out gets 2 attempts
+  Scenario Outline: A call that keeps timing out by <kind> gets 2 attempts
     Given the implementation runs with the "fast-fail" profile
-    And the provider breaks the stream with "stall" after 2 events on every attempt
+    And <failure>
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
+    And the result has ok false
+
+    Examples:
+      | kind             | failure                                                                  |
+      | a stalled stream | the provider breaks the stream with "stall" after 2 events on every attempt |
+      | a header timeout | every attempt sends no headers for 3600 seconds                          |
 
   @wire @SEED-004-LIMITS
   Scenario Outline: Status <status> on every attempt gets 3 attempts
@@ -15,11 +22,15 @@ Feature: SEED-004 Per-error-kind limits and degrade instead of fail
     And every attempt answers with status <status>
     When the implementation streams one model call
     Then the server sees exactly 3 attempts
+    And the result has ok false
 
     Examples:
       | status |
       | 429    |
+      | 500    |
+      | 502    |
       | 503    |
+      | 504    |
 
   @wire @events @SEED-004-DEGRADE
   Scenario: An unavailable provider degrades within 5 minutes

@@ -1,6 +1,7 @@
 //! `squall run`: the conformance suite against an implementation, with progress, a summary
-//! per requirement and the acceptance reports. Exit codes: 0 every judged requirement passes,
-//! 1 some fail, 2 usage or harness error (returned as `Err`).
+//! per requirement and the acceptance reports. Exit codes: 0 every judged requirement passes
+//! (warnings allowed), 1 some fail or could not be judged, 2 usage or harness error, or a run
+//! that judged nothing (returned as `Err`).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -14,8 +15,8 @@ use crate::iut::Iut;
 use crate::report::{write_all, ReportMeta};
 use crate::scenario::validate::check_name;
 use crate::suite::features::features_dir;
-use crate::suite::summary::requirement_table;
-use crate::suite::{run_suite, CaseRecord, Level, Progress, SuiteConfig};
+use crate::suite::summary::{exit_code, findings, requirement_table};
+use crate::suite::{run_suite, CaseRecord, Level, ProfileSelection, Progress, SuiteConfig};
 
 /// The options of `squall run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -27,13 +28,20 @@ pub struct RunArgs {
     /// (default: tasks for the reference, events for a command).
     #[arg(long)]
     pub level: Option<String>,
+    /// The profiles to judge: prd-0006 (the default, the PRD sign-off), prd-0003, seed-001,
+    /// seed-002, seed-004, custom, or all. Repeat the flag or separate with commas.
+    #[arg(long = "profile", value_name = "PROFILE")]
+    pub profiles: Vec<String>,
     /// Only the cases matching a tag expression, e.g. `@REQ-0006-010 and not @should`.
     #[arg(long)]
     pub tags: Option<String>,
+    /// Accept a run in which every case is n/a (exit 0 instead of 2).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
-    /// Where the reports go (default: reports/<name>).
+    /// Where the reports go (default: target/squall/<name>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
     /// A name for the implementation in reports (default: derived from --iut).
@@ -45,6 +53,13 @@ pub struct RunArgs {
     /// The scenario catalogue (default: ./scenarios if present, else the built-in one).
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
+    /// Cases run side by side (each waits mostly on scaled sleeps).
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// A jitter seed passed to the implementation as SQUALL_SEED, to reproduce a run (by
+    /// default it picks its own).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Real seconds an implementation gets per case before it is killed.
     #[arg(long, default_value_t = 60.0)]
     pub case_timeout: f64,
@@ -62,13 +77,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let name = args.name.clone().unwrap_or_else(|| default_name(&iut));
     check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
-    let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("reports").join(&name));
+    let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("target").join("squall").join(&name));
+    let profiles = ProfileSelection::parse(&args.profiles).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
     let catalogue = crate::cli::load_catalogue(args.scenarios.as_deref())?;
     let features = features_dir(args.features.as_deref())?;
 
     let mut config = SuiteConfig::new(iut.clone(), features.path().to_owned(), catalogue);
     config.level = level;
     config.tags = args.tags.clone();
+    config.profiles = profiles.clone();
+    config.concurrency = args.concurrency.max(1);
+    config.seed = args.seed;
     config.time_scale = args.time_scale;
     if !(args.case_timeout > 0.0 && args.case_timeout.is_finite()) {
         bail!("--case-timeout {}: expected a positive number of seconds", args.case_timeout);
@@ -76,9 +95,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.case_timeout = std::time::Duration::from_secs_f64(args.case_timeout);
     config.progress = Some(progress_printer());
     eprintln!(
-        "squall run: {} at level {}, features from {}, time scale {}",
+        "squall run: {} at level {}, profile {}, features from {}, time scale {}",
         iut.describe(),
         level.as_str(),
+        profiles.describe(),
         features.describe(),
         args.time_scale
     );
@@ -86,16 +106,17 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
-    if outcome.cases.is_empty() {
-        bail!("no case ran: does --tags {:?} match any scenario?", args.tags.as_deref().unwrap_or(""));
+    if !outcome.cases.is_empty() {
+        println!("{}", requirement_table(&outcome).trim_end());
+        print!("{}", findings(&outcome));
+        println!("cases: {} in {:.1} s", outcome.cases_tally().describe(), outcome.duration.as_secs_f64());
     }
-    println!("{}", requirement_table(&outcome).trim_end());
-    let (pass, fail, na, error) = outcome.counts();
-    println!("{pass} passed, {fail} failed, {na} n/a, {error} error in {:.1} s", outcome.duration.as_secs_f64());
+    let code = exit_code(&outcome, args.allow_empty)
+        .map_err(|e| anyhow::anyhow!("{e} (--level, --tags, --profile, --allow-empty)"))?;
     let meta = ReportMeta { name, command: iut.describe(), level, time_scale: args.time_scale };
     let written = write_all(&report_dir, &meta, &outcome)?;
     println!("reports: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
-    Ok(if outcome.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(ExitCode::from(code))
 }
 
 fn parse_iut(text: &str) -> anyhow::Result<Iut> {

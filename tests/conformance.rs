@@ -2,14 +2,16 @@
 //!
 //! Runs `features/` against the reference implementation in-process, or against an outside
 //! implementation: `SQUALL_IUT="<command>" cargo test --test conformance`. Settings:
-//! `SQUALL_LEVEL` (wire | events | tasks), `SQUALL_TIME_SCALE`, `SQUALL_TAGS`,
-//! `SQUALL_CUCUMBER_JSON` (write Cucumber JSON there). Prints one line per requirement and
-//! exits non-zero if any judged requirement fails.
+//! `SQUALL_LEVEL` (wire | events | tasks), `SQUALL_PROFILE` (profiles to judge, or `all`),
+//! `SQUALL_TIME_SCALE`, `SQUALL_TAGS`, `SQUALL_CUCUMBER_JSON` (write Cucumber JSON there),
+//! `SQUALL_ALLOW_EMPTY=1`. Prints one line per requirement; exits 1 if a judged requirement
+//! fails, and 2 when no case matched or every case was n/a (a green that proves nothing).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use squall::suite::run_suite;
+use squall::suite::summary::{exit_code, findings, requirement_table};
 
 fn main() -> ExitCode {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -32,30 +34,21 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "squall conformance: {} against {} (level {})",
+        "squall conformance: {} against {} (level {}, profile {})",
         config.features.display(),
         config.iut.describe(),
-        config.level.as_str()
+        config.level.as_str(),
+        config.profiles.describe()
     );
-    print!("{}", squall::suite::summary::requirement_table(&outcome));
-    for case in outcome
-        .cases
-        .iter()
-        .filter(|c| matches!(c.verdict, squall::suite::Verdict::Fail | squall::suite::Verdict::Error))
-    {
-        println!("\n{} — {} [{}]", case.feature, case.name, case.verdict.as_str());
-        for check in case.checks.iter().filter(|c| c.verdict != squall::suite::Verdict::Pass) {
-            println!("  {}: expected {}; observed {}", check.name, check.expected, check.observed);
+    print!("{}", requirement_table(&outcome));
+    print!("{}", findings(&outcome));
+    let cases = outcome.cases_tally();
+    println!("\n{} passed, {} failed, {} skipped", cases.passed(), cases.fail + cases.error, cases.not_applicable);
+    match exit_code(&outcome, std::env::var_os("SQUALL_ALLOW_EMPTY").is_some()) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("conformance: {message} (SQUALL_LEVEL, SQUALL_TAGS, SQUALL_PROFILE, SQUALL_ALLOW_EMPTY=1)");
+            ExitCode::from(2)
         }
-        if let Some(error) = &case.error {
-            println!("  {error}");
-        }
-    }
-    let (pass, fail, na, error) = outcome.counts();
-    println!("\n{pass} passed, {} failed, {na} skipped", fail + error);
-    if outcome.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
     }
 }

@@ -2,11 +2,11 @@
 //! delays where `None` means "give up".
 //!
 //! # Default
-//! `initial = 2 s`, `factor = 2`, `cap = 30 s`, `jitter = 0..1 s` added before the cap.
-//! Anchors considered: OpenCode (2 s ×2, cap 30 s — PRD-0006 aligns with OpenCode, so this is
-//! the default), openai-python (0.5 s ×2, cap 8 s, jitter −25 %), seed 002 (`base × 2^n +
-//! jitter(0..1 s)`). With ECN-0003's 6 retries the planned sleeps are 2, 4, 8, 16, 30, 30 s plus
-//! jitter: at most 90 s + 6 × 1 s, well inside seed 004's 5-minute bound.
+//! `initial = 1 s`, `factor = 2`, `jitter = 0..1 s` added before the cap, `cap = 30 s`.
+//! Base, factor and jitter are seed 002's (`base_delay × 2^retry_count + random_jitter`, base
+//! 1 s, jitter 0-1 s: 1-2, 2-3, 4-5, 8-9, 16-17 s); PRD-0006 asks for a cap without naming it,
+//! and OpenCode's 30 s is the one it aligns with. With ECN-0003's 6 retries the sleeps are
+//! 1-2, 2-3, 4-5, 8-9, 16-17 and 30 s: at most 65 s in all.
 
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ pub struct BackoffConfig {
 impl Default for BackoffConfig {
     fn default() -> Self {
         BackoffConfig {
-            initial: Duration::from_secs(2),
+            initial: Duration::from_secs(1),
             factor: 2.0,
             cap: Duration::from_secs(30),
             jitter: Duration::from_secs(1),
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn default_schedule_doubles_up_to_the_cap() {
         let delays: Vec<u64> = BackoffConfig::default().without_jitter().schedule(6, 0).map(|d| d.as_secs()).collect();
-        assert_eq!(delays, [2, 4, 8, 16, 30, 30]);
+        assert_eq!(delays, [1, 2, 4, 8, 16, 30]);
     }
 
     #[test]

@@ -125,8 +125,9 @@ impl RetryEngine {
         let mut backoff = self.policy.backoff.schedule(self.policy.max_retries, self.policy.jitter_seed);
         let mut attempt = 0u32;
         loop {
-            let remaining = self.policy.max_total_time.saturating_sub(self.clock.now() - start);
-            let timeout = self.policy.timeout_for(attempt).min(remaining);
+            let remaining = self.policy.remaining_time(self.clock.now() - start);
+            let timeout =
+                remaining.map_or(self.policy.timeout_for(attempt), |left| self.policy.timeout_for(attempt).min(left));
             let context = AttemptContext { attempt, timeout, real_timeout: self.clock.to_real(timeout) };
             let failure = match attempt_once(context).await {
                 Ok(value) => return Ok(value),
@@ -212,7 +213,7 @@ impl RetryEngine {
             Some(hint) => (hint.delay, hint.source.as_str()),
             None => (scheduled, "backoff"),
         };
-        if elapsed + delay.0 >= self.policy.max_total_time {
+        if self.policy.max_total_time.is_some_and(|bound| elapsed + delay.0 >= bound) {
             return (Outcome::TimeBudgetExhausted, Some(delay));
         }
         (Outcome::Retrying, Some(delay))

@@ -1,12 +1,14 @@
 //! Retry policy: how many attempts, which waits, which timeouts, per error kind and agent.
 //!
 //! # Default (ECN-0003)
-//! Retries on; `max_retries = 6` (7 attempts); backoff per [`BackoffConfig::default`];
-//! Retry-After honoured up to a 60 s ceiling (a longer ask ends the retries instead of
-//! sleeping); per-attempt timeout 60 s for headers and between events; total time bounded by
-//! `max_total_time = 5 min` (seed 004, SC-002).
+//! Retries on; `max_retries = 6` (7 attempts, whatever the retryable kind); backoff per
+//! [`BackoffConfig::default`]; jitter from a random seed (a fixed one only when asked for, so
+//! clients never retry in lockstep); Retry-After honoured up to a 60 s ceiling (a longer ask
+//! ends the retries instead of sleeping); per-attempt timeout 60 s for headers and between
+//! events; no bound on the total time beyond what the attempts and waits add up to.
 //!
-//! Profiles: [`RetryPolicy::fast_fail`] (seed 004: timeouts 2 attempts, 429/5xx 3),
+//! Profiles: [`RetryPolicy::fast_fail`] (seed 004: timeouts 2 attempts, 429/5xx 3, and the
+//! whole call within 5 minutes, SC-002),
 //! [`RetryPolicy::for_agent`] (seed 002: a writing agent 0 retries, read-only 1),
 //! [`RetryPolicy::reasoning_ladder`] (seed 001: 60 s then one safe retry at 120 s, no third).
 
@@ -46,9 +48,9 @@ pub struct RetryPolicy {
     pub attempt_timeout: Duration,
     /// Per-attempt timeouts that override `attempt_timeout`; when set, also the attempt limit.
     pub timeout_ladder: Vec<Duration>,
-    /// A hard bound on the whole call, sleeps and attempts included (policy time).
-    pub max_total_time: Duration,
-    /// Seed for the backoff jitter, so a run is reproducible.
+    /// A hard bound on the whole call, sleeps and attempts included (policy time), if any.
+    pub max_total_time: Option<Duration>,
+    /// Seed for the backoff jitter: random by default, fixed to reproduce a run.
     pub jitter_seed: u64,
 }
 
@@ -62,8 +64,8 @@ impl Default for RetryPolicy {
             kind_limits: KindLimits::default(),
             attempt_timeout: Duration::from_secs(60),
             timeout_ladder: Vec::new(),
-            max_total_time: Duration::from_secs(300),
-            jitter_seed: 0x5eed,
+            max_total_time: None,
+            jitter_seed: random_seed(),
         }
     }
 }
@@ -74,11 +76,13 @@ impl RetryPolicy {
         Self::default()
     }
 
-    /// Seed 004: timeouts get 2 attempts, 429 and 5xx 3.
+    /// Seed 004: timeouts get 2 attempts, 429 and 5xx 3, and the worst case stays within
+    /// 5 minutes (SC-002).
     pub fn fast_fail() -> Self {
         RetryPolicy {
             max_retries: 2,
             kind_limits: KindLimits { timeout: Some(2), rate_limit: Some(3), server: Some(3) },
+            max_total_time: Some(Duration::from_secs(300)),
             ..Self::default()
         }
     }
@@ -101,6 +105,17 @@ impl RetryPolicy {
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
         self.max_retries = max_retries;
         self
+    }
+
+    /// A fixed jitter seed, to reproduce a run.
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = seed;
+        self
+    }
+
+    /// What is left of the total-time bound after `elapsed`, if there is a bound.
+    pub fn remaining_time(&self, elapsed: Duration) -> Option<Duration> {
+        self.max_total_time.map(|bound| bound.saturating_sub(elapsed))
     }
 
     /// Total attempts allowed for a failure of this kind.
@@ -144,7 +159,8 @@ impl RetryPolicy {
             }
         };
         let sleeps: Duration = (0..attempts.saturating_sub(1)).map(longest_sleep).sum();
-        (timeouts + sleeps).min(self.max_total_time)
+        let total = timeouts + sleeps;
+        self.max_total_time.map_or(total, |bound| total.min(bound))
     }
 
     /// The worst case over every retryable kind of failure.
@@ -155,6 +171,15 @@ impl RetryPolicy {
             .max()
             .unwrap_or_default()
     }
+}
+
+/// A seed for jitter that differs between processes and between calls.
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher
+        .write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+    hasher.finish()
 }
 
 #[cfg(test)]
@@ -189,10 +214,18 @@ mod tests {
     }
 
     #[test]
-    fn the_worst_case_is_bounded_by_five_minutes() {
-        assert!(RetryPolicy::default().analytic_bound() <= Duration::from_secs(300));
+    fn the_defaults_bound_attempts_and_fast_fail_bounds_time_as_well() {
+        // ECN-0003: 7 attempts of 60 s and six waits of at most 1+1, 2+1, 4+1, 8+1, 16+1 and 30 s.
+        assert_eq!(RetryPolicy::default().analytic_bound_for(ErrorKind::Timeout), Duration::from_secs(7 * 60 + 66));
+        assert!(RetryPolicy::fast_fail().analytic_bound() <= Duration::from_secs(300));
         // Seed 004's fast-fail profile when every attempt times out: two 60 s attempts and one
-        // backoff sleep of at most 3 s, inside the seed's ~246 s.
-        assert_eq!(RetryPolicy::fast_fail().analytic_bound_for(ErrorKind::Timeout), Duration::from_secs(123));
+        // backoff sleep of at most 2 s, inside the seed's ~246 s.
+        assert_eq!(RetryPolicy::fast_fail().analytic_bound_for(ErrorKind::Timeout), Duration::from_secs(122));
+    }
+
+    #[test]
+    fn jitter_is_seeded_at_random_unless_a_seed_is_given() {
+        assert_ne!(RetryPolicy::default().jitter_seed, RetryPolicy::default().jitter_seed);
+        assert_eq!(RetryPolicy::default().with_jitter_seed(7).jitter_seed, 7);
     }
 }

@@ -57,8 +57,23 @@ pub struct CaseSpec {
     pub time_scale: f64,
     pub profile: Option<String>,
     pub fallback: Option<String>,
+    /// `providerRetry.maxRetries` to configure; `None` leaves the implementation's default.
+    pub max_retries: Option<u32>,
+    /// A seed for the implementation's jitter, when a reproducible run is wanted.
+    pub seed: Option<u64>,
     /// Real time the IUT gets before it is killed.
     pub timeout: Duration,
+}
+
+/// How an implementation's process ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessEnd {
+    /// The tail of its standard error.
+    pub stderr: String,
+    /// Its exit code; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// Killed at the case timeout.
+    pub timed_out: bool,
 }
 
 /// What an IUT left behind.
@@ -72,6 +87,8 @@ pub struct IutRun {
     pub stderr: String,
     pub exit_code: Option<i32>,
     pub timed_out: bool,
+    /// The real time it was given.
+    pub timeout: Duration,
 }
 
 impl IutRun {
@@ -83,17 +100,6 @@ impl IutRun {
         } else {
             self.out_dir.path().join(path)
         }
-    }
-
-    /// Why the run cannot be judged at the events level, if it cannot.
-    pub fn failure(&self) -> Option<String> {
-        if self.timed_out {
-            return Some("the implementation did not finish in time".to_owned());
-        }
-        if self.result.is_none() {
-            return Some(format!("no usable result.json ({})", self.output_errors.join("; ")));
-        }
-        None
     }
 }
 
@@ -112,6 +118,12 @@ pub fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> 
     if let Some(fallback) = &spec.fallback {
         env.push(("SQUALL_FALLBACK", fallback.clone()));
     }
+    if let Some(max_retries) = spec.max_retries {
+        env.push(("SQUALL_MAX_RETRIES", max_retries.to_string()));
+    }
+    if let Some(seed) = spec.seed {
+        env.push(("SQUALL_SEED", seed.to_string()));
+    }
     env
 }
 
@@ -119,12 +131,21 @@ pub fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> 
 pub async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
     let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
     let env = contract_env(spec, out_dir.path());
-    let (stderr, exit_code, timed_out) = match iut {
+    let end = match iut {
         Iut::Reference { mutant } => reference::run(&env, mutant.as_deref(), spec.timeout).await,
         Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
     };
     let (result, events, output_errors) = read_outputs(out_dir.path());
-    Ok(IutRun { out_dir, result, events, output_errors, stderr, exit_code, timed_out })
+    Ok(IutRun {
+        out_dir,
+        result,
+        events,
+        output_errors,
+        stderr: end.stderr,
+        exit_code: end.exit_code,
+        timed_out: end.timed_out,
+        timeout: spec.timeout,
+    })
 }
 
 fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {

@@ -1,11 +1,11 @@
-//! `report.json`: the public report schema (documented in `docs/reports.md`). The other
-//! formats render this value, so they cannot disagree with it.
+//! `report.json`: the public report schema (documented in `docs/reports.md`; fields are added,
+//! never renamed). The other formats render this value, so they cannot disagree with it.
 
 use serde_json::{json, Value};
 
 use super::{timestamp, ReportMeta};
 use crate::journal::JournalEntry;
-use crate::suite::{CaseRecord, SuiteOutcome, Verdict};
+use crate::suite::{CaseRecord, SuiteOutcome};
 
 /// Request bodies in the evidence are cut to this many bytes per string.
 const EVIDENCE_STRING_BYTES: usize = 2048;
@@ -14,18 +14,30 @@ pub fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
     let requirements: Vec<Value> = outcome
         .requirements
         .iter()
-        .map(|r| json!({"id": r.id, "title": r.title, "verdict": r.verdict.as_str(), "cases": r.cases.iter().map(case).collect::<Vec<_>>()}))
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "title": r.title,
+                "profile": r.profile,
+                "verdict": r.verdict.as_str(),
+                "cases_tally": r.cases_tally,
+                "cases": r.cases.iter().map(case).collect::<Vec<_>>(),
+            })
+        })
         .collect();
-    let count = |v: Verdict| outcome.requirements.iter().filter(|r| r.verdict == v).count();
-    let (pass, fail, na, error) = outcome.counts();
+    let not_judged: Vec<Value> =
+        outcome.selection.others().iter().map(|p| json!({"id": p.id, "title": p.title})).collect();
     json!({
         "iut": {"name": meta.name, "command": meta.command, "level": meta.level.as_str()},
         "squall_version": env!("CARGO_PKG_VERSION"),
         "started_at": timestamp(outcome.started_at),
         "duration_ms": outcome.duration.as_millis() as u64,
         "time_scale": meta.time_scale,
-        "summary": {"pass": count(Verdict::Pass), "fail": count(Verdict::Fail), "n/a": count(Verdict::NotApplicable), "error": count(Verdict::Error)},
-        "case_summary": {"pass": pass, "fail": fail, "n/a": na, "error": error},
+        "verdict": outcome.verdict().as_str(),
+        "profiles": {"judged": outcome.profiles, "not_judged": not_judged},
+        "tags": outcome.tags,
+        "summary": outcome.requirements_tally(),
+        "case_summary": outcome.cases_tally(),
         "requirements": requirements,
     })
 }
@@ -37,12 +49,16 @@ fn case(record: &CaseRecord) -> Value {
         "tags": record.tags,
         "verdict": record.verdict.as_str(),
         "error": record.error,
-        "checks": record.checks.iter().map(|c| json!({"name": c.name, "level": c.level.as_str(), "verdict": c.verdict.as_str(), "expected": c.expected, "observed": c.observed})).collect::<Vec<_>>(),
+        "time_scale": record.time_scale,
+        "checks": record.checks,
         "evidence": {
             "journal": record.evidence.journal.iter().map(journal_entry).collect::<Vec<_>>(),
             "events": record.evidence.events,
             "result": record.evidence.result,
             "stderr": record.evidence.stderr,
+            "exit_code": record.evidence.exit_code,
+            "timed_out": record.evidence.timed_out,
+            "duration_ms": record.evidence.duration_ms,
         },
     })
 }

@@ -1,17 +1,13 @@
-//! `acceptance.md`: the PRD sign-off document — a table of requirements with verdicts and
-//! case counts, expected vs observed for every failure, and a sign-off block.
+//! `acceptance.md`: the sign-off document — which profiles were judged (and which not), a
+//! table of requirements per judged profile with verdicts and case counts, expected vs
+//! observed for every failed MUST, the SHOULD warnings in their own section, and a sign-off
+//! block. Times are production seconds (each case's time scale undone).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// Cases of a requirement that count (not n/a), and how many of them passed.
-pub fn passed_of_judged(requirement: &Value) -> (usize, usize) {
-    let cases = requirement["cases"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let judged = cases.iter().filter(|c| c["verdict"] != "n/a").count();
-    let passed = cases.iter().filter(|c| c["verdict"] == "pass").count();
-    (passed, judged)
-}
+use super::{str_of, tally_of};
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -20,80 +16,58 @@ fn cell(text: &str) -> String {
 pub fn render(report: &Value) -> String {
     let mut out = String::new();
     let iut = &report["iut"];
-    let summary = &report["summary"];
-    let _ = writeln!(out, "# PRD-0006 acceptance report — {}\n", iut["name"].as_str().unwrap_or(""));
+    let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let judged = report["profiles"]["judged"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let not_judged = report["profiles"]["not_judged"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let ids = |profiles: &[Value]| profiles.iter().map(|p| str_of(&p["id"]).to_owned()).collect::<Vec<_>>().join(", ");
+    let _ = writeln!(out, "# Acceptance report — {}\n", str_of(&iut["name"]));
     let _ = writeln!(out, "| | |\n|---|---|");
-    let _ = writeln!(out, "| Implementation | `{}` |", cell(iut["command"].as_str().unwrap_or("")));
-    let _ = writeln!(out, "| Level | {} |", iut["level"].as_str().unwrap_or(""));
-    let _ = writeln!(out, "| squall | {} |", report["squall_version"].as_str().unwrap_or(""));
-    let _ = writeln!(out, "| Date | {} |", report["started_at"].as_str().unwrap_or(""));
+    let _ = writeln!(out, "| Implementation | `{}` |", cell(str_of(&iut["command"])));
+    let _ = writeln!(out, "| Level | {} |", str_of(&iut["level"]));
+    let _ = writeln!(out, "| Profiles judged | {} |", ids(judged));
+    if !not_judged.is_empty() {
+        let _ = writeln!(out, "| Not judged | {} (choose with `--profile`) |", ids(not_judged));
+    }
+    if let Some(tags) = report["tags"].as_str() {
+        let _ = writeln!(out, "| Cases | only those matching `{}` |", cell(tags));
+    }
+    let _ = writeln!(out, "| squall | {} |", str_of(&report["squall_version"]));
+    let _ = writeln!(out, "| Date | {} |", str_of(&report["started_at"]));
     let _ = writeln!(
         out,
-        "| Duration | {:.1} s (time scale {}) |",
+        "| Duration | {:.1} s, production values at time scale {} (precise cases slower); every figure below is in production seconds |",
         report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
         report["time_scale"]
     );
+    let _ = writeln!(out, "| Requirements | {} |", tally_of(&report["summary"]).describe());
+    let _ = writeln!(out, "| Result | **{}** |\n", str_of(&report["verdict"]));
     let _ = writeln!(
         out,
-        "| Requirements | {} pass, {} fail, {} n/a, {} error |\n",
-        summary["pass"], summary["fail"], summary["n/a"], summary["error"]
+        "A requirement fails when one of its MUST checks fails, and is `error` when a case could not be judged \
+         (the implementation crashed, hung or left no usable result). A missed SHOULD gives `warn`: it passes, \
+         with the warning listed below."
     );
-    let _ = writeln!(out, "## Requirements\n\n| Requirement | Title | Verdict | Cases passed |\n|---|---|---|---|");
-    let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
-    for requirement in requirements {
-        let (passed, judged) = passed_of_judged(requirement);
+    for profile in judged {
         let _ = writeln!(
             out,
-            "| {} | {} | **{}** | {passed}/{judged} |",
-            requirement["id"].as_str().unwrap_or(""),
-            cell(requirement["title"].as_str().unwrap_or("")),
-            requirement["verdict"].as_str().unwrap_or(""),
+            "\n## {} — {}: {}\n\n| Requirement | Title | Verdict | Cases passed |\n|---|---|---|---|",
+            str_of(&profile["id"]),
+            cell(str_of(&profile["title"])),
+            str_of(&profile["verdict"])
         );
-    }
-    let failing: Vec<&Value> =
-        requirements.iter().filter(|r| r["verdict"] == "fail" || r["verdict"] == "error").collect();
-    if !failing.is_empty() {
-        let _ = writeln!(out, "\n## Failures: expected vs observed");
-        for requirement in failing {
+        for requirement in requirements.iter().filter(|r| r["profile"] == profile["id"]) {
             let _ = writeln!(
                 out,
-                "\n### {} — {}\n",
-                requirement["id"].as_str().unwrap_or(""),
-                requirement["title"].as_str().unwrap_or("")
+                "| {} | {} | **{}** | {} |",
+                str_of(&requirement["id"]),
+                cell(str_of(&requirement["title"])),
+                str_of(&requirement["verdict"]),
+                tally_of(&requirement["cases_tally"]).passed_of_judged(),
             );
-            for case in requirement["cases"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
-            {
-                let _ = writeln!(
-                    out,
-                    "- **{}** ({}) — {}",
-                    case["name"].as_str().unwrap_or(""),
-                    case["feature"].as_str().unwrap_or(""),
-                    case["verdict"].as_str().unwrap_or("")
-                );
-                for check in case["checks"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
-                {
-                    let _ = writeln!(
-                        out,
-                        "  - {}: expected {}; observed {}",
-                        check["name"].as_str().unwrap_or(""),
-                        check["expected"].as_str().unwrap_or(""),
-                        check["observed"].as_str().unwrap_or("")
-                    );
-                }
-                if let Some(error) = case["error"].as_str() {
-                    let _ = writeln!(out, "  - {}", cell(error));
-                }
-            }
         }
     }
+    findings_section(&mut out, requirements, &["fail", "error"], "Failures: expected vs observed (MUST)");
+    findings_section(&mut out, requirements, &["warn"], "Warnings (SHOULD): advisory, they do not fail a requirement");
     let _ = writeln!(
         out,
         "\n## Sign-off\n\nThe requirements above were judged by squall against the implementation named at the top. \
@@ -101,4 +75,40 @@ pub fn render(report: &Value) -> String {
          | Role | Name | Decision | Date | Signature |\n|---|---|---|---|---|\n| Engineering | | | | |\n| QA | | | | |\n| Product | | | | |"
     );
     out
+}
+
+/// The cases with one of `verdicts`, each with its checks of those verdicts and its error.
+fn findings_section(out: &mut String, requirements: &[Value], verdicts: &[&str], heading: &str) {
+    let has = |v: &Value| verdicts.contains(&str_of(&v["verdict"]));
+    let listed: Vec<&Value> =
+        requirements.iter().filter(|r| r["cases"].as_array().into_iter().flatten().any(has)).collect();
+    if listed.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## {heading}");
+    for requirement in listed {
+        let _ = writeln!(out, "\n### {} — {}\n", str_of(&requirement["id"]), str_of(&requirement["title"]));
+        for case in requirement["cases"].as_array().into_iter().flatten().filter(|c| has(c)) {
+            let _ = writeln!(
+                out,
+                "- **{}** ({}) — {}",
+                str_of(&case["name"]),
+                str_of(&case["feature"]),
+                str_of(&case["verdict"])
+            );
+            for check in case["checks"].as_array().into_iter().flatten().filter(|c| has(c)) {
+                let _ = writeln!(
+                    out,
+                    "  - {} {}: expected {}; observed {}",
+                    str_of(&check["strength"]).to_uppercase(),
+                    str_of(&check["name"]),
+                    str_of(&check["expected"]),
+                    str_of(&check["observed"])
+                );
+            }
+            if let Some(error) = case["error"].as_str() {
+                let _ = writeln!(out, "  - {}", cell(error));
+            }
+        }
+    }
 }

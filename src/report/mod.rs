@@ -19,7 +19,9 @@ use std::time::SystemTime;
 
 use anyhow::Context as _;
 
-use crate::suite::{Level, SuiteOutcome};
+use serde_json::Value;
+
+use crate::suite::{Level, SuiteOutcome, Tally};
 
 /// Who was tested, how, and when.
 #[derive(Debug, Clone)]
@@ -69,6 +71,17 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A string field of the report, or "".
+pub(crate) fn str_of(value: &Value) -> &str {
+    value.as_str().unwrap_or("")
+}
+
+/// A tally (`summary`, `cases_tally`, ...) read back from the report, so every format shows
+/// the counts report.json states.
+pub(crate) fn tally_of(value: &Value) -> Tally {
+    serde_json::from_value(value.clone()).unwrap_or_default()
 }
 
 /// RFC 3339 time, as reports show it.

@@ -5,12 +5,15 @@ use std::path::Path;
 use crate::iut::Iut;
 use crate::scenario::Catalogue;
 
-use super::results::Level;
+use super::requirements::ProfileSelection;
 use super::runner::SuiteConfig;
+use super::verdict::Level;
 
 /// `SQUALL_IUT` (a command, or unset / `reference` for the in-process reference),
-/// `SQUALL_REFERENCE_MUTANT`, `SQUALL_LEVEL`, `SQUALL_TIME_SCALE`, `SQUALL_TAGS`,
-/// `SQUALL_CUCUMBER_JSON`, `SQUALL_CONSOLE=1`. The error names the variable at fault.
+/// `SQUALL_REFERENCE_MUTANT`, `SQUALL_LEVEL`, `SQUALL_PROFILE` (profiles to judge, comma
+/// separated, or `all`; the IUT still receives its own agent profile in its `SQUALL_PROFILE`),
+/// `SQUALL_TIME_SCALE`, `SQUALL_TAGS`, `SQUALL_CUCUMBER_JSON`, `SQUALL_CONSOLE=1`. The error
+/// names the variable at fault.
 pub fn config_from_env(root: &Path) -> Result<SuiteConfig, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let iut = match var("SQUALL_IUT").as_deref() {
@@ -29,6 +32,10 @@ pub fn config_from_env(root: &Path) -> Result<SuiteConfig, String> {
             .ok()
             .filter(|s: &f64| *s > 0.0 && *s <= 1.0)
             .ok_or_else(|| format!("SQUALL_TIME_SCALE={scale}: expected a number in (0, 1]"))?;
+    }
+    if let Some(profiles) = var("SQUALL_PROFILE") {
+        config.profiles =
+            ProfileSelection::parse(&[&profiles]).map_err(|e| format!("SQUALL_PROFILE={profiles}: {e}"))?;
     }
     config.tags = var("SQUALL_TAGS");
     config.cucumber_json = var("SQUALL_CUCUMBER_JSON").map(Into::into);

@@ -1,19 +1,29 @@
 //! The conformance suite: Gherkin features (`features/`) run by cucumber-rs against an
 //! implementation, each scenario judged check by check and tagged with its requirement ids.
 //!
-//! - [`results`] — verdicts per check, case and requirement
+//! - [`verdict`] — how checks, cases, requirements, profiles and runs are judged (one place)
+//! - [`requirements`] — the requirement ids, their titles and their profiles
+//! - [`results`] — what a run found, as data
+//! - [`conversation`] — what a journaled request says: instructions, tool outputs
 //! - [`world`], [`script`] — per-case state and the scenario the Given steps build
 //! - [`steps`] — the step definitions, shared by `cargo test` and `squall run`
 //! - [`runner`] — one suite run: server, IUT, cucumber, collected results
+//! - [`features`], [`env`], [`summary`] — where features come from, settings from the
+//!   environment, the one-line-per-requirement summary
 
+pub mod conversation;
 pub mod env;
 pub mod features;
+pub mod requirements;
 pub mod results;
 pub mod runner;
 pub mod script;
 pub mod steps;
 pub mod summary;
+pub mod verdict;
 pub mod world;
 
-pub use results::{CaseRecord, Level, RequirementResult, Verdict};
+pub use requirements::{Profile, ProfileSelection};
+pub use results::{CaseRecord, ProfileResult, RequirementResult};
 pub use runner::{run_suite, Progress, SuiteConfig, SuiteOutcome};
+pub use verdict::{Level, RunVerdict, Strength, Tally, Verdict};

@@ -1,83 +1,19 @@
-//! Verdicts: per check, per case, per requirement. What the runner collects and every report
-//! renders (`report.json` is this, serialized).
+//! What a suite run found, as data: checks, cases, requirements, profiles. Verdicts are
+//! decided by [`super::verdict`]; this module only groups them. `report.json` renders these.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::requirements::{requirement_title, Profile, ProfileSelection, CUSTOM};
+use super::verdict::{Level, Strength, Tally, Verdict};
 use crate::journal::JournalEntry;
-
-/// How much of the IUT contract an implementation follows; checks above it are `n/a`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// Only the server journal is judged.
-    Wire,
-    /// Plus `result.json` and `events.jsonl`.
-    Events,
-    /// Plus Task results and reports.
-    Tasks,
-}
-
-impl Level {
-    pub fn parse(text: &str) -> Option<Level> {
-        match text {
-            "wire" => Some(Level::Wire),
-            "events" => Some(Level::Events),
-            "tasks" => Some(Level::Tasks),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Wire => "wire",
-            Level::Events => "events",
-            Level::Tasks => "tasks",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Verdict {
-    #[serde(rename = "pass")]
-    Pass,
-    #[serde(rename = "fail")]
-    Fail,
-    /// The implementation's level does not cover this check.
-    #[serde(rename = "n/a")]
-    NotApplicable,
-    /// The harness could not judge (a bad feature, a step without a definition).
-    #[serde(rename = "error")]
-    Error,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotApplicable => "n/a",
-            Verdict::Error => "error",
-        }
-    }
-
-    /// Combine verdicts: any error, else any fail, else any pass, else n/a.
-    pub fn combine(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
-        let all: Vec<Verdict> = verdicts.into_iter().collect();
-        for worst in [Verdict::Error, Verdict::Fail, Verdict::Pass] {
-            if all.contains(&worst) {
-                return worst;
-            }
-        }
-        Verdict::NotApplicable
-    }
-}
 
 /// One check: what was expected, what was observed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckRecord {
     pub name: String,
     pub level: Level,
+    pub strength: Strength,
     pub verdict: Verdict,
     pub expected: String,
     pub observed: String,
@@ -89,7 +25,14 @@ pub struct Evidence {
     pub journal: Vec<JournalEntry>,
     pub events: Vec<Value>,
     pub result: Option<Value>,
+    /// The tail of the implementation's standard error.
     pub stderr: String,
+    /// How the implementation's process ended: its exit code (null when killed or not run).
+    pub exit_code: Option<i32>,
+    /// Whether it was killed at the case timeout.
+    pub timed_out: bool,
+    /// Real milliseconds the implementation ran (null when it was not run).
+    pub duration_ms: Option<f64>,
 }
 
 /// One scenario (or one Examples row of an outline).
@@ -101,9 +44,19 @@ pub struct CaseRecord {
     pub tags: Vec<String>,
     pub verdict: Verdict,
     pub checks: Vec<CheckRecord>,
-    /// Why the case could not be judged, or why the IUT failed to run.
+    /// Why the case could not be judged (`error`), or why the implementation failed to run.
     pub error: Option<String>,
+    /// Production values ran at this fraction of real time in this case (null when the
+    /// implementation was not run). Journal times are real; divide by this to get policy time.
+    pub time_scale: Option<f64>,
     pub evidence: Evidence,
+}
+
+impl CaseRecord {
+    /// The checks that failed a MUST or warned on a SHOULD.
+    pub fn findings(&self, verdict: Verdict) -> impl Iterator<Item = &CheckRecord> {
+        self.checks.iter().filter(move |c| c.verdict == verdict)
+    }
 }
 
 /// All cases of one requirement.
@@ -111,14 +64,28 @@ pub struct CaseRecord {
 pub struct RequirementResult {
     pub id: String,
     pub title: String,
+    pub profile: &'static str,
     pub verdict: Verdict,
+    /// The requirement's cases by verdict.
+    pub cases_tally: Tally,
     pub cases: Vec<CaseRecord>,
+}
+
+/// One profile's requirements, as judged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileResult {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub verdict: Verdict,
+    /// The profile's requirements by verdict.
+    pub requirements_tally: Tally,
+    pub requirements: Vec<String>,
 }
 
 /// Group cases by requirement id (a case may count for several), in id order.
 pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
     let mut ids: Vec<&str> = cases.iter().flat_map(|c| c.requirements.iter().map(String::as_str)).collect();
-    ids.sort_unstable();
+    ids.sort_unstable_by_key(|id| (profile_rank(id), *id));
     ids.dedup();
     ids.into_iter()
         .map(|id| {
@@ -127,52 +94,37 @@ pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
             RequirementResult {
                 id: id.to_owned(),
                 title: requirement_title(id).to_owned(),
-                verdict: Verdict::combine(cases.iter().map(|c| c.verdict)),
+                profile: Profile::of(id).id,
+                verdict: Verdict::worst(cases.iter().map(|c| c.verdict)),
+                cases_tally: Tally::of(cases.iter().map(|c| c.verdict)),
                 cases,
             }
         })
         .collect()
 }
 
-/// Titles of the requirements the features encode.
-pub fn requirement_title(id: &str) -> &'static str {
-    match id {
-        "REQ-0006-001" => "Generic provider retry: timeouts, 408/425/429/5xx, Retry-After; final runtime.error",
-        "REQ-0006-002" => "Retry is bounded: max_retries = 6 by default, capped exponential backoff",
-        "REQ-0006-010" => {
-            "Stream breaks (EOF, reset, truncation, stall) become ProviderTimeoutException and are retried"
-        }
-        "REQ-0006-020" => "Task(deep-research) failure returns ok=false with error and sub-session fields",
-        "REQ-0006-021" => "Deep-research reports: structured on success; cause, sources and resume guidance on failure",
-        "REQ-0006-030" => "No retry storm: a failed deep research is not relaunched automatically",
-        "REQ-0003-001" => "Tool outputs are budgeted head+tail with a marker before entering provider input",
-        "REQ-0003-020" => "Task sub-sessions return small JSON with sub_session_id, report_path and a bounded summary",
-        "SEED-001-GATE" => {
-            "Safety gate: no automatic replay after visible output, tool calls, quota or context overflow"
-        }
-        "SEED-001-OBSERVABILITY" => {
-            "Every failure has a decision record: retryable, gate, retried, attempt, timeout, outcome"
-        }
-        "SEED-001-TIMEOUT-LADDER" => "Reasoning timeout ladder: 60 s, then one safe retry at 120 s, no third attempt",
-        "SEED-002-PROFILES" => "Per-agent retry profiles: a writing agent 0 retries, a read-only agent 1",
-        "SEED-002-JITTER" => "Backoff jitter stays within 0-1 s of the exponential schedule",
-        "SEED-002-SESSION" => "Retries keep the session id",
-        "SEED-004-LIMITS" => "Per-error-kind limits: timeouts 2 attempts, 429/5xx 3",
-        "SEED-004-DEGRADE" => "Degrade instead of fail, within 5 minutes",
-        _ => "",
-    }
+/// The selected profiles with the requirements judged in each (`custom` only when some
+/// feature of one's own was run).
+pub fn by_profile(selection: &ProfileSelection, requirements: &[RequirementResult]) -> Vec<ProfileResult> {
+    selection
+        .profiles()
+        .iter()
+        .filter(|p| **p != CUSTOM || requirements.iter().any(|r| r.profile == CUSTOM.id))
+        .map(|profile| {
+            let own: Vec<&RequirementResult> = requirements.iter().filter(|r| r.profile == profile.id).collect();
+            ProfileResult {
+                id: profile.id,
+                title: profile.title,
+                verdict: Verdict::worst(own.iter().map(|r| r.verdict)),
+                requirements_tally: Tally::of(own.iter().map(|r| r.verdict)),
+                requirements: own.iter().map(|r| r.id.clone()).collect(),
+            }
+        })
+        .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verdicts_combine_worst_first_and_ignore_not_applicable() {
-        assert_eq!(Verdict::combine([Verdict::Pass, Verdict::NotApplicable]), Verdict::Pass);
-        assert_eq!(Verdict::combine([Verdict::Pass, Verdict::Fail, Verdict::NotApplicable]), Verdict::Fail);
-        assert_eq!(Verdict::combine([Verdict::Fail, Verdict::Error]), Verdict::Error);
-        assert_eq!(Verdict::combine([Verdict::NotApplicable]), Verdict::NotApplicable);
-        assert_eq!(Verdict::combine([]), Verdict::NotApplicable);
-    }
+/// Requirements sort by profile (the sign-off first), then by id.
+fn profile_rank(id: &str) -> usize {
+    let profile = Profile::of(id);
+    super::requirements::PROFILES.iter().position(|p| *p == profile).unwrap_or(usize::MAX)
 }

@@ -12,8 +12,10 @@ use cucumber::tag::Ext as _;
 use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
-use super::results::{by_requirement, CaseRecord, Evidence, Level, RequirementResult, Verdict};
+use super::requirements::{requirement_tags, ProfileSelection};
+use super::results::{by_profile, by_requirement, CaseRecord, Evidence, ProfileResult, RequirementResult};
 use super::steps;
+use super::verdict::{Level, RunVerdict, Tally, Verdict};
 use super::world::{SuiteContext, SuiteWorld};
 use crate::iut::Iut;
 use crate::scenario::Catalogue;
@@ -28,10 +30,14 @@ pub struct SuiteConfig {
     /// The directory of `.feature` files.
     pub features: PathBuf,
     pub catalogue: Catalogue,
+    /// The profiles judged: only cases of their requirements run.
+    pub profiles: ProfileSelection,
     /// A tag expression such as `@wire and not @should`.
     pub tags: Option<String>,
     pub concurrency: usize,
     pub case_timeout: Duration,
+    /// A jitter seed for the implementation (`SQUALL_SEED`); `None` lets it pick its own.
+    pub seed: Option<u64>,
     /// Print cucumber's own progress to stdout.
     pub console: bool,
     /// Also write Cucumber JSON here.
@@ -58,9 +64,11 @@ impl SuiteConfig {
             time_scale: 0.01,
             features,
             catalogue,
+            profiles: ProfileSelection::default(),
             tags: None,
             concurrency: 8,
             case_timeout: Duration::from_secs(60),
+            seed: None,
             console: false,
             cucumber_json: None,
             progress: None,
@@ -73,20 +81,34 @@ impl SuiteConfig {
 pub struct SuiteOutcome {
     pub cases: Vec<CaseRecord>,
     pub requirements: Vec<RequirementResult>,
+    /// The selected profiles, each with its requirements' verdict.
+    pub profiles: Vec<ProfileResult>,
+    pub selection: ProfileSelection,
+    /// The tag expression the cases were filtered by, if any.
+    pub tags: Option<String>,
     pub started_at: SystemTime,
     pub duration: Duration,
 }
 
 impl SuiteOutcome {
-    /// Counts of cases by verdict: (pass, fail, n/a, error).
-    pub fn counts(&self) -> (usize, usize, usize, usize) {
-        let count = |v: Verdict| self.cases.iter().filter(|c| c.verdict == v).count();
-        (count(Verdict::Pass), count(Verdict::Fail), count(Verdict::NotApplicable), count(Verdict::Error))
+    /// The cases by verdict.
+    pub fn cases_tally(&self) -> Tally {
+        Tally::of(self.cases.iter().map(|c| c.verdict))
     }
 
-    /// Every judged requirement passes (n/a ones do not count against).
+    /// The requirements by verdict.
+    pub fn requirements_tally(&self) -> Tally {
+        Tally::of(self.requirements.iter().map(|r| r.verdict))
+    }
+
+    /// Passed (every judged requirement passes, warnings allowed), failed, or empty.
+    pub fn verdict(&self) -> RunVerdict {
+        RunVerdict::of(self.cases_tally(), self.requirements.iter().map(|r| r.verdict))
+    }
+
+    /// Every judged requirement passes and something was judged.
     pub fn passed(&self) -> bool {
-        self.requirements.iter().all(|r| matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable))
+        self.verdict() == RunVerdict::Passed
     }
 }
 
@@ -108,6 +130,7 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
         level: config.level,
         time_scale: config.time_scale,
         case_timeout: config.case_timeout,
+        seed: config.seed,
     });
     let collected: Collected = Arc::default();
     let started_at = SystemTime::now();
@@ -131,7 +154,16 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     }
     let mut cases = std::mem::take(&mut *collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     cases.sort_by(|a, b| (&a.feature, &a.name).cmp(&(&b.feature, &b.name)));
-    Ok(SuiteOutcome { requirements: by_requirement(&cases), cases, started_at, duration: clock.elapsed() })
+    let requirements = by_requirement(&cases);
+    Ok(SuiteOutcome {
+        profiles: by_profile(&config.profiles, &requirements),
+        requirements,
+        cases,
+        selection: config.profiles.clone(),
+        tags: config.tags.clone(),
+        started_at,
+        duration: clock.elapsed(),
+    })
 }
 
 /// One cucumber run with the given writer; results land in `collected`.
@@ -148,6 +180,7 @@ async fn drive<Wr>(
     let before_ctx = ctx.clone();
     let after_collected = collected.clone();
     let progress = config.progress.clone();
+    let profiles = config.profiles.clone();
     let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(
         cucumber::parser::Basic::new(),
         cucumber::runner::Basic::default(),
@@ -158,8 +191,9 @@ async fn drive<Wr>(
     .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
     .steps(steps::collection())
     .max_concurrent_scenarios(Some(config.concurrency.max(1)))
-    .before(move |_, _, _, world| {
+    .before(move |feature, rule, scenario, world| {
         world.ctx = Some(before_ctx.clone());
+        world.advisory = all_tags(feature, rule, scenario).iter().any(|t| t == "should");
         async {}.boxed_local()
     })
     .after(move |feature, rule, scenario, finished, world| {
@@ -170,9 +204,9 @@ async fn drive<Wr>(
         after_collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record);
         async {}.boxed_local()
     })
-    .filter_run(config.features.clone(), move |feature, rule, scenario| match &filter {
-        Some(expr) => expr.eval(all_tags(feature, rule, scenario).iter()),
-        None => true,
+    .filter_run(config.features.clone(), move |feature, rule, scenario| {
+        let tags = all_tags(feature, rule, scenario);
+        profiles.judges(&requirement_tags(&tags)) && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
     })
     .await;
 }
@@ -190,11 +224,6 @@ fn case_record(
     world: Option<&SuiteWorld>,
 ) -> CaseRecord {
     let tags = all_tags(feature, rule, scenario);
-    let requirements: Vec<String> = tags
-        .iter()
-        .map(|t| t.trim_start_matches('@').to_owned())
-        .filter(|t| t.starts_with("REQ-") || t.starts_with("SEED-"))
-        .collect();
     let checks = world.map(|w| w.checks.clone()).unwrap_or_default();
     let step_error = match finished {
         ScenarioFinished::StepPassed => None,
@@ -204,36 +233,36 @@ fn case_record(
         ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
         ScenarioFinished::BeforeHookFailed(_) => Some("the harness could not prepare the case".to_owned()),
     };
-    let judged = Verdict::combine(checks.iter().map(|c| c.verdict));
-    let verdict = match (&step_error, judged) {
-        // A failed check explains the step failure.
-        (Some(_), Verdict::Fail) => Verdict::Fail,
-        (Some(_), _) => Verdict::Error,
-        (None, Verdict::NotApplicable) if checks.is_empty() => Verdict::Error,
-        (None, judged) => judged,
+    // A step that failed because a MUST check failed was judged; any other failure means the
+    // case could not be judged (a dead implementation, a harness problem).
+    let failed_a_must = world.is_some_and(|w| w.failed_a_must);
+    let unjudgeable = step_error.filter(|_| !failed_a_must);
+    let verdict = Verdict::of_case(unjudgeable.as_deref(), checks.iter().map(|c| c.verdict));
+    let run = world.and_then(|w| w.run.as_ref());
+    let error = match verdict {
+        Verdict::Error => Some(unjudgeable.unwrap_or_else(|| "the case made no check".to_owned())),
+        _ => None,
     };
-    let error = match (verdict, step_error) {
-        (Verdict::Error, Some(e)) => Some(e),
-        (Verdict::Error, None) => Some("the case made no check".to_owned()),
-        _ => world.and_then(|w| w.run.as_ref()).and_then(|r| r.iut.failure()),
-    };
-    let evidence = world
-        .and_then(|w| w.run.as_ref())
+    let evidence = run
         .map(|run| Evidence {
             journal: run.journal.clone(),
             events: run.iut.events.clone(),
             result: run.iut.result.clone(),
             stderr: run.iut.stderr.clone(),
+            exit_code: run.iut.exit_code,
+            timed_out: run.iut.timed_out,
+            duration_ms: Some(run.real_duration.as_secs_f64() * 1000.0),
         })
         .unwrap_or_default();
     CaseRecord {
         name: scenario.name.clone(),
         feature: feature.name.clone(),
-        requirements,
+        requirements: requirement_tags(&tags),
         tags,
         verdict,
         checks,
         error,
+        time_scale: run.map(|r| r.time_scale),
         evidence,
     }
 }

@@ -1,24 +1,125 @@
-//! A plain-text summary of a suite run: one line per requirement.
+//! A plain-text summary of a suite run: one line per requirement, grouped by profile, and the
+//! cases that failed, erred or warned with what was expected and observed.
 
 use std::fmt::Write as _;
 
-use super::results::Verdict;
 use super::runner::SuiteOutcome;
+use super::verdict::{RunVerdict, Verdict};
 
+/// One line per requirement: verdict, id, cases passed of judged, title.
 pub fn requirement_table(outcome: &SuiteOutcome) -> String {
     let mut out = String::new();
-    for requirement in &outcome.requirements {
-        let judged: Vec<_> = requirement.cases.iter().filter(|c| c.verdict != Verdict::NotApplicable).collect();
-        let passed = judged.iter().filter(|c| c.verdict == Verdict::Pass).count();
-        let _ = writeln!(
-            out,
-            "  {:<5} {:<26} {:>3}/{:<3} {}",
-            requirement.verdict.as_str(),
-            requirement.id,
-            passed,
-            judged.len(),
-            requirement.title
-        );
+    for profile in &outcome.profiles {
+        let _ = writeln!(out, "profile {} — {}: {}", profile.id, profile.title, profile.verdict.as_str());
+        for requirement in outcome.requirements.iter().filter(|r| r.profile == profile.id) {
+            let _ = writeln!(
+                out,
+                "  {:<5} {:<26} {:>8} {}",
+                requirement.verdict.as_str(),
+                requirement.id,
+                requirement.cases_tally.passed_of_judged(),
+                requirement.title
+            );
+        }
+    }
+    let others: Vec<&str> = outcome.selection.others().iter().map(|p| p.id).collect();
+    if !others.is_empty() {
+        let _ = writeln!(out, "not judged: {} (choose with --profile / SQUALL_PROFILE, or `all`)", others.join(", "));
     }
     out
+}
+
+/// Every case that did not simply pass, with its findings: MUSTs failed, SHOULDs missed,
+/// why it could not be judged.
+pub fn findings(outcome: &SuiteOutcome) -> String {
+    let mut out = String::new();
+    for case in outcome.cases.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn)) {
+        let _ = writeln!(out, "\n{} — {} [{}]", case.feature, case.name, case.verdict.as_str());
+        for check in case.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)) {
+            let _ = writeln!(
+                out,
+                "  {} {}: expected {}; observed {}",
+                check.strength.as_str(),
+                check.name,
+                check.expected,
+                check.observed
+            );
+        }
+        if let Some(error) = &case.error {
+            let _ = writeln!(out, "  {error}");
+        }
+    }
+    out
+}
+
+/// The exit code of a run, for `squall run` and `cargo test --test conformance` alike: 0 when
+/// every judged requirement passes (warnings allowed) or an empty run is allowed, 1 when one
+/// fails or could not be judged. A run that judged nothing is an error (exit 2) with the
+/// message returned: no case matched, or every case was `n/a` — a green that proves nothing.
+pub fn exit_code(outcome: &SuiteOutcome, allow_empty: bool) -> Result<u8, String> {
+    match outcome.verdict() {
+        RunVerdict::Passed => Ok(0),
+        RunVerdict::Failed => Ok(1),
+        RunVerdict::Empty if outcome.cases.is_empty() => Err(format!(
+            "no case ran: no scenario of profile {} matches the tags {:?}",
+            outcome.selection.describe(),
+            outcome.tags.as_deref().unwrap_or("")
+        )),
+        RunVerdict::Empty if allow_empty => Ok(0),
+        RunVerdict::Empty => Err(format!(
+            "NOTHING WAS JUDGED: all {} cases are n/a at the declared level, so a green run would prove nothing. \
+             Declare the level your implementation reaches, choose cases it can answer (tags, profiles), \
+             or allow an empty run explicitly",
+            outcome.cases.len()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::exit_code;
+    use crate::suite::requirements::ProfileSelection;
+    use crate::suite::results::{by_requirement, CaseRecord, Evidence};
+    use crate::suite::runner::SuiteOutcome;
+    use crate::suite::verdict::Verdict;
+
+    fn outcome(verdicts: &[Verdict]) -> SuiteOutcome {
+        let cases: Vec<CaseRecord> = verdicts
+            .iter()
+            .map(|v| CaseRecord {
+                name: "case".into(),
+                feature: "feature".into(),
+                requirements: vec!["REQ-0006-001".into()],
+                tags: vec![],
+                verdict: *v,
+                checks: vec![],
+                error: None,
+                time_scale: None,
+                evidence: Evidence::default(),
+            })
+            .collect();
+        SuiteOutcome {
+            requirements: by_requirement(&cases),
+            cases,
+            profiles: vec![],
+            selection: ProfileSelection::default(),
+            tags: Some("@typo".into()),
+            started_at: SystemTime::now(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn warnings_pass_failures_and_errors_fail_and_an_empty_run_is_a_usage_error() {
+        assert_eq!(exit_code(&outcome(&[Verdict::Pass, Verdict::Warn]), false), Ok(0));
+        assert_eq!(exit_code(&outcome(&[Verdict::Pass, Verdict::Fail]), false), Ok(1));
+        assert_eq!(exit_code(&outcome(&[Verdict::Pass, Verdict::Error]), false), Ok(1));
+        let none = exit_code(&outcome(&[]), true).expect_err("no case ran");
+        assert!(none.contains("no case ran") && none.contains("@typo"), "{none}");
+        let all_na = exit_code(&outcome(&[Verdict::NotApplicable]), false).expect_err("nothing judged");
+        assert!(all_na.contains("NOTHING WAS JUDGED"), "{all_na}");
+        assert_eq!(exit_code(&outcome(&[Verdict::NotApplicable]), true), Ok(0));
+    }
 }

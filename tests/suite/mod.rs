@@ -6,14 +6,18 @@ mod cli;
 mod conformance_suite;
 mod embedded_api;
 mod hardening;
+mod independent_iut;
 mod journal;
+mod mutation_matrix;
 mod reference_kit;
 mod reference_retry;
 mod reference_tasks;
 mod reports;
+mod run_verdicts;
 mod sdk;
 mod server_faults;
 mod server_wire;
+mod suite_kit;
 mod support;
 #[cfg(feature = "wiremock")]
 mod wiremock_bridge;

@@ -13,6 +13,7 @@ use squall_reference::events::{EventSink, MemoryEvents};
 use squall_reference::policy::RetryPolicy;
 use squall_reference::provider::{Api, HttpProvider, ModelOutput, ModelRequest, OutputMode};
 
+use super::suite_kit::ONE_SUITE_AT_A_TIME;
 use super::support::Harness;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
@@ -83,8 +84,9 @@ impl Call {
         Call { policy, ..Call::default() }
     }
 
-    /// Run one call against a run scripted by `toml`.
+    /// Run one call against a run scripted by `toml` (timing-sensitive: never beside a suite).
     pub async fn against(self, toml: &str) -> Outcome {
+        let _one = ONE_SUITE_AT_A_TIME.lock().await;
         let h = Harness::scaled(toml, self.scale).await;
         let events = Arc::new(MemoryEvents::default());
         let sink: Arc<dyn EventSink> = events.clone();

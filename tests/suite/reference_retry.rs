@@ -89,7 +89,8 @@ async fn req_0006_002_defaults_make_seven_attempts_with_capped_exponential_delay
     assert_eq!(outcome.attempts(), 7);
     let planned: Vec<u64> =
         outcome.of_type("provider.retry").iter().map(|e| e["delay_ms"].as_u64().unwrap_or(0)).collect();
-    let bases = [2000, 4000, 8000, 16000, 30000, 30000];
+    // Seed 002's 1 s × 2^n + 0-1 s, capped at 30 s.
+    let bases = [1000, 2000, 4000, 8000, 16000, 30000];
     assert_eq!(planned.len(), 6);
     for (delay, base) in planned.iter().zip(bases) {
         assert!(*delay >= base && *delay <= (base + 1000).min(30000), "planned {planned:?}");

@@ -6,14 +6,17 @@ use std::path::Path;
 use std::process::Command;
 
 use regex::Regex;
+
+use super::suite_kit::ONE_SUITE_AT_A_TIME;
 use serde_json::Value;
 
 /// A subset that runs in about a second and has a requirement `give-up-after-3` breaks.
-const TAGS: &str = "@REQ-0006-002 or @SEED-002-PROFILES or @REQ-0006-021";
+const TAGS: &str = "(@REQ-0006-002 and not @events) or @SEED-002-PROFILES or @REQ-0006-021";
 
 fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
+    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
     Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["run", "--iut", iut, "--tags", TAGS, "--report-dir"])
+        .args(["run", "--iut", iut, "--profile", "all", "--tags", TAGS, "--report-dir"])
         .arg(dir)
         .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -21,7 +24,8 @@ fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
         .expect("squall runs")
 }
 
-/// Requirement id → (verdict, cases passed, cases judged), as each format states it.
+/// Requirement id → (verdict, cases passed, cases judged), as each format states it. JUnit has
+/// no warnings (a warned case passes there), so it is compared with warn read as pass.
 type Verdicts = BTreeMap<String, (String, usize, usize)>;
 
 fn from_json(report: &Value) -> Verdicts {
@@ -32,51 +36,60 @@ fn from_json(report: &Value) -> Verdicts {
         .map(|r| {
             let cases = r["cases"].as_array().expect("cases");
             let judged = cases.iter().filter(|c| c["verdict"] != "n/a").count();
-            let passed = cases.iter().filter(|c| c["verdict"] == "pass").count();
-            (
-                r["id"].as_str().expect("id").to_owned(),
-                (r["verdict"].as_str().expect("verdict").to_owned(), passed, judged),
-            )
+            let passed = cases.iter().filter(|c| c["verdict"] == "pass" || c["verdict"] == "warn").count();
+            let tally = &r["cases_tally"];
+            assert_eq!(tally["n/a"].as_u64(), Some((cases.len() - judged) as u64), "cases_tally agrees with the cases");
+            let id = r["id"].as_str().expect("id").to_owned();
+            (id, (r["verdict"].as_str().expect("verdict").to_owned(), passed, judged))
         })
         .collect()
 }
 
+/// "12/14" or "12/14 (2 warn)".
+const PASSED_OF_JUDGED: &str = r"(\d+)/(\d+)(?: \(\d+ warn\))?";
+
 fn from_markdown(text: &str) -> Verdicts {
     let row =
-        Regex::new(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| (\d+)/(\d+) \|$").expect("regex");
+        Regex::new(&format!(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| {PASSED_OF_JUDGED} \|$"))
+            .expect("regex");
     row.captures_iter(text)
         .map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n"))))
         .collect()
 }
 
 fn from_junit(text: &str) -> Verdicts {
-    let suite =
-        Regex::new(r#"<testsuite name="([^"]+)" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)">"#)
-            .expect("regex");
+    let suite = Regex::new(r#"(?s)<testsuite [^>]*?name="([^"]+)"[^>]*?tests="(\d+)" errors="(\d+)" failures="(\d+)"[^>]*>(.*?)</testsuite>"#)
+        .expect("regex");
     suite
         .captures_iter(text)
         .map(|c| {
             let n = |i: usize| c[i].parse::<usize>().expect("n");
-            let verdict = if n(4) > 0 {
-                "error"
-            } else if n(3) > 0 {
-                "fail"
-            } else if n(2) == n(5) {
-                "n/a"
-            } else {
-                "pass"
+            let (tests, errors, failures) = (n(2), n(3), n(4));
+            let skipped = c[5].matches("<skipped").count();
+            let verdict = match () {
+                _ if errors > 0 => "error",
+                _ if failures > 0 => "fail",
+                _ if tests == skipped => "n/a",
+                _ => "pass",
             };
-            (c[1].to_owned(), (verdict.to_owned(), n(2) - n(3) - n(4) - n(5), n(2) - n(5)))
+            (c[1].to_owned(), (verdict.to_owned(), tests - failures - errors - skipped, tests - skipped))
         })
         .collect()
 }
 
 fn from_html(text: &str) -> Verdicts {
     let row =
-        Regex::new(r#"<tr data-requirement="([^"]+)" data-verdict="([^"]+)">.*?<td>(\d+)/(\d+)</td>"#).expect("regex");
+        Regex::new(&format!(r#"<tr data-requirement="([^"]+)" data-verdict="([^"]+)">.*?<td>{PASSED_OF_JUDGED}</td>"#))
+            .expect("regex");
     row.captures_iter(text)
         .map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n"))))
         .collect()
+}
+
+/// The verdicts as JUnit can state them: a warned requirement passes there.
+fn as_junit(verdicts: &Verdicts) -> Verdicts {
+    let pass = |v: &String| if v == "warn" { "pass".to_owned() } else { v.clone() };
+    verdicts.iter().map(|(id, (v, p, j))| (id.clone(), (pass(v), *p, *j))).collect()
 }
 
 fn reports_agree(dir: &Path) -> Verdicts {
@@ -85,7 +98,7 @@ fn reports_agree(dir: &Path) -> Verdicts {
     let json = from_json(&report);
     assert!(!json.is_empty());
     assert_eq!(from_markdown(&read("acceptance.md")), json, "acceptance.md disagrees with report.json");
-    assert_eq!(from_junit(&read("junit.xml")), json, "junit.xml disagrees with report.json");
+    assert_eq!(from_junit(&read("junit.xml")), as_junit(&json), "junit.xml disagrees with report.json");
     let html = read("index.html");
     assert_eq!(from_html(&html), json, "index.html disagrees with report.json");
     // Every case shown with a timeline, and nothing fetched from elsewhere.

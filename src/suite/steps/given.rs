@@ -13,6 +13,7 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r#"^attempt (\d+) answers with status (\d+) and error code "([^"]+)"$"#, status_with_code),
     (r#"^every attempt answers with status (\d+)$"#, every_status),
     (r#"^attempt (\d+) sends no headers for (\d+) seconds$"#, no_headers),
+    (r#"^every attempt sends no headers for (\d+) seconds$"#, every_no_headers),
     (r#"^attempt (\d+) succeeds(?: with "([^"]*)")?$"#, succeeds),
     (
         r#"^the provider breaks the stream with "(eof|reset|truncate|stall|garbage)" after (\d+) events? on (?:attempt (\d+)|(every) attempt)$"#,
@@ -28,6 +29,7 @@ pub const STEPS: &[(&str, StepFn)] = &[
     (r#"^the scenario "([^"]+)"$"#, catalogue),
     (r#"^the implementation runs with the "([^"]+)" profile$"#, profile),
     (r#"^a fallback answering "([^"]*)" is attached$"#, fallback),
+    (r"^the implementation is configured with maxRetries = (\d+)$", max_retries),
     (r"^timing is measured at 1/(\d+) of real time$", time_scale),
 ];
 
@@ -74,9 +76,17 @@ fn every_status(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> 
     done()
 }
 
+fn silent(seconds: u64) -> Attempt {
+    Attempt { delay_ms: Some(seconds.saturating_mul(1000)), ..Attempt::default() }
+}
+
 fn no_headers(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let seconds: u64 = num(&ctx, 2);
-    *world.script.attempt(num(&ctx, 1)) = Attempt { delay_ms: Some(seconds * 1000), ..Attempt::default() };
+    *world.script.attempt(num(&ctx, 1)) = silent(num(&ctx, 2));
+    done()
+}
+
+fn every_no_headers(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    world.script.every = Some(silent(num(&ctx, 1)));
     done()
 }
 
@@ -146,6 +156,12 @@ fn profile(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 
 fn fallback(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     world.fallback = Some(arg(&ctx, 1).to_owned());
+    done()
+}
+
+/// `providerRetry.maxRetries`, passed to the implementation as `SQUALL_MAX_RETRIES`.
+fn max_retries(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    world.max_retries = Some(num(&ctx, 1));
     done()
 }
 

@@ -2,7 +2,9 @@
 //! `squall run` uses the very same steps as `cargo test`). Steps read like the PRD.
 
 mod given;
+mod then_backoff;
 mod then_events;
+mod then_sessions;
 mod then_tasks;
 mod then_wire;
 mod when;
@@ -24,10 +26,18 @@ pub fn collection() -> Collection<SuiteWorld> {
     for (pattern, step) in when::STEPS {
         steps = steps.when(None, regex(pattern), *step);
     }
-    for (pattern, step) in then_wire::STEPS.iter().chain(then_events::STEPS).chain(then_tasks::STEPS) {
-        steps = steps.then(None, regex(pattern), *step);
+    let then = [then_wire::STEPS, then_backoff::STEPS, then_sessions::STEPS, then_events::STEPS, then_tasks::STEPS];
+    for (pattern, step) in then.into_iter().flatten() {
+        steps = steps.then(None, regex(&advisory_form(pattern)), *step);
     }
     steps
+}
+
+/// A Then pattern that also matches its SHOULD form, "ideally <step>" (see
+/// [`super::world::SHOULD_PREFIX`]); the group does not capture, so arguments keep their numbers.
+fn advisory_form(pattern: &str) -> String {
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    format!("^(?:{})?{body}", regex::escape(super::world::SHOULD_PREFIX))
 }
 
 fn regex(pattern: &str) -> Regex {
@@ -50,7 +60,7 @@ fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
 fn result_field_is(
     world: &mut SuiteWorld,
     ctx: &Context,
-    level: crate::suite::results::Level,
+    level: crate::suite::verdict::Level,
     field: &str,
     expected: serde_json::Value,
 ) {
@@ -58,6 +68,21 @@ fn result_field_is(
         let seen = &run.result()[field];
         (format!("{field}: {seen}"), *seen == expected)
     });
+}
+
+/// The field names of a step such as "has the fields error_type, stop_reason".
+fn field_list(text: &str) -> Vec<String> {
+    text.split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect()
+}
+
+/// (observed, passed) for "every field is a non-empty string in `value`".
+fn missing_fields(value: &serde_json::Value, fields: &[String]) -> (String, bool) {
+    let missing: Vec<&String> =
+        fields.iter().filter(|f| value[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
+    match missing.as_slice() {
+        [] => ("all present".to_owned(), true),
+        missing => (format!("missing or empty: {missing:?}"), false),
+    }
 }
 
 /// A finished step (most steps do their work synchronously).
@@ -71,5 +96,16 @@ mod tests {
     fn every_pattern_compiles_and_no_two_overlap_on_their_examples() {
         let steps = super::collection();
         drop(steps);
+    }
+
+    #[test]
+    fn then_steps_also_match_their_advisory_form_with_the_same_arguments() {
+        let pattern =
+            regex::Regex::new(&super::advisory_form(r"^the server sees exactly (\d+) attempts?$")).expect("compiles");
+        for text in ["the server sees exactly 7 attempts", "ideally the server sees exactly 7 attempts"] {
+            let captures = pattern.captures(text).expect(text);
+            assert_eq!(&captures[1], "7");
+        }
+        assert!(!pattern.is_match("ideally  the server sees exactly 7 attempts"));
     }
 }

@@ -1,13 +1,13 @@
 //! When: run the implementation on the scripted case.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 
 use super::StepFn;
 use crate::iut::{self, CaseSpec, TaskKind};
-use crate::suite::results::Level;
+use crate::suite::verdict::{unjudgeable_run, Level};
 use crate::suite::world::{CaseRun, SuiteWorld};
 
 pub const STEPS: &[(&str, StepFn)] = &[
@@ -55,9 +55,13 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         time_scale,
         profile: world.profile.clone(),
         fallback: world.fallback.clone(),
+        max_retries: world.max_retries,
+        seed: suite.seed,
         timeout: suite.case_timeout,
     };
+    let started = Instant::now();
     let outcome = iut::run(&suite.iut, &spec).await.unwrap_or_else(|e| panic!("cannot start the implementation: {e}"));
+    let real_duration = started.elapsed();
     // The server finishes an entry just after the client sees the end of a reply.
     let mut journal = run.journal.snapshot();
     for _ in 0..200 {
@@ -68,5 +72,11 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         journal = run.journal.snapshot();
     }
     suite.server.state().runs.remove(&run.id);
-    world.run = Some(CaseRun { journal, iut: outcome, time_scale });
+    let dead = unjudgeable_run(&outcome);
+    world.run = Some(CaseRun { journal, iut: outcome, time_scale, real_duration });
+    if let Some(reason) = dead {
+        // The step fails without a failed check: the case is `error`, whatever it would have
+        // judged — a dead implementation never passes.
+        panic!("{reason}");
+    }
 }

@@ -1,0 +1,63 @@
+//! The reference implementation behind squall's IUT contract (`docs/iut-contract.md`): read
+//! the case from the environment ([`env`]), run it ([`cases`]), write
+//! `$SQUALL_OUT/result.json` and `$SQUALL_OUT/events.jsonl`. The same function runs in-process
+//! for `cargo test` and in the `squall-reference-iut` binary, so the contract itself is
+//! exercised. A mutant (`SQUALL_REFERENCE_MUTANT`) bends the run at the points marked.
+
+mod cases;
+mod env;
+
+pub use env::{CaseEnv, CaseTask};
+
+use serde_json::json;
+
+use crate::mutants;
+use crate::report::write_atomically_async;
+
+/// Run one case and write its outputs. Errors are harness errors (bad environment, unwritable
+/// output directory); a failing *implementation* still writes its result.
+pub async fn run_case(env: &CaseEnv) -> Result<(), String> {
+    std::fs::create_dir_all(&env.out).map_err(|e| format!("SQUALL_OUT={}: {e}", env.out.display()))?;
+    let policy = env.policy()?;
+    let mut result = match env.task {
+        CaseTask::Stream => cases::run_stream(env, policy).await?,
+        CaseTask::Task | CaseTask::Main => cases::run_session_case(env, policy).await?,
+    };
+    result["time_scale"] = json!(env.time_scale);
+    if let Some(mutant) = env.mutant {
+        mutants::distort_events(mutant, &env.out.join("events.jsonl"))?;
+        mutants::distort_outputs(mutant, env.task == CaseTask::Stream, &env.out, &mut result)?;
+    }
+    write_atomically_async(&env.out.join("result.json"), serde_json::to_string_pretty(&result).unwrap_or_default())
+        .await
+        .map_err(|e| format!("cannot write result.json: {e}"))?;
+    match env.mutant {
+        Some(mutant) => mutants::finish_badly(mutant, &env.out).await,
+        None => Ok(()),
+    }
+}
+
+/// The adapter binary's `main`: run the case from the environment; exit 2 on harness errors.
+pub fn main_from_env() -> std::process::ExitCode {
+    let env = match CaseEnv::from_env() {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("squall-reference-iut: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("squall-reference-iut: cannot start a runtime: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run_case(&env)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("squall-reference-iut: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

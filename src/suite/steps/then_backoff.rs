@@ -1,0 +1,151 @@
+//! Then, judged on the waits between attempts as the server saw them: exponential growth, a
+//! cap, and seed 002's schedule with its jitter. Waits are in policy seconds (the case's time
+//! scale undone) and every bound allows the wire's real-time tolerance.
+
+use cucumber::step::Context;
+use futures_util::future::LocalBoxFuture;
+
+use super::then_wire::{seconds, tolerance, waits};
+use super::{done, num, StepFn};
+use crate::suite::verdict::Level;
+use crate::suite::world::{CaseRun, SuiteWorld};
+
+pub const STEPS: &[(&str, StepFn)] = &[
+    (r"^the waits between attempts grow exponentially$", grow_exponentially),
+    (r"^the waits level off at a cap$", level_off),
+    (r"^the first (\d+) waits follow 1 s × 2\^n plus a jitter between 0 and 1 s$", seed_002_schedule),
+    (r"^the waits carry a random jitter$", jitter_varies),
+];
+
+/// Below this share of the longest wait, a wait has not reached the cap yet.
+const BELOW_CAP: f64 = 0.9;
+
+/// What a client itself may add to a measured wait — noticing the failure, opening a
+/// connection, sending the request — in real time. An interpreted client on a busy machine
+/// takes several milliseconds; upper bounds on seed 002's windows allow it.
+pub const CLIENT_OVERHEAD_REAL_MS: f64 = 25.0;
+
+/// Seed 002's jitter is uniform in 0-1 s: at least one of five waits carries this much (all five
+/// stay below it once in 10^5 runs), more than a client's overhead adds at 1/4 of real time.
+pub const SOME_JITTER_S: f64 = 0.1;
+
+/// Exponential: the waits grow at least 4× overall, and until they near the longest wait each
+/// is at least twice the one two retries before it (a factor of √2 or more per retry, whatever
+/// the jitter). Linear and constant waits fail.
+pub fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
+    let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
+    waits.len() >= 3
+        && top >= 4.0 * waits[0] - tolerance
+        && waits.windows(3).filter(|w| w[2] < BELOW_CAP * top).all(|w| w[2] >= 2.0 * w[0] - tolerance)
+}
+
+/// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
+/// room for jitter but not for doubling).
+pub fn levels_off(waits: &[f64], tolerance: f64) -> bool {
+    waits.len() >= 3 && waits[waits.len() - 3..].windows(2).all(|w| w[1] <= 1.4 * w[0] + tolerance)
+}
+
+/// Seed 002: wait n (0-based) lies in [2^n, 2^n + 1] seconds — less `tolerance` below, plus
+/// `overhead` (the client's own) above.
+pub fn follows_seed_002(waits: &[f64], tolerance: f64, overhead: f64) -> bool {
+    waits.iter().enumerate().all(|(n, wait)| {
+        let base = 2f64.powi(n as i32);
+        *wait >= base - tolerance && *wait <= base + 1.0 + tolerance + overhead
+    })
+}
+
+/// The jitter of each wait: wait n − 2^n.
+pub fn jitters(waits: &[f64]) -> Vec<f64> {
+    waits.iter().enumerate().map(|(n, w)| w - 2f64.powi(n as i32)).collect()
+}
+
+/// Random jitter: some wait carries at least [`SOME_JITTER_S`] (zero jitter fails), and the
+/// jitters differ by more than the measurement error (a constant offset fails).
+pub fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
+    let jitter = jitters(waits);
+    let (low, high) = jitter.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), j| (l.min(*j), h.max(*j)));
+    jitter.len() >= 3 && high >= SOME_JITTER_S && high - low > 2.0 * tolerance
+}
+
+fn grow_exponentially(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    world.check(
+        Level::Wire,
+        &ctx.step.value,
+        "at least 3 waits; the longest ≥ 4× the first; below the cap each ≥ 2× the wait two retries before",
+        |run| {
+            let waits = waits(run);
+            (seconds(&waits), grows_exponentially(&waits, tolerance(run)))
+        },
+    );
+    done()
+}
+
+fn level_off(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    world.check(Level::Wire, &ctx.step.value, "the last three waits each ≤ 1.4× the one before", |run| {
+        let waits = waits(run);
+        (seconds(&waits), levels_off(&waits, tolerance(run)))
+    });
+    done()
+}
+
+/// The client's overhead allowance in policy seconds.
+fn overhead(run: &CaseRun) -> f64 {
+    run.policy_seconds(CLIENT_OVERHEAD_REAL_MS)
+}
+
+fn seed_002_schedule(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let count: usize = num(&ctx, 1);
+    let expected: Vec<String> = (0..count).map(|n| format!("{}-{}", 1u64 << n, (1u64 << n) + 1)).collect();
+    world.check(Level::Wire, &ctx.step.value, format!("waits in [{}] s", expected.join(", ")), |run| {
+        let waits = waits(run);
+        let first = &waits[..waits.len().min(count)];
+        (seconds(&waits), first.len() == count && follows_seed_002(first, tolerance(run), overhead(run)))
+    });
+    done()
+}
+
+fn jitter_varies(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let expected = format!("among the first 5 waits, one ≥ {SOME_JITTER_S} s above 2^n, and unequal jitters");
+    world.check(Level::Wire, &ctx.step.value, expected, |run| {
+        let waits = waits(run);
+        let first = &waits[..waits.len().min(5)];
+        let shown: Vec<String> = jitters(first).iter().map(|j| format!("{j:.3}")).collect();
+        (format!("jitters [{}] s", shown.join(", ")), carries_jitter(first, tolerance(run)))
+    });
+    done()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponential_waits_pass_and_linear_or_constant_ones_fail() {
+        // Seed 002's schedule with a 30 s cap, openai-python's (0.5 s ×2, cap 8 s, −25 %).
+        assert!(grows_exponentially(&[1.9, 2.0, 4.1, 8.9, 16.2, 30.0], 0.05));
+        assert!(grows_exponentially(&[0.4, 0.8, 1.6, 3.1, 6.5, 8.0], 0.05));
+        assert!(grows_exponentially(&[1.2, 2.5, 4.4, 8.1, 16.9, 30.0, 30.0, 30.0, 30.0, 30.0], 0.05));
+        assert!(!grows_exponentially(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 0.05), "linear");
+        assert!(!grows_exponentially(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
+        assert!(!grows_exponentially(&[1.0, 2.0], 0.05), "too few to tell");
+    }
+
+    #[test]
+    fn a_cap_is_three_level_waits_and_doubling_is_not_one() {
+        assert!(levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0], 0.05));
+        assert!(levels_off(&[6.0, 8.0, 6.2, 7.9], 0.05), "a cap with −25 % jitter");
+        assert!(!levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], 0.05));
+    }
+
+    #[test]
+    fn seed_002_rejects_no_jitter_a_wrong_base_and_jitter_out_of_range() {
+        let good = [1.31, 2.87, 4.05, 8.62, 16.44];
+        assert!(follows_seed_002(&good, 0.01, 0.04) && carries_jitter(&good, 0.01));
+        let no_jitter = [1.002, 2.021, 4.003, 8.0, 16.032];
+        assert!(follows_seed_002(&no_jitter, 0.01, 0.04) && !carries_jitter(&no_jitter, 0.01), "no jitter");
+        let constant = [1.5, 2.5, 4.5, 8.5, 16.5];
+        assert!(follows_seed_002(&constant, 0.01, 0.04) && !carries_jitter(&constant, 0.01), "a constant offset");
+        assert!(!follows_seed_002(&[2.3, 4.9, 8.2, 16.5, 32.1], 0.01, 0.04), "base 2 s");
+        assert!(!follows_seed_002(&[1.2, 3.5, 4.1, 8.2, 16.9], 0.01, 0.04), "jitter of 1.5 s");
+    }
+}

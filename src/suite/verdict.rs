@@ -1,0 +1,312 @@
+//! Verdicts, decided in one place: check → case → requirement → profile → run.
+//!
+//! - A **check** is a MUST (the seed's text demands it) or a SHOULD (advisory). It passes,
+//!   fails, or is `n/a` above the implementation's declared level; a failed SHOULD is `warn`.
+//! - A **case** is `error` when it could not be judged: the implementation crashed, was killed
+//!   on timeout or left no usable `result.json`, or the harness could not run a step. Otherwise
+//!   it is `fail` when a MUST failed, `warn` when only SHOULDs did, `pass`, or `n/a` when every
+//!   check was above the level.
+//! - A **requirement** and a **profile** take the worst verdict of what they hold, `n/a` last.
+//! - A **run** passes when no judged requirement fails or errs; a run in which nothing was
+//!   judged is empty, which is a usage error unless the caller allows it.
+//!
+//! Every report and summary reads its counts from [`Tally`], so "passed of judged" means the
+//! same thing everywhere. Docs: `docs/reports.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::iut::IutRun;
+
+/// How much of the IUT contract an implementation follows; checks above it are `n/a`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// The server journal and the outcome in `result.json` (`ok`).
+    Wire,
+    /// Plus the rest of `result.json` and `events.jsonl`.
+    Events,
+    /// Plus Task results and reports.
+    Tasks,
+}
+
+impl Level {
+    pub fn parse(text: &str) -> Option<Level> {
+        match text {
+            "wire" => Some(Level::Wire),
+            "events" => Some(Level::Events),
+            "tasks" => Some(Level::Tasks),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Wire => "wire",
+            Level::Events => "events",
+            Level::Tasks => "tasks",
+        }
+    }
+}
+
+/// The normative strength of a check (RFC 2119).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strength {
+    /// The seed's text demands it: failing it fails the requirement.
+    Must,
+    /// Advisory: failing it gives a warning, never a failure.
+    Should,
+}
+
+impl Strength {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strength::Must => "must",
+            Strength::Should => "should",
+        }
+    }
+}
+
+/// A verdict on a check, a case, a requirement or a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    #[serde(rename = "pass")]
+    Pass,
+    /// Passed with warnings: only SHOULD checks failed.
+    #[serde(rename = "warn")]
+    Warn,
+    #[serde(rename = "fail")]
+    Fail,
+    /// Above the implementation's declared level.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    /// Could not be judged: the implementation crashed, hung or left no usable result, or the
+    /// harness could not run a step.
+    #[serde(rename = "error")]
+    Error,
+}
+
+impl Verdict {
+    /// Worst first: what a group takes when it holds several verdicts.
+    const SEVERITY: [Verdict; 5] =
+        [Verdict::Error, Verdict::Fail, Verdict::Warn, Verdict::Pass, Verdict::NotApplicable];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "fail",
+            Verdict::NotApplicable => "n/a",
+            Verdict::Error => "error",
+        }
+    }
+
+    /// The worst of `verdicts` (error, fail, warn, pass), or `n/a` when there is nothing else.
+    pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let all: Vec<Verdict> = verdicts.into_iter().collect();
+        Verdict::SEVERITY.into_iter().find(|v| all.contains(v)).unwrap_or(Verdict::NotApplicable)
+    }
+
+    /// Whether this verdict lets a requirement (and the run) pass.
+    pub fn is_acceptable(self) -> bool {
+        matches!(self, Verdict::Pass | Verdict::Warn | Verdict::NotApplicable)
+    }
+
+    /// The verdict of one check: `n/a` when not applicable, else pass, or fail for a MUST and
+    /// warn for a SHOULD.
+    pub fn of_check(strength: Strength, applicable: bool, passed: bool) -> Verdict {
+        match (applicable, passed, strength) {
+            (false, _, _) => Verdict::NotApplicable,
+            (true, true, _) => Verdict::Pass,
+            (true, false, Strength::Must) => Verdict::Fail,
+            (true, false, Strength::Should) => Verdict::Warn,
+        }
+    }
+
+    /// The verdict of a case from why it could not be judged (if it could not) and its checks.
+    pub fn of_case(unjudgeable: Option<&str>, checks: impl IntoIterator<Item = Verdict>) -> Verdict {
+        if unjudgeable.is_some() {
+            return Verdict::Error;
+        }
+        let checks: Vec<Verdict> = checks.into_iter().collect();
+        if checks.is_empty() {
+            // A case that judged nothing proves nothing: the feature is missing its Then steps.
+            return Verdict::Error;
+        }
+        Verdict::worst(checks)
+    }
+}
+
+/// Why an implementation's run of a case cannot be judged, if it cannot — at every level:
+/// it was killed at the case timeout, it left no usable `result.json` (a JSON object with a
+/// boolean `ok`), a signal ended it, or it exited non-zero without reporting a give-up with
+/// `ok: false`. A case that expects a give-up still needs a result that says so.
+pub fn unjudgeable_run(run: &IutRun) -> Option<String> {
+    let stderr = last_line(&run.stderr).map(|line| format!("; its stderr ends: {line}")).unwrap_or_default();
+    if run.timed_out {
+        return Some(format!(
+            "the implementation did not finish within the case timeout ({:.1} s) and was killed{stderr}",
+            run.timeout.as_secs_f64()
+        ));
+    }
+    let Some(result) = &run.result else {
+        return Some(format!(
+            "the implementation left no usable result.json ({}){stderr}",
+            run.output_errors.join("; ")
+        ));
+    };
+    let Some(ok) = result["ok"].as_bool() else {
+        return Some(format!("result.json has no boolean `ok` (found {}){stderr}", result["ok"]));
+    };
+    match run.exit_code {
+        Some(0) => None,
+        None => Some(format!("the implementation was ended by a signal{stderr}")),
+        Some(_) if !ok => None,
+        Some(code) => {
+            Some(format!("the implementation exited with code {code} although result.json says ok: true{stderr}"))
+        }
+    }
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// Counts by verdict: of cases in a requirement, of requirements in a profile or a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Tally {
+    pub pass: usize,
+    pub warn: usize,
+    pub fail: usize,
+    #[serde(rename = "n/a")]
+    pub not_applicable: usize,
+    pub error: usize,
+}
+
+impl Tally {
+    pub fn of(verdicts: impl IntoIterator<Item = Verdict>) -> Tally {
+        let mut tally = Tally::default();
+        for verdict in verdicts {
+            *match verdict {
+                Verdict::Pass => &mut tally.pass,
+                Verdict::Warn => &mut tally.warn,
+                Verdict::Fail => &mut tally.fail,
+                Verdict::NotApplicable => &mut tally.not_applicable,
+                Verdict::Error => &mut tally.error,
+            } += 1;
+        }
+        tally
+    }
+
+    pub fn total(&self) -> usize {
+        self.judged() + self.not_applicable
+    }
+
+    /// Everything but `n/a`.
+    pub fn judged(&self) -> usize {
+        self.pass + self.warn + self.fail + self.error
+    }
+
+    /// Passed, with or without warnings.
+    pub fn passed(&self) -> usize {
+        self.pass + self.warn
+    }
+
+    /// "12/14" — passed of judged — with the warnings when there are any: "12/14 (2 warn)".
+    pub fn passed_of_judged(&self) -> String {
+        match self.warn {
+            0 => format!("{}/{}", self.passed(), self.judged()),
+            warn => format!("{}/{} ({warn} warn)", self.passed(), self.judged()),
+        }
+    }
+
+    /// "3 pass, 1 warn, 0 fail, 2 n/a, 0 error".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} pass, {} warn, {} fail, {} n/a, {} error",
+            self.pass, self.warn, self.fail, self.not_applicable, self.error
+        )
+    }
+}
+
+/// How a whole run ends, from its cases and its judged requirements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunVerdict {
+    /// Every judged requirement passes (some perhaps with warnings).
+    Passed,
+    /// Some judged requirement fails or could not be judged.
+    Failed,
+    /// No case ran, or every case was `n/a`: nothing was judged.
+    Empty,
+}
+
+impl RunVerdict {
+    pub fn of(cases: Tally, requirements: impl IntoIterator<Item = Verdict>) -> RunVerdict {
+        if cases.judged() == 0 {
+            return RunVerdict::Empty;
+        }
+        if requirements.into_iter().all(Verdict::is_acceptable) {
+            RunVerdict::Passed
+        } else {
+            RunVerdict::Failed
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunVerdict::Passed => "passed",
+            RunVerdict::Failed => "failed",
+            RunVerdict::Empty => "empty",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verdict::*;
+
+    #[test]
+    fn a_failed_should_warns_and_a_failed_must_fails() {
+        assert_eq!(Verdict::of_check(Strength::Must, true, false), Fail);
+        assert_eq!(Verdict::of_check(Strength::Should, true, false), Warn);
+        assert_eq!(Verdict::of_check(Strength::Should, true, true), Pass);
+        assert_eq!(Verdict::of_check(Strength::Must, false, false), NotApplicable);
+    }
+
+    #[test]
+    fn groups_take_the_worst_verdict_and_n_a_only_when_nothing_else() {
+        assert_eq!(Verdict::worst([Pass, NotApplicable]), Pass);
+        assert_eq!(Verdict::worst([Pass, Warn, NotApplicable]), Warn);
+        assert_eq!(Verdict::worst([Warn, Fail]), Fail);
+        assert_eq!(Verdict::worst([Fail, Error]), Error);
+        assert_eq!(Verdict::worst([NotApplicable]), NotApplicable);
+        assert_eq!(Verdict::worst([]), NotApplicable);
+    }
+
+    #[test]
+    fn a_case_that_cannot_be_judged_is_an_error_whatever_its_checks_say() {
+        assert_eq!(Verdict::of_case(Some("killed after 60 s"), [Pass, Pass]), Error);
+        assert_eq!(Verdict::of_case(None, []), Error);
+        assert_eq!(Verdict::of_case(None, [Pass, Warn]), Warn);
+        assert_eq!(Verdict::of_case(None, [NotApplicable, NotApplicable]), NotApplicable);
+    }
+
+    #[test]
+    fn tallies_count_warnings_as_passed_and_n_a_as_not_judged() {
+        let tally = Tally::of([Pass, Warn, Fail, NotApplicable, Error, Pass]);
+        assert_eq!((tally.passed(), tally.judged(), tally.total()), (3, 5, 6));
+        assert_eq!(tally.passed_of_judged(), "3/5 (1 warn)");
+        assert_eq!(Tally::of([Pass]).passed_of_judged(), "1/1");
+    }
+
+    #[test]
+    fn a_run_passes_with_warnings_fails_on_errors_and_is_empty_when_nothing_was_judged() {
+        assert_eq!(RunVerdict::of(Tally::of([Pass, Warn]), [Pass, Warn, NotApplicable]), RunVerdict::Passed);
+        assert_eq!(RunVerdict::of(Tally::of([Pass, Error]), [Pass, Error]), RunVerdict::Failed);
+        assert_eq!(RunVerdict::of(Tally::of([NotApplicable]), [NotApplicable]), RunVerdict::Empty);
+        assert_eq!(RunVerdict::of(Tally::default(), []), RunVerdict::Empty);
+    }
+}

@@ -1,0 +1,192 @@
+"""Provider retry as PRD-0006 asks: which failures are retried, how long to wait, when to stop,
+and an event for each decision.
+
+- Retried (REQ-0006-001): 408/425/429/500/502/503/504, timeouts, and stream breaks (EOF, reset,
+  truncation; REQ-0006-010). Not retried: other statuses, quota, context overflow, bytes that
+  are not an event stream (a protocol incompatibility, unrecoverable per the PRD's background).
+- Never replayed (seed 001): an attempt whose text reached the user or whose tool call started.
+- Limits: maxRetries 6 by default (ECN-0003), or SQUALL_MAX_RETRIES; per-profile limits.
+- Waits: seed 002's 1 s x 2^n plus 0-1 s of jitter, capped at 20 s; a Retry-After replaces it.
+"""
+
+import email.utils
+import json
+import random
+import time
+
+import bugs
+from wire import ProviderError
+
+RETRYABLE_STATUSES = {408, 425, 429, 500, 502, 503, 504}
+
+
+class Policy:
+    def __init__(self, profile, max_retries, seed):
+        self.max_retries = 6
+        self.timeouts = None  # a timeout per attempt, in seconds, for the reasoning ladder
+        self.timeout_s = 60.0
+        self.limits = {}  # error kind -> total attempts
+        self.total_s = None
+        if profile == "fast-fail":  # seed 004
+            self.max_retries, self.limits, self.total_s = 2, {"timeout": 2, "rate_limit": 3, "server": 3}, 300.0
+        elif profile == "writer":  # seed 002
+            self.max_retries = 0
+        elif profile == "read-only":
+            self.max_retries = 1
+        elif profile == "reasoning":  # seed 001
+            self.timeouts = [60.0, 120.0]
+        if max_retries is not None:
+            self.max_retries = max_retries
+        if bugs.on("retry-once-except-429"):
+            self.limits = {"timeout": 2, "server": 2}
+        self.random = random.Random(seed)
+
+    def attempts_for(self, kind):
+        limit = self.max_retries + 1
+        if self.timeouts is not None:
+            limit = min(limit, len(self.timeouts))
+        return min(limit, self.limits.get(kind, limit))
+
+    def timeout_for(self, attempt):
+        if self.timeouts is not None and attempt < len(self.timeouts):
+            return self.timeouts[attempt]
+        return self.timeout_s
+
+    def backoff(self, retry):
+        return min(1.0 * 2**retry + self.random.random(), 20.0)
+
+
+def error_type(error):
+    """The PRD-0006 exception name for a failed attempt."""
+    if error.kind == "status":
+        if error.code == "insufficient_quota":
+            return "ProviderQuotaException"
+        return "ProviderRateLimitException" if error.status == 429 else "ProviderHttpException"
+    if error.kind == "timeout":
+        return "ProviderTimeoutException"
+    if error.kind in ("eof", "reset", "truncated", "connect"):
+        return "ProviderStreamException"
+    if error.kind == "stream_error":
+        if error.code == "context_length_exceeded":
+            return "ProviderContextOverflowException"
+        return "ProviderRateLimitException" if error.code == "rate_limit_exceeded" else "ProviderHttpException"
+    return "ProviderProtocolException"
+
+
+def kind_of(error):
+    """The limit family a failure counts against."""
+    if error.kind in ("timeout", "eof", "reset", "truncated", "connect"):
+        return "timeout"
+    if error.status == 429 or error.code == "rate_limit_exceeded":
+        return "rate_limit"
+    return "server"
+
+
+def retryable(error):
+    if error.kind == "status":
+        return error.status in RETRYABLE_STATUSES and error.code != "insufficient_quota"
+    if error.kind == "stream_error":
+        return error.code in ("rate_limit_exceeded", "server_error")
+    return error.kind in ("timeout", "eof", "reset", "truncated", "connect")
+
+
+def gate(error, shows_output):
+    """Whether replaying the attempt is safe, and if not why."""
+    if error.code == "insufficient_quota":
+        return "quota"
+    if error.code == "context_length_exceeded":
+        return "context_overflow"
+    if error.saw_tool_call:
+        return "tool_call"
+    if error.saw_text and shows_output:
+        return "visible_output"
+    return "allowed"
+
+
+def retry_after(error):
+    """The wait the provider asked for, in seconds, or None."""
+    headers = error.headers
+    try:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000.0
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def call_with_retries(attempt, policy, scale, events, shows_output=True):
+    """Run `attempt(timeout_s)` until it succeeds or the policy says stop.
+
+    Returns the reply, or raises ProviderError after writing one runtime.error. `scale` turns
+    policy seconds into real seconds (SQUALL_TIME_SCALE).
+    """
+    started = time.monotonic()
+    number = 0
+    while True:
+        timeout = policy.timeout_for(number)
+        try:
+            return attempt(timeout * scale)
+        except ProviderError as error:
+            failure = error
+        number += 1
+        kind = kind_of(failure)
+        allowed = policy.attempts_for(kind)
+        technically = retryable(failure)
+        verdict = gate(failure, shows_output)
+        asked = retry_after(failure)
+        wait = asked if asked is not None else policy.backoff(number - 1)
+        elapsed = (time.monotonic() - started) / scale
+        if not technically:
+            outcome = "not_retryable"
+        elif verdict != "allowed":
+            outcome = "blocked_by_gate"
+        elif number >= allowed:
+            outcome = "exhausted"
+        elif policy.total_s is not None and elapsed + wait >= policy.total_s:
+            outcome = "time_budget_exhausted"
+        else:
+            outcome = "retrying"
+        decision = {
+            "attempt": number,
+            "max_attempts": allowed,
+            "error_type": error_type(failure),
+            "error_message": str(failure),
+            "status": failure.status,
+            "technically_retryable": technically,
+            "gate": verdict,
+            "retried": outcome == "retrying",
+            "timeout_ms": int(timeout * 1000),
+            "delay_ms": int(wait * 1000) if outcome == "retrying" else None,
+            "delay_source": ("retry-after" if asked is not None else "backoff") if outcome == "retrying" else None,
+            "outcome": outcome,
+        }
+        if outcome != "retrying":
+            events.emit({"type": "runtime.error", "phase": "provider", "error_type": decision["error_type"],
+                         "error_message": decision["error_message"], "decision": decision})
+            raise failure
+        events.emit({"type": "provider.retry", "attempt": number, "max_attempts": allowed, "delay_ms": decision["delay_ms"],
+                     "error_type": decision["error_type"], "reason": str(failure), "timeout_ms": decision["timeout_ms"],
+                     "decision": decision})
+        slept = wait * 3 if bugs.on("sleep-3x-announced") and asked is None else wait
+        time.sleep(slept * scale)
+
+
+class Events:
+    """events.jsonl, one JSON object a line, flushed as it happens."""
+
+    def __init__(self, path):
+        self.path = path
+        self.file = open(path, "a", encoding="utf-8")
+
+    def emit(self, event):
+        self.file.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self.file.flush()
+
+    def close(self):
+        self.file.close()

@@ -1,0 +1,66 @@
+//! A correct PRD-0006 implementation written for the test (`tests/iut/prd0006`, Python, no code
+//! shared with the reference) passes: every `prd-0006` MUST, exit 0 under the default profile,
+//! its SHOULD misses reported as warnings in every report format.
+
+use std::process::Command;
+
+use serde_json::Value;
+use squall::suite::{run_suite, Strength, Verdict};
+
+use super::suite_kit::{failing, independent_command, independent_config, root, ONE_SUITE_AT_A_TIME};
+use super::support::require;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let outcome = run_suite(&independent_config(None)).await.expect("the suite runs");
+    require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}", failing(&outcome)));
+    let warned: Vec<&str> =
+        outcome.requirements.iter().filter(|r| r.verdict == Verdict::Warn).map(|r| r.id.as_str()).collect();
+    require(warned == ["REQ-0006-001", "REQ-0006-002", "REQ-0006-010"], &format!("warned on {warned:?}"));
+    let warnings: Vec<_> = outcome.cases.iter().flat_map(|c| c.findings(Verdict::Warn)).collect();
+    require(warnings.iter().all(|c| c.strength == Strength::Should), "only SHOULD checks warn");
+    // Its own choices, each a SHOULD it misses: literal ProviderTimeoutException, garbage not
+    // retried, x-should-retry and in-stream "try again in" not read.
+    require(warnings.iter().any(|c| c.name.contains("ProviderTimeoutException")), "the literal error type is advice");
+    require(warnings.iter().any(|c| c.name.contains("exactly 1 attempt")), "x-should-retry is advice");
+}
+
+#[test]
+fn squall_run_exits_0_and_every_report_shows_the_warnings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let command = independent_command(None);
+    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args([
+            "run",
+            "--iut",
+            &command,
+            "--level",
+            "tasks",
+            "--time-scale",
+            "0.05",
+            "--tags",
+            "@REQ-0006-001",
+            "--report-dir",
+        ])
+        .arg(dir.path())
+        .current_dir(root())
+        .output()
+        .expect("squall runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    require(
+        output.status.code() == Some(0),
+        &format!("exit {:?}\n{stdout}\n{}", output.status.code(), String::from_utf8_lossy(&output.stderr)),
+    );
+    require(stdout.contains("warn  REQ-0006-001"), &stdout);
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).expect(name);
+    let acceptance = read("acceptance.md");
+    require(acceptance.contains("## Warnings (SHOULD)") && acceptance.contains("x-should-retry"), &acceptance);
+    require(!acceptance.contains("## Failures"), "no failures section for a passing implementation");
+    let junit = read("junit.xml");
+    require(!junit.contains("<failure") && !junit.contains("<error"), "warnings are not failures in JUnit");
+    require(junit.contains("passed with warnings (SHOULD)"), "a warned case passes with its warnings as output");
+    let report: Value = serde_json::from_str(&read("report.json")).expect("report.json");
+    require(report["verdict"] == "passed" && report["summary"]["warn"] == 1, &format!("{}", report["summary"]));
+}

@@ -1,0 +1,206 @@
+//! The mutation matrix: every deliberately broken implementation — the reference's mutants and
+//! the independent implementation's bugs — is rejected on exactly the requirements it breaks,
+//! and nothing else; every requirement is failed by at least one of them; a crashing and a
+//! hanging implementation pass nothing; and `docs/requirements.md` shows this very matrix.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use squall::iut::Iut;
+use squall::suite::requirements::requirement_title;
+use squall::suite::{run_suite, SuiteConfig, Verdict};
+use squall_reference::mutants::{Breaks, Mutant};
+
+use super::suite_kit::{config, failing, independent_config, unexpected_findings, ONE_SUITE_AT_A_TIME};
+use super::support::require;
+
+/// The independent implementation's bugs (`tests/iut/prd0006/bugs.py`) and what they break.
+const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
+    (
+        "retry-once-except-429",
+        "The pre-PRD habit: 429 retried 6 times, 5xx, timeouts and stream breaks once.",
+        // Seed 004 wants three attempts for 5xx.
+        &["REQ-0006-002", "SEED-004-LIMITS"],
+    ),
+    (
+        "truncation-is-success",
+        "A stream that ends before its terminal event — cleanly or by EOF — counts as complete.",
+        // Its deep research 'succeeds' on half a stream, and so does the visible-output case.
+        &["REQ-0006-002", "REQ-0006-010", "REQ-0006-020", "REQ-0006-021", "SEED-001-GATE"],
+    ),
+    (
+        "task-ok-to-model",
+        "The Task tool tells the main model ok: true although the research failed.",
+        &["REQ-0006-020"],
+    ),
+    (
+        "relaunch-inside-task",
+        "The Task tool quietly runs the sub-session a second time after a failure.",
+        &["REQ-0006-030"],
+    ),
+    ("silent-turn-end", "After refusing a relaunch the turn ends without a word to the user.", &["REQ-0006-030"]),
+    ("head-only-budget", "Long tool outputs keep their head only.", &["REQ-0003-001"]),
+    (
+        "sleep-3x-announced",
+        "The retry loop sleeps three times the backoff it announced.",
+        // Seed 002's schedule is what it sleeps, not what it announces.
+        &["SEED-001-OBSERVABILITY", "SEED-002-JITTER"],
+    ),
+];
+
+/// Every requirement squall's features encode.
+const REQUIREMENTS: [&str; 16] = [
+    "REQ-0006-001",
+    "REQ-0006-002",
+    "REQ-0006-010",
+    "REQ-0006-020",
+    "REQ-0006-021",
+    "REQ-0006-030",
+    "REQ-0003-001",
+    "REQ-0003-020",
+    "SEED-001-GATE",
+    "SEED-001-OBSERVABILITY",
+    "SEED-001-TIMEOUT-LADDER",
+    "SEED-002-JITTER",
+    "SEED-002-PROFILES",
+    "SEED-002-SESSION",
+    "SEED-004-DEGRADE",
+    "SEED-004-LIMITS",
+];
+
+/// One broken implementation and the requirements it must fail.
+struct Subject {
+    name: String,
+    bug: String,
+    breaks: BTreeSet<String>,
+    config: SuiteConfig,
+}
+
+fn subjects() -> Vec<Subject> {
+    let mut subjects: Vec<Subject> = Mutant::ALL
+        .iter()
+        .filter_map(|m| match m.breaks() {
+            Breaks::Only(ids) => Some(Subject {
+                name: format!("reference:{}", m.name()),
+                bug: m.bug().to_owned(),
+                breaks: ids.iter().map(|s| (*s).to_owned()).collect(),
+                config: config(Iut::Reference { mutant: Some(m.name().to_owned()) }),
+            }),
+            Breaks::Everything => None,
+        })
+        .collect();
+    subjects.extend(INDEPENDENT_BUGS.iter().map(|(name, bug, breaks)| Subject {
+        name: format!("prd0006:{name}"),
+        bug: (*bug).to_owned(),
+        breaks: breaks.iter().map(|s| (*s).to_owned()).collect(),
+        config: independent_config(Some(name)),
+    }));
+    subjects
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn every_broken_implementation_fails_exactly_the_requirements_it_breaks() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let mut wrong = Vec::new();
+    for subject in subjects() {
+        let outcome = run_suite(&subject.config).await.expect("the suite runs");
+        let seen = failing(&outcome);
+        if seen != subject.breaks {
+            wrong.push(format!(
+                "{}: expected failures {:?}, the suite failed {seen:?}\n{}",
+                subject.name,
+                subject.breaks,
+                unexpected_findings(&outcome, &subject.breaks)
+            ));
+        }
+    }
+    require(wrong.is_empty(), &wrong.join("\n"));
+}
+
+#[test]
+fn every_requirement_is_failed_by_at_least_one_broken_implementation() {
+    let covered: BTreeSet<String> = subjects().into_iter().flat_map(|s| s.breaks).collect();
+    let uncovered: Vec<&str> = REQUIREMENTS.iter().copied().filter(|r| !covered.contains(*r)).collect();
+    assert!(uncovered.is_empty(), "no mutant proves these requirements' checks can fail: {uncovered:?}");
+}
+
+/// The suite against an implementation that never finishes a case properly: every case is
+/// `error`, none passes, and the run ends in about (cases / concurrency) × timeout.
+async fn nothing_passes(mutant: Mutant, case_timeout: Duration) {
+    let mut config = config(Iut::Reference { mutant: Some(mutant.name().to_owned()) });
+    config.case_timeout = case_timeout;
+    let started = Instant::now();
+    let outcome = run_suite(&config).await.expect("the suite runs");
+    let took = started.elapsed();
+    let not_error: Vec<String> = outcome
+        .cases
+        .iter()
+        .filter(|c| c.verdict != Verdict::Error)
+        .map(|c| format!("{} [{}]", c.name, c.verdict.as_str()))
+        .collect();
+    require(not_error.is_empty(), &format!("{}: cases that are not `error`: {not_error:?}", mutant.name()));
+    require(outcome.requirements.iter().all(|r| r.verdict == Verdict::Error), "every requirement is `error`");
+    require(!outcome.passed(), "the run fails");
+    let bound = case_timeout * (outcome.cases.len() as u32);
+    require(
+        took < bound,
+        &format!("{} cases took {took:?}, more than cases × timeout = {bound:?}", outcome.cases.len()),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_crashing_implementation_passes_nothing() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    nothing_passes(Mutant::Crash, Duration::from_secs(60)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_hanging_implementation_passes_nothing_and_the_suite_still_ends() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    nothing_passes(Mutant::Hang, Duration::from_secs(2)).await;
+}
+
+/// The matrix as `docs/requirements.md` shows it.
+fn matrix_markdown() -> String {
+    let subjects = subjects();
+    let mut by_requirement: BTreeMap<&str, Vec<&str>> = REQUIREMENTS.iter().map(|r| (*r, Vec::new())).collect();
+    for subject in &subjects {
+        for requirement in &subject.breaks {
+            by_requirement.entry(requirement.as_str()).or_default().push(subject.name.as_str());
+        }
+    }
+    let mut out = String::from("| requirement | failed by |\n|---|---|\n");
+    for requirement in REQUIREMENTS {
+        let names: Vec<String> = by_requirement[requirement].iter().map(|n| format!("`{n}`")).collect();
+        out.push_str(&format!("| {requirement} — {} | {} |\n", requirement_title(requirement), names.join(", ")));
+    }
+    out.push_str("\n| broken implementation | its bug | requirements it fails |\n|---|---|---|\n");
+    for subject in &subjects {
+        let breaks: Vec<&str> = subject.breaks.iter().map(String::as_str).collect();
+        out.push_str(&format!("| `{}` | {} | {} |\n", subject.name, subject.bug, breaks.join(", ")));
+    }
+    for mutant in Mutant::ALL.iter().filter(|m| m.breaks() == Breaks::Everything) {
+        out.push_str(&format!(
+            "| `reference:{}` | {} | every case `error`, none passes |\n",
+            mutant.name(),
+            mutant.bug()
+        ));
+    }
+    out
+}
+
+/// Checks the table in `docs/requirements.md`; with `SQUALL_BLESS=1` rewrites it instead.
+#[test]
+fn the_documented_matrix_is_the_tested_one() {
+    let path = super::suite_kit::root().join("docs/requirements.md");
+    let doc = std::fs::read_to_string(&path).expect("docs/requirements.md");
+    let (start, end) = ("<!-- mutation-matrix:start -->\n", "<!-- mutation-matrix:end -->");
+    let (before, rest) = doc.split_once(start).expect("the start marker");
+    let (documented, after) = rest.split_once(end).expect("the end marker");
+    let expected = matrix_markdown();
+    if std::env::var_os("SQUALL_BLESS").is_some() {
+        std::fs::write(&path, format!("{before}{start}{expected}{end}{after}")).expect("write docs/requirements.md");
+        return;
+    }
+    assert!(documented == expected, "docs/requirements.md's mutation matrix is stale: run `SQUALL_BLESS=1 cargo test --test all the_documented_matrix`");
+}
