@@ -35,6 +35,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
     And the result has ok false
     And the last decision says the retry was not made
     And ideally the last decision says the gate blocked the retry for "quota"
+    And ideally the runtime.error has error_type "ProviderQuotaException"
 
   @wire @events
   Scenario: Context overflow is never retried
@@ -45,6 +46,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
     And the result has ok false
     And the last decision says the retry was not made
     And ideally the last decision says the gate blocked the retry for "context_overflow"
+    And ideally the runtime.error has error_type "ProviderContextOverflowException"
 
   @wire @events
   Scenario: A break before anything reached the user is replayed

@@ -113,7 +113,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let code = exit_code(&outcome, args.allow_empty)
         .map_err(|e| anyhow::anyhow!("{e} (--level, --tags, --profile, --allow-empty)"))?;
-    let meta = ReportMeta { name, command: iut.describe(), level, time_scale: args.time_scale };
+    let meta = ReportMeta {
+        name,
+        command: iut.describe(),
+        run_as: args.iut.trim().to_owned(),
+        level,
+        time_scale: args.time_scale,
+        case_timeout: config.case_timeout,
+        concurrency: config.concurrency,
+    };
     let written = write_all(&report_dir, &meta, &outcome)?;
     println!("reports: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
     Ok(ExitCode::from(code))

@@ -4,7 +4,8 @@
 // (maxRetries 2, its own backoff, statuses and Retry-After handling) and writes
 // $SQUALL_OUT/result.json. The only change: every timer the process sets is multiplied by
 // SQUALL_TIME_SCALE — the SDK's retry sleeps and its request timeout both use setTimeout — so
-// the suite can run production values quickly without altering what the SDK decides.
+// the suite can run production values quickly without altering what the SDK decides. When a
+// case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's maxRetries.
 //
 // The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
 import { writeFileSync } from "node:fs";
@@ -23,7 +24,9 @@ if (process.env.SQUALL_TASK !== "stream") {
   process.exit(0);
 }
 
-const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY ?? "test" });
+// providerRetry.maxRetries, when the case configures it: the SDK's own setting.
+const retries = process.env.SQUALL_MAX_RETRIES ? { maxRetries: Number(process.env.SQUALL_MAX_RETRIES) } : {};
+const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY ?? "test", ...retries });
 const text = [];
 try {
   const stream = await client.responses.create({ model: "gpt-4o-mini", input: process.env.SQUALL_PROMPT ?? "hi", stream: true });

@@ -4,7 +4,8 @@ Runs one streamed Responses call (SQUALL_TASK=stream) with the SDK's own retry s
 (max_retries=2, its own backoff, statuses and Retry-After handling) and writes
 $SQUALL_OUT/result.json. The only change: every wait the SDK makes is multiplied by
 SQUALL_TIME_SCALE — its retry sleeps and its default timeouts — so that the suite can run
-production values quickly without altering *what* the SDK decides.
+production values quickly without altering *what* the SDK decides. When a case configures
+providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's own max_retries.
 
 The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
 judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an SDK does.
@@ -55,8 +56,10 @@ def main():
         write_result({"ok": False, "stop_reason": "error", "final_text": None,
                       "error_type": "NotSupported", "error_message": "the SDK has no Task runner"})
         return
+    # providerRetry.maxRetries, when the case configures it: the SDK's own setting.
+    retries = {"max_retries": int(os.environ["SQUALL_MAX_RETRIES"])} if os.environ.get("SQUALL_MAX_RETRIES") else {}
     client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "test"),
-                    timeout=scaled_timeout)
+                    timeout=scaled_timeout, **retries)
     text = []
     try:
         stream = client.responses.create(model="gpt-4o-mini", input=os.environ.get("SQUALL_PROMPT", "hi"), stream=True)

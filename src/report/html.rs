@@ -68,7 +68,7 @@ pub fn render(report: &Value) -> String {
         let verdict = str_of(&profile["verdict"]);
         let _ = write!(
             out,
-            "<h2>{} — {}: <span class=\"v {}\">{}</span></h2><table><tr><th>Requirement</th><th>Verdict</th><th>Passed</th><th>Cases</th></tr>",
+            "<h2>{} — {}: <span class=\"v {}\">{}</span></h2><table><tr><th>Requirement</th><th>Verdict</th><th>Passed</th><th>Checks n/a</th><th>Cases</th></tr>",
             escape(str_of(&profile["id"])),
             escape(str_of(&profile["title"])),
             class(verdict),
@@ -97,7 +97,7 @@ fn matrix_row(out: &mut String, requirement: &Value) {
     let verdict = str_of(&requirement["verdict"]);
     let _ = write!(
         out,
-        "<tr data-requirement=\"{}\" data-verdict=\"{}\"><td><a href=\"#{}\">{}</a><br><small>{}</small></td><td class=\"v {}\">{}</td><td>{}</td><td>",
+        "<tr data-requirement=\"{}\" data-verdict=\"{}\"><td><a href=\"#{}\">{}</a><br><small>{}</small></td><td class=\"v {}\">{}</td><td>{}</td><td>{}</td><td>",
         escape(id),
         escape(verdict),
         escape(id),
@@ -105,7 +105,8 @@ fn matrix_row(out: &mut String, requirement: &Value) {
         escape(str_of(&requirement["title"])),
         class(verdict),
         escape(verdict),
-        escape(&tally_of(&requirement["cases_tally"]).passed_of_judged())
+        escape(&tally_of(&requirement["cases_tally"]).passed_of_judged()),
+        tally_of(&requirement["checks_tally"]).not_applicable
     );
     for (i, case) in requirement["cases"].as_array().into_iter().flatten().enumerate() {
         let verdict = str_of(&case["verdict"]);

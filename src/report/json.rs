@@ -21,6 +21,7 @@ pub fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
                 "profile": r.profile,
                 "verdict": r.verdict.as_str(),
                 "cases_tally": r.cases_tally,
+                "checks_tally": r.checks_tally,
                 "cases": r.cases.iter().map(case).collect::<Vec<_>>(),
             })
         })
@@ -28,11 +29,13 @@ pub fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
     let not_judged: Vec<Value> =
         outcome.selection.others().iter().map(|p| json!({"id": p.id, "title": p.title})).collect();
     json!({
-        "iut": {"name": meta.name, "command": meta.command, "level": meta.level.as_str()},
+        "iut": {"name": meta.name, "command": meta.command, "run_as": meta.run_as, "level": meta.level.as_str()},
         "squall_version": env!("CARGO_PKG_VERSION"),
         "started_at": timestamp(outcome.started_at),
         "duration_ms": outcome.duration.as_millis() as u64,
         "time_scale": meta.time_scale,
+        "case_timeout_s": meta.case_timeout.as_secs_f64(),
+        "concurrency": meta.concurrency,
         "verdict": outcome.verdict().as_str(),
         "profiles": {"judged": outcome.profiles, "not_judged": not_judged},
         "tags": outcome.tags,

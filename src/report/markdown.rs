@@ -45,12 +45,13 @@ pub fn render(report: &Value) -> String {
         out,
         "A requirement fails when one of its MUST checks fails, and is `error` when a case could not be judged \
          (the implementation crashed, hung or left no usable result). A missed SHOULD gives `warn`: it passes, \
-         with the warning listed below."
+         with the warning listed below. \"Checks n/a\" counts the checks above the declared level: a passing \
+         requirement with some was judged only in part."
     );
     for profile in judged {
         let _ = writeln!(
             out,
-            "\n## {} — {}: {}\n\n| Requirement | Title | Verdict | Cases passed |\n|---|---|---|---|",
+            "\n## {} — {}: {}\n\n| Requirement | Title | Verdict | Cases passed | Checks n/a |\n|---|---|---|---|---|",
             str_of(&profile["id"]),
             cell(str_of(&profile["title"])),
             str_of(&profile["verdict"])
@@ -58,11 +59,12 @@ pub fn render(report: &Value) -> String {
         for requirement in requirements.iter().filter(|r| r["profile"] == profile["id"]) {
             let _ = writeln!(
                 out,
-                "| {} | {} | **{}** | {} |",
+                "| {} | {} | **{}** | {} | {} |",
                 str_of(&requirement["id"]),
                 cell(str_of(&requirement["title"])),
                 str_of(&requirement["verdict"]),
                 tally_of(&requirement["cases_tally"]).passed_of_judged(),
+                tally_of(&requirement["checks_tally"]).not_applicable,
             );
         }
     }

@@ -30,8 +30,15 @@ pub struct ReportMeta {
     pub name: String,
     /// The command that ran it, or `reference (in-process)`.
     pub command: String,
+    /// The `--iut` value, so that the run can be repeated (`reference`, `reference:<mutant>`,
+    /// or the command).
+    pub run_as: String,
     pub level: Level,
     pub time_scale: f64,
+    /// Real time each case had before the implementation was killed.
+    pub case_timeout: std::time::Duration,
+    /// Cases run side by side.
+    pub concurrency: usize,
 }
 
 pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "index.html"];

@@ -68,6 +68,9 @@ pub struct RequirementResult {
     pub verdict: Verdict,
     /// The requirement's cases by verdict.
     pub cases_tally: Tally,
+    /// The checks of its cases by verdict: `n/a` ones were above the declared level, so a
+    /// passing requirement with some is only partly judged.
+    pub checks_tally: Tally,
     pub cases: Vec<CaseRecord>,
 }
 
@@ -97,6 +100,7 @@ pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
                 profile: Profile::of(id).id,
                 verdict: Verdict::worst(cases.iter().map(|c| c.verdict)),
                 cases_tally: Tally::of(cases.iter().map(|c| c.verdict)),
+                checks_tally: Tally::of(cases.iter().flat_map(|c| c.checks.iter().map(|k| k.verdict))),
                 cases,
             }
         })

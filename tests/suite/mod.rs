@@ -2,7 +2,9 @@
 
 mod admin_api;
 mod catalogue;
+mod ci_recipe;
 mod cli;
+mod committed_reports;
 mod conformance_suite;
 mod embedded_api;
 mod hardening;

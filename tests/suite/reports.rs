@@ -49,9 +49,10 @@ fn from_json(report: &Value) -> Verdicts {
 const PASSED_OF_JUDGED: &str = r"(\d+)/(\d+)(?: \(\d+ warn\))?";
 
 fn from_markdown(text: &str) -> Verdicts {
-    let row =
-        Regex::new(&format!(r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| {PASSED_OF_JUDGED} \|$"))
-            .expect("regex");
+    let row = Regex::new(&format!(
+        r"(?m)^\| ((?:REQ|SEED)-[\w-]+) \| .* \| \*\*([a-z/]+)\*\* \| {PASSED_OF_JUDGED} \| \d+ \|$"
+    ))
+    .expect("regex");
     row.captures_iter(text)
         .map(|c| (c[1].to_owned(), (c[2].to_owned(), c[3].parse().expect("n"), c[4].parse().expect("n"))))
         .collect()

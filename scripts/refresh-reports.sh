@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Regenerates the acceptance reports kept in reports/: the reference implementation's sign-off
+# (every profile) and the official OpenAI SDKs' (behind adapters/, installed by
+# scripts/setup-sdks.sh). Run it after a change to the features, the checks or the reference;
+# tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
+#
+# Each report.json records how it was made (iut.run_as, level, time_scale, case_timeout_s,
+# concurrency, the judged profiles), which is what that test repeats.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup-sdks.sh
+cargo build --release --quiet
+squall=target/release/squall
+
+# An implementation that fails requirements exits 1; anything else is an error here.
+run() {
+  local status=0
+  "$squall" run "$@" || status=$?
+  if [ "$status" -gt 1 ]; then
+    echo "refresh-reports: squall run $* exited $status" >&2
+    exit "$status"
+  fi
+}
+
+run --iut reference --profile all --name reference --report-dir reports/reference
+# Interpreted clients spend milliseconds per request: a slower time scale, fewer at once.
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --level wire --profile all \
+  --name python-openai --time-scale 0.05 --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
+run --iut "node adapters/node-openai/adapter.mjs" --level wire --profile all \
+  --name node-openai --time-scale 0.05 --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
