@@ -8,10 +8,12 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
 
+use crate::journal::DEFAULT_JOURNAL_MAX;
 use crate::scenario::embedded::embedded_catalogue;
 use crate::scenario::load::from_file;
 use crate::scenario::Catalogue;
 use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
+use crate::stdout;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,7 +37,7 @@ pub enum Command {
         #[arg(long)]
         scenarios: Option<PathBuf>,
         /// Largest accepted request body, in bytes.
-        #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
+        #[arg(long, default_value_t = DEFAULT_BODY_LIMIT, value_parser = at_least_one)]
         body_limit: usize,
         /// Allow listening on a non-loopback address (squall has no authentication on its
         /// model endpoints; it prints a warning).
@@ -45,8 +47,12 @@ pub enum Command {
         #[arg(long, env = "SQUALL_ADMIN_TOKEN")]
         admin_token: Option<String>,
         /// Live runs kept in memory; creating one more expires the oldest.
-        #[arg(long, default_value_t = DEFAULT_MAX_RUNS)]
+        #[arg(long, default_value_t = DEFAULT_MAX_RUNS, value_parser = at_least_one)]
         max_runs: usize,
+        /// Requests each run's journal keeps; past it the oldest are dropped and counted
+        /// (`dropped` in the journal), so a long soak cannot exhaust memory.
+        #[arg(long, default_value_t = DEFAULT_JOURNAL_MAX, value_parser = at_least_one)]
+        journal_max: usize,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(crate::run_command::RunArgs),
@@ -79,7 +85,7 @@ pub enum ScenariosCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs } => {
+        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs, journal_max } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
             }
@@ -89,7 +95,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let catalogue = load_catalogue(scenarios.as_deref())?;
-            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs }).await
+            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs, journal_max }).await
         }
         Command::Run(args) => crate::run_command::run(args).await,
         Command::ReferenceIut => {
@@ -97,10 +103,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             squall_reference::iut::run_case(&env).await.map_err(anyhow::Error::msg)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Scenarios { command: ScenariosCommand::Check { files } } => Ok(check(&files)),
+        Command::Scenarios { command: ScenariosCommand::Check { files } } => check(&files),
         Command::Scenarios { command: ScenariosCommand::List { scenarios } } => {
             for scenario in load_catalogue(scenarios.as_deref())?.iter() {
-                println!("{:40} {}", scenario.name, scenario.requirements.join(","));
+                stdout::line(format_args!("{:40} {}", scenario.name, scenario.requirements.join(",")))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -110,7 +116,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
     let addr = config.addr;
     let server = Server::start(config).await.with_context(|| format!("cannot listen on {addr}"))?;
-    println!("squall listening on http://{}", server.local_addr());
+    // The address line is for whoever started the server; serving goes on if nobody reads it.
+    let _ = stdout::line(format_args!("squall listening on http://{}", server.local_addr()));
     eprintln!(
         "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1",
         server.state().catalogue.len(),
@@ -137,20 +144,24 @@ pub fn load_catalogue(dir: Option<&Path>) -> anyhow::Result<Catalogue> {
     Ok(catalogue)
 }
 
-fn check(files: &[PathBuf]) -> ExitCode {
+fn check(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     for file in files {
         match from_file(file) {
-            Ok(scenario) => println!("ok    {} ({})", file.display(), scenario.name),
+            Ok(scenario) => stdout::line(format_args!("ok    {} ({})", file.display(), scenario.name))?,
             Err(e) => {
-                println!("error {e}");
+                stdout::line(format_args!("error {e}"))?;
                 failed = true;
             }
         }
     }
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// A count flag: a whole number of at least 1.
+pub fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("`{text}` is out of range: a whole number from 1 to {}", usize::MAX)),
     }
 }

@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use crate::journal::{EndKind, JournalEntry};
-use crate::scenario::{Catalogue, Scenario};
+use crate::scenario::{Catalogue, Scenario, ScenarioError};
 use crate::server::runs::Run;
 use crate::server::{Server, ServerConfig};
 
@@ -40,14 +40,32 @@ impl MockProvider {
     }
 
     /// A run scripted by `scenario`, at real time.
+    ///
+    /// # Panics
+    /// When the scenario is invalid (a name that is not URL-safe, a bad header, a fault past
+    /// the end of its stream, ...), with the message [`MockProvider::try_run`] returns.
     pub fn run(&self, scenario: Scenario) -> ScriptedRun {
         self.run_scaled(scenario, 1.0)
     }
 
     /// A run whose delays and stalls are multiplied by `time_scale`.
+    ///
+    /// # Panics
+    /// When the scenario or the time scale is invalid; see [`MockProvider::try_run_scaled`].
     pub fn run_scaled(&self, scenario: Scenario, time_scale: f64) -> ScriptedRun {
-        let run = self.server.create_run(scenario, time_scale);
-        ScriptedRun { base_url: self.server.base_url(&run), run }
+        self.try_run_scaled(scenario, time_scale).unwrap_or_else(|e| panic!("squall cannot serve this scenario: {e}"))
+    }
+
+    /// A run scripted by `scenario`, or why the server could not serve it.
+    pub fn try_run(&self, scenario: Scenario) -> Result<ScriptedRun, ScenarioError> {
+        self.try_run_scaled(scenario, 1.0)
+    }
+
+    /// A run whose delays and stalls are multiplied by `time_scale` (in (0, 100]), or why the
+    /// server could not serve it: the same checks as a scenario file or the admin API.
+    pub fn try_run_scaled(&self, scenario: Scenario, time_scale: f64) -> Result<ScriptedRun, ScenarioError> {
+        let run = self.server.create_run(scenario, time_scale)?;
+        Ok(ScriptedRun { base_url: self.server.base_url(&run), run })
     }
 
     pub fn server(&self) -> &Server {

@@ -3,6 +3,10 @@
 //! An entry is created when a request arrives and completed exactly once, whatever ends the
 //! reply: the script finishing, an injected fault, or the client hanging up. Entries are
 //! public (`GET /__squall/runs/{id}/journal`, `docs/server.md`); add fields, never rename.
+//!
+//! A journal keeps at most its capacity of entries (`--journal-max`): past it, the oldest are
+//! dropped and counted, so a soak of millions of requests cannot exhaust memory. An entry keeps
+//! its index for life; `dropped` says how many came before the first one kept.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -80,16 +84,32 @@ pub struct Arrival {
     pub headers: BTreeMap<String, String>,
 }
 
+/// The entries a journal keeps unless told otherwise.
+pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
+
 /// A run's journal, shared by the connections serving it.
 #[derive(Debug)]
 pub struct Journal {
     created: Instant,
-    entries: Mutex<Vec<JournalEntry>>,
+    capacity: usize,
+    entries: Mutex<Kept>,
+}
+
+/// The entries kept, and how many older ones were dropped.
+#[derive(Debug, Default)]
+struct Kept {
+    entries: std::collections::VecDeque<JournalEntry>,
+    dropped: usize,
 }
 
 impl Journal {
     pub fn new() -> Self {
-        Journal { created: Instant::now(), entries: Mutex::new(Vec::new()) }
+        Self::with_capacity(DEFAULT_JOURNAL_MAX)
+    }
+
+    /// A journal keeping at most `capacity` entries (at least one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        Journal { created: Instant::now(), capacity: capacity.max(1), entries: Mutex::new(Kept::default()) }
     }
 
     /// Milliseconds since the run was created.
@@ -97,11 +117,15 @@ impl Journal {
         at.saturating_duration_since(self.created).as_secs_f64() * 1000.0
     }
 
-    /// Record an arriving request; returns its index.
+    /// Record an arriving request; returns its index. At capacity the oldest entry is dropped.
     pub fn begin(&self, arrival: Arrival, at: Instant) -> usize {
-        let mut entries = self.lock();
-        let index = entries.len();
-        entries.push(JournalEntry {
+        let mut kept = self.lock();
+        if kept.entries.len() >= self.capacity {
+            kept.entries.pop_front();
+            kept.dropped += 1;
+        }
+        let index = kept.dropped + kept.entries.len();
+        kept.entries.push_back(JournalEntry {
             index,
             track: None,
             attempt: None,
@@ -123,9 +147,11 @@ impl Journal {
         index
     }
 
-    /// Change an entry in place.
+    /// Change an entry in place (nothing happens to an entry already dropped).
     pub fn update(&self, index: usize, change: impl FnOnce(&mut JournalEntry)) {
-        if let Some(entry) = self.lock().get_mut(index) {
+        let mut kept = self.lock();
+        let position = index.checked_sub(kept.dropped);
+        if let Some(entry) = position.and_then(|p| kept.entries.get_mut(p)) {
             change(entry);
         }
     }
@@ -141,19 +167,32 @@ impl Journal {
         });
     }
 
+    /// The entries kept, oldest first.
     pub fn snapshot(&self) -> Vec<JournalEntry> {
-        self.lock().clone()
+        self.lock().entries.iter().cloned().collect()
     }
 
+    /// Entries kept.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().entries.len()
+    }
+
+    /// Entries dropped to stay within the capacity (the oldest ones).
+    pub fn dropped(&self) -> usize {
+        self.lock().dropped
+    }
+
+    /// Requests recorded since the run began, kept or dropped.
+    pub fn total(&self) -> usize {
+        let kept = self.lock();
+        kept.dropped + kept.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<JournalEntry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         // A panic while holding the lock cannot leave an entry half-written in a way that
         // matters more than losing the journal, so recover the data instead of propagating.
         self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -163,5 +202,26 @@ impl Journal {
 impl Default for Journal {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrival() -> Arrival {
+        Arrival { method: "POST".into(), path: "/responses".into(), headers: BTreeMap::new() }
+    }
+
+    #[test]
+    fn past_its_capacity_a_journal_drops_the_oldest_and_counts_them() {
+        let journal = Journal::with_capacity(3);
+        let indexes: Vec<usize> = (0..5).map(|_| journal.begin(arrival(), Instant::now())).collect();
+        assert_eq!(indexes, [0, 1, 2, 3, 4]);
+        assert_eq!((journal.len(), journal.dropped(), journal.total()), (3, 2, 5));
+        journal.finish(1, EndKind::Completed, Instant::now());
+        journal.finish(4, EndKind::Reset, Instant::now());
+        let kept: Vec<(usize, Option<EndKind>)> = journal.snapshot().iter().map(|e| (e.index, e.end)).collect();
+        assert_eq!(kept, [(2, None), (3, None), (4, Some(EndKind::Reset))]);
     }
 }

@@ -13,6 +13,7 @@ pub mod report;
 pub mod run_command;
 pub mod scenario;
 pub mod server;
+pub mod stdout;
 pub mod suite;
 pub mod wire;
 #[cfg(feature = "wiremock")]

@@ -15,6 +15,8 @@ async fn main() -> ExitCode {
     };
     match squall::cli::run(cli).await {
         Ok(code) => code,
+        // Whoever read standard output stopped reading (`squall scenarios list | head -1`).
+        Err(e) if squall::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("squall: {e:#}");
             ExitCode::from(2)

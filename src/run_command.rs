@@ -14,6 +14,7 @@ use anyhow::{bail, Context as _};
 use crate::iut::Iut;
 use crate::report::{write_all, ReportMeta};
 use crate::scenario::validate::check_name;
+use crate::stdout;
 use crate::suite::features::features_dir;
 use crate::suite::summary::{exit_code, findings, requirement_table};
 use crate::suite::{run_suite, CaseRecord, Level, ProfileSelection, Progress, SuiteConfig};
@@ -54,7 +55,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
     /// Cases run side by side (each waits mostly on scaled sleeps).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::cli::at_least_one)]
     pub concurrency: usize,
     /// A jitter seed passed to the implementation as SQUALL_SEED, to reproduce a run (by
     /// default it picks its own).
@@ -106,10 +107,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
+    // The summary is for a person; the reports are written whether or not anyone reads it.
     if !outcome.cases.is_empty() {
-        println!("{}", requirement_table(&outcome).trim_end());
-        print!("{}", findings(&outcome));
-        println!("cases: {} in {:.1} s", outcome.cases_tally().describe(), outcome.duration.as_secs_f64());
+        let summary = format!(
+            "{}\n{}cases: {} in {:.1} s",
+            requirement_table(&outcome).trim_end(),
+            findings(&outcome),
+            outcome.cases_tally().describe(),
+            outcome.duration.as_secs_f64()
+        );
+        let _ = stdout::line(summary);
     }
     let code = exit_code(&outcome, args.allow_empty)
         .map_err(|e| anyhow::anyhow!("{e} (--level, --tags, --profile, --allow-empty)"))?;
@@ -123,7 +130,10 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         concurrency: config.concurrency,
     };
     let written = write_all(&report_dir, &meta, &outcome)?;
-    println!("reports: {}", written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    let _ = stdout::line(format_args!(
+        "reports: {}",
+        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    ));
     Ok(ExitCode::from(code))
 }
 

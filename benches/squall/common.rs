@@ -19,7 +19,7 @@ pub async fn server() -> Server {
 /// A run scripted by TOML attempts; returns its base URL.
 pub fn scripted(server: &Server, toml: &str, time_scale: f64) -> (String, std::sync::Arc<squall::server::runs::Run>) {
     let scenario = from_toml_str("bench", &format!("name = \"bench\"\n{toml}")).expect("bench scenario");
-    let run = server.create_run(scenario, time_scale);
+    let run = server.create_run(scenario, time_scale).expect("a valid scenario");
     (server.base_url(&run), run)
 }
 

@@ -213,7 +213,7 @@ impl RetryEngine {
             Some(hint) => (hint.delay, hint.source.as_str()),
             None => (scheduled, "backoff"),
         };
-        if self.policy.max_total_time.is_some_and(|bound| elapsed + delay.0 >= bound) {
+        if self.policy.max_total_time.is_some_and(|bound| elapsed.saturating_add(delay.0) >= bound) {
             return (Outcome::TimeBudgetExhausted, Some(delay));
         }
         (Outcome::Retrying, Some(delay))

@@ -228,3 +228,47 @@ proptest! {
         }
     }
 }
+
+/// Header values a provider might send, extremes and garbage included.
+fn any_header_value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<f64>().prop_map(|n| n.to_string()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        prop::sample::select(vec![
+            "1e300",
+            "18446744073709551616",
+            "NaN",
+            "inf",
+            "-0",
+            "",
+            " ",
+            "Wed, 21 Oct 2015 07:28:00 GMT"
+        ])
+        .prop_map(str::to_owned),
+        ".{0,40}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_response_headers_never_panic_the_pipeline(
+        status in 100u16..600,
+        retry_after in any_header_value(),
+        retry_after_ms in any_header_value(),
+        should_retry in any_header_value(),
+        body in ".{0,200}",
+    ) {
+        let headers = move |name: &str| match name {
+            "retry-after" => Some(retry_after.clone()),
+            "retry-after-ms" => Some(retry_after_ms.clone()),
+            "x-should-retry" => Some(should_retry.clone()),
+            _ => None,
+        };
+        let error = classify_status(status, &headers, &body);
+        let run = run(RetryPolicy::default(), &[fail(error), Step::Succeed], Duration::ZERO);
+        // Whatever was asked, the pipeline ends: retried once within the Retry-After ceiling,
+        // or stopped, never asleep for an absurd time.
+        prop_assert!(run.attempts <= 2);
+        prop_assert!(run.elapsed <= Duration::from_secs(60), "{:?}", run.elapsed);
+    }
+}

@@ -34,11 +34,11 @@ pub fn retry_after_from_headers(header: &dyn Fn(&str) -> Option<String>, now: Sy
     if let Some(ms) =
         header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()).filter(|ms| ms.is_finite() && *ms >= 0.0)
     {
-        return Some(RetryAfter { delay: Duration::from_secs_f64(ms / 1000.0), source: RetryAfterSource::HeaderMs });
+        return Some(RetryAfter { delay: seconds(ms / 1000.0), source: RetryAfterSource::HeaderMs });
     }
     let value = header("retry-after")?;
     if let Some(seconds) = value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
-        return Some(RetryAfter { delay: Duration::from_secs_f64(seconds), source: RetryAfterSource::HeaderSeconds });
+        return Some(RetryAfter { delay: self::seconds(seconds), source: RetryAfterSource::HeaderSeconds });
     }
     let date = httpdate::parse_http_date(value.trim()).ok()?;
     let delay = date.duration_since(now).unwrap_or(Duration::ZERO);
@@ -81,12 +81,32 @@ fn parse_go_duration(text: &str) -> Option<Duration> {
         rest = &rest[unit.len()..];
         parsed_any = true;
     }
-    parsed_any.then(|| Duration::from_secs_f64(total))
+    parsed_any.then(|| seconds(total))
+}
+
+/// A non-negative number of seconds as a `Duration`; one too large for it (an absurd hint) is
+/// the longest `Duration`, which the retry policy's ceiling then refuses to sleep.
+fn seconds(value: f64) -> Duration {
+    Duration::try_from_secs_f64(value).unwrap_or(if value > 0.0 { Duration::MAX } else { Duration::ZERO })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absurd_hints_are_the_longest_wait_not_a_panic() {
+        let header = |value: &'static str| move |name: &str| (name == "retry-after").then(|| value.to_owned());
+        for absurd in ["1e300", "18446744073709551616", "99999999999999999999999"] {
+            let hint = retry_after_from_headers(&header(absurd), SystemTime::now()).expect("a hint");
+            assert_eq!(hint.delay, Duration::MAX, "{absurd}");
+        }
+        assert_eq!(retry_after_from_message("try again in 1e300s").map(|h| h.delay), None);
+        assert_eq!(
+            retry_after_from_message("try again in 99999999999999999999999h").map(|h| h.delay),
+            Some(Duration::MAX)
+        );
+    }
 
     fn headers(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())

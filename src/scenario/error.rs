@@ -30,24 +30,19 @@ impl FieldPath {
         FieldPath(next)
     }
 
-    /// Parse the dotted form produced by `serde_path_to_error` (`a.b[2].c`).
-    pub fn parse(text: &str) -> Self {
-        let mut segments = Vec::new();
-        for part in text.split('.').filter(|p| !p.is_empty() && *p != "?") {
-            let (key, mut rest) = match part.find('[') {
-                Some(at) => (&part[..at], &part[at..]),
-                None => (part, ""),
-            };
-            if !key.is_empty() {
-                segments.push(PathSegment::Key(key.to_owned()));
-            }
-            while let Some(close) = rest.find(']') {
-                if let Ok(index) = rest[1..close].parse() {
-                    segments.push(PathSegment::Index(index));
-                }
-                rest = &rest[close + 1..];
-            }
-        }
+    /// The path `serde_path_to_error` tracked while deserializing, segment by segment (no
+    /// text to parse, so a key with dots or brackets in it stays one key).
+    pub fn from_serde(path: &serde_path_to_error::Path) -> Self {
+        use serde_path_to_error::Segment;
+        let segments = path
+            .iter()
+            .filter_map(|segment| match segment {
+                Segment::Seq { index } => Some(PathSegment::Index(*index)),
+                Segment::Map { key } => Some(PathSegment::Key(key.clone())),
+                Segment::Enum { variant } => Some(PathSegment::Key(variant.clone())),
+                Segment::Unknown => None,
+            })
+            .collect();
         FieldPath(segments)
     }
 }
@@ -59,6 +54,9 @@ impl fmt::Display for FieldPath {
         }
         for (i, segment) in self.0.iter().enumerate() {
             match segment {
+                // A key that is not a plain word (a header name with dots or brackets) is quoted,
+                // so the path reads back unambiguously.
+                PathSegment::Key(key) if !is_plain(key) => write!(f, "[{key:?}]")?,
                 PathSegment::Key(key) if i == 0 => write!(f, "{key}")?,
                 PathSegment::Key(key) => write!(f, ".{key}")?,
                 PathSegment::Index(index) => write!(f, "[{index}]")?,
@@ -66,6 +64,10 @@ impl fmt::Display for FieldPath {
         }
         Ok(())
     }
+}
+
+fn is_plain(key: &str) -> bool {
+    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// A scenario that cannot be used, with everything a person needs to fix it.
@@ -82,6 +84,12 @@ pub struct ScenarioError {
 impl ScenarioError {
     pub fn new(field: FieldPath, message: impl Into<String>) -> Self {
         ScenarioError { source_name: String::new(), location: None, field, message: message.into() }
+    }
+
+    /// The same error, naming where the scenario came from.
+    pub fn in_source(mut self, source_name: &str) -> Self {
+        self.source_name = source_name.to_owned();
+        self
     }
 }
 
@@ -122,10 +130,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn field_paths_round_trip_through_text() {
-        let path = FieldPath::parse("tracks[1].attempts[0].fault.kind");
+    fn field_paths_read_like_the_source() {
+        let path = FieldPath::root().key("tracks").index(1).key("attempts").index(0).key("fault").key("kind");
         assert_eq!(path.to_string(), "tracks[1].attempts[0].fault.kind");
         assert_eq!(FieldPath::root().key("a").index(2).to_string(), "a[2]");
+        let odd = FieldPath::root().key("attempts").index(0).key("headers").key("x]y[.z");
+        assert_eq!(odd.to_string(), r#"attempts[0].headers["x]y[.z"]"#);
     }
 
     #[test]

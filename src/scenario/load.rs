@@ -21,7 +21,7 @@ pub fn from_toml_str(source_name: &str, text: &str) -> Result<Scenario, Scenario
 /// Parse and validate an inline JSON scenario (admin API).
 pub fn from_json_value(value: serde_json::Value) -> Result<Scenario, ScenarioError> {
     let scenario: Scenario = serde_path_to_error::deserialize(value).map_err(|e| {
-        let field = FieldPath::parse(&e.path().to_string());
+        let field = FieldPath::from_serde(e.path());
         ScenarioError::new(field, e.into_inner().to_string()).named("inline scenario")
     })?;
     validate(&scenario).map_err(|e| e.named("inline scenario"))?;
@@ -39,7 +39,7 @@ pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
 fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
     let deserializer = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let field = FieldPath::parse(&e.path().to_string());
+        let field = FieldPath::from_serde(e.path());
         let inner = e.into_inner();
         let mut error = ScenarioError::new(field, inner.message().trim().to_owned());
         error.location = inner.span().map(|span| line_column(text, span.start));
@@ -48,9 +48,8 @@ fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
 }
 
 impl ScenarioError {
-    fn named(mut self, source_name: &str) -> Self {
-        self.source_name = source_name.to_owned();
-        self
+    fn named(self, source_name: &str) -> Self {
+        self.in_source(source_name)
     }
 }
 

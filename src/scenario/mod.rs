@@ -3,6 +3,7 @@
 pub mod catalogue;
 pub mod error;
 pub mod headers;
+pub mod limits;
 pub mod load;
 pub mod model;
 pub mod validate;

@@ -3,6 +3,7 @@
 
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
+use super::limits::check_delay_ms;
 use super::model::{Attempt, FaultKind, FaultPoint, Scenario, Track};
 use crate::wire::{responses, ReplyContext};
 
@@ -66,6 +67,17 @@ fn check_match(track: &Track, path: &FieldPath) -> Result<(), ScenarioError> {
 }
 
 fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioError> {
+    let waits = [
+        (attempt.delay_ms, path.key("delay_ms")),
+        (attempt.event_delay_ms, path.key("event_delay_ms")),
+        (attempt.stream.as_ref().and_then(|s| s.event_delay_ms), path.key("stream").key("event_delay_ms")),
+        (attempt.fault.as_ref().and_then(|f| f.ms), path.key("fault").key("ms")),
+    ];
+    for (ms, field) in waits {
+        if let Some(ms) = ms {
+            check_delay_ms(ms, &field)?;
+        }
+    }
     let status = attempt.status_code();
     if !(100..=599).contains(&status) {
         return Err(ScenarioError::new(path.key("status"), format!("{status} is not an HTTP status (100-599)")));

@@ -7,14 +7,11 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
+use super::create_run::{parse_create_run, CreateRunError};
 use super::http_util::{json, openai_error, read_body, ResponseBody};
 use super::runs::Run;
 use super::State;
-use crate::scenario::load::from_json_value;
 use crate::scenario::Scenario;
-
-/// The largest time scale accepted: beyond it a scripted 30 s stall would last hours.
-const MAX_TIME_SCALE: f64 = 100.0;
 
 pub async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
     let method = request.method().clone();
@@ -63,55 +60,14 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };
-    let body: Value = match serde_json::from_slice(&bytes) {
-        Ok(value) => value,
-        Err(e) => return bad_request(None, &format!("The body is not valid JSON: {e}")),
-    };
-    let Some(fields) = body.as_object() else {
-        return bad_request(
-            None,
-            "The body must be a JSON object: {\"scenario\": \"<name>\" | {…}, \"time_scale\": 1.0}",
-        );
-    };
-    if let Some(unknown) = fields.keys().find(|k| !["scenario", "time_scale"].contains(&k.as_str())) {
-        return bad_request(
-            Some(unknown),
-            &format!("Unknown field `{unknown}`; expected `scenario` and optionally `time_scale`"),
-        );
+    match parse_create_run(&bytes, &state.catalogue) {
+        Ok((scenario, time_scale)) => {
+            let run = state.runs.create(scenario, time_scale);
+            json(StatusCode::CREATED, &run_summary(state, &run))
+        }
+        Err(CreateRunError::UnknownScenario(name)) => unknown_scenario(&name),
+        Err(CreateRunError::BadRequest { param, message }) => bad_request(param.as_deref(), &message),
     }
-    let time_scale = match fields.get("time_scale") {
-        None | Some(Value::Null) => 1.0,
-        Some(value) => match value.as_f64() {
-            Some(scale) if scale > 0.0 && scale <= MAX_TIME_SCALE => scale,
-            _ => {
-                return bad_request(
-                    Some("time_scale"),
-                    &format!("`time_scale` must be a number in (0, {MAX_TIME_SCALE}], got {value}"),
-                );
-            }
-        },
-    };
-    let scenario = match fields.get("scenario") {
-        Some(Value::String(name)) => match state.catalogue.get(name) {
-            Some(scenario) => scenario,
-            None => return unknown_scenario(name),
-        },
-        Some(inline @ Value::Object(_)) => match from_json_value(inline.clone()) {
-            Ok(scenario) => Arc::new(scenario),
-            Err(e) => return bad_request(Some(&format!("scenario.{}", e.field)), &e.to_string()),
-        },
-        Some(other) => {
-            return bad_request(
-                Some("scenario"),
-                &format!("`scenario` must be a catalogue name or an inline scenario object, got {other}"),
-            )
-        }
-        None => {
-            return bad_request(Some("scenario"), "Missing `scenario`: a catalogue name or an inline scenario object")
-        }
-    };
-    let run = state.runs.create(scenario, time_scale);
-    json(StatusCode::CREATED, &run_summary(state, &run))
 }
 
 fn run_summary(state: &State, run: &Run) -> Value {
@@ -120,7 +76,8 @@ fn run_summary(state: &State, run: &Run) -> Value {
         "base_url": state.base_url(&run.id),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
-        "requests": run.journal.len(),
+        "requests": run.journal.total(),
+        "dropped": run.journal.dropped(),
     })
 }
 
@@ -130,6 +87,7 @@ fn journal_json(run: &Run) -> Value {
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
         "requests": run.journal.snapshot(),
+        "dropped": run.journal.dropped(),
     })
 }
 
@@ -180,5 +138,5 @@ fn bad_request(param: Option<&str>, message: &str) -> Response<ResponseBody> {
 /// A shared run for `/scenarios/{name}/v1/...`, created on first use.
 pub fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Arc<Run> {
     let id = format!("scenario-{}", scenario.name);
-    state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0))
+    state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0, state.runs.journal_max()))
 }

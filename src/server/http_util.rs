@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io;
 
 use bytes::Bytes;
-use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited};
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
@@ -42,13 +42,43 @@ pub enum BodyError {
     Broken(String),
 }
 
+/// After a body passed its limit, this much more of it is read and thrown away, within
+/// [`DRAIN_TIME`], so that a client that writes its whole body before reading the reply gets
+/// the 413 instead of a broken pipe. Past either bound the connection is closed.
+pub const DRAIN_BYTES: usize = 256 * 1024 * 1024;
+/// See [`DRAIN_BYTES`].
+pub const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Read a whole request body, refusing more than `limit` bytes.
-pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge { limit }),
-        Err(e) => Err(BodyError::Broken(e.to_string())),
+pub async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    let mut kept = Vec::new();
+    loop {
+        match body.frame().await {
+            None => return Ok(Bytes::from(kept)),
+            Some(Err(e)) => return Err(BodyError::Broken(e.to_string())),
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else { continue };
+                if kept.len() + data.len() > limit {
+                    drain(body, data.len()).await;
+                    return Err(BodyError::TooLarge { limit });
+                }
+                kept.extend_from_slice(&data);
+            }
+        }
     }
+}
+
+/// Read and discard the rest of a body, up to [`DRAIN_BYTES`] and [`DRAIN_TIME`].
+async fn drain(mut body: Incoming, mut drained: usize) {
+    let reading = async {
+        while drained <= DRAIN_BYTES {
+            match body.frame().await {
+                Some(Ok(frame)) => drained += frame.data_ref().map_or(0, Bytes::len),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIME, reading).await;
 }
 
 impl BodyError {

@@ -8,6 +8,7 @@
 
 pub mod admin;
 pub mod conn_io;
+pub mod create_run;
 pub mod http_util;
 pub mod model_api;
 pub mod precise_sleep;
@@ -31,7 +32,9 @@ use tokio::task::JoinHandle;
 use self::conn_io::{KillSwitch, KillableStream};
 use self::http_util::{openai_error, ResponseBody};
 use self::runs::{Run, Runs};
-use crate::scenario::{Catalogue, Scenario};
+use crate::scenario::limits::check_time_scale;
+use crate::scenario::validate::validate;
+use crate::scenario::{Catalogue, FieldPath, Scenario, ScenarioError};
 
 /// Default request body limit (16 MiB): larger than any real model request in the suite.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
@@ -49,6 +52,8 @@ pub struct ServerConfig {
     pub admin_token: Option<String>,
     /// Live runs kept; the oldest is expired when one more is created.
     pub max_runs: usize,
+    /// Entries each run's journal keeps; past it the oldest are dropped and counted.
+    pub journal_max: usize,
 }
 
 impl ServerConfig {
@@ -60,6 +65,7 @@ impl ServerConfig {
             body_limit: DEFAULT_BODY_LIMIT,
             admin_token: None,
             max_runs: DEFAULT_MAX_RUNS,
+            journal_max: crate::journal::DEFAULT_JOURNAL_MAX,
         }
     }
 }
@@ -104,7 +110,7 @@ impl Server {
         };
         let state = Arc::new(State {
             catalogue: config.catalogue,
-            runs: Runs::with_capacity_limit(config.max_runs),
+            runs: Runs::with_limits(config.max_runs, config.journal_max),
             body_limit: config.body_limit,
             admin_token: config.admin_token,
             origin: format!("http://{host}"),
@@ -127,9 +133,13 @@ impl Server {
         &self.state
     }
 
-    /// Create a run in-process (the admin API's `POST /__squall/runs` without HTTP).
-    pub fn create_run(&self, scenario: Scenario, time_scale: f64) -> Arc<Run> {
-        self.state.runs.create(Arc::new(scenario), time_scale)
+    /// Create a run in-process (the admin API's `POST /__squall/runs` without HTTP). The
+    /// scenario and the time scale are checked exactly as the admin API checks them, however
+    /// the scenario was made, so no run exists that the server cannot serve.
+    pub fn create_run(&self, scenario: Scenario, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
+        validate(&scenario).map_err(|e| e.in_source("scenario built in code"))?;
+        check_time_scale(time_scale).map_err(|m| ScenarioError::new(FieldPath::root().key("time_scale"), m))?;
+        Ok(self.state.runs.create(Arc::new(scenario), time_scale))
     }
 
     pub fn base_url(&self, run: &Run) -> String {

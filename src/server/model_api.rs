@@ -103,7 +103,8 @@ pub async fn handle(
     if let Some(delay) = script.delay_ms {
         // Counted from the request's arrival. If the client gives up while we wait, this
         // future is dropped and the entry handle records `client_closed`.
-        super::precise_sleep::PreciseSleep::until(arrived + scaled_ms(delay, run.time_scale)).await;
+        let deadline = super::precise_sleep::deadline_after(arrived, scaled_ms(delay, run.time_scale));
+        super::precise_sleep::PreciseSleep::until(deadline).await;
     }
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),

@@ -86,7 +86,7 @@ impl ScriptedBody {
     }
 
     fn start_timer(&mut self, duration: std::time::Duration) {
-        let deadline = self.deadline.unwrap_or_else(Instant::now) + duration;
+        let deadline = super::precise_sleep::deadline_after(self.deadline.unwrap_or_else(Instant::now), duration);
         self.deadline = Some(deadline);
         self.timer = Some(Box::pin(PreciseSleep::until(deadline)));
     }

@@ -67,9 +67,12 @@ pub fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f
     build(vec![unit], end, fault, Duration::ZERO, time_scale)
 }
 
-/// Scale a scripted number of milliseconds by the run's time scale.
+/// Scale a scripted number of milliseconds by the run's time scale. Both are range-checked
+/// when a run is created; whatever they are, this never panics (a NaN or negative product is
+/// no wait, an enormous one the longest `Duration`).
 pub fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
-    Duration::from_secs_f64((ms as f64 * time_scale / 1000.0).max(0.0))
+    let seconds = ms as f64 * time_scale / 1000.0;
+    Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 { Duration::MAX } else { Duration::ZERO })
 }
 
 fn build(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
@@ -129,6 +132,7 @@ fn build_steps(
             }
         }
         let len = unit.bytes.len() as u64;
+        // n ≥ bytes_before here: had the offset fallen in an earlier unit, that unit was cut.
         let cut = pending.and_then(|f| match f.point() {
             FaultPoint::Bytes(n) if n < bytes_before + len => Some((f, (n - bytes_before) as usize)),
             _ => None,

@@ -20,8 +20,10 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn new(id: String, scenario: Arc<Scenario>, time_scale: f64) -> Self {
-        Run { id, scenario, time_scale, journal: Arc::new(Journal::new()), attempts: Mutex::new(HashMap::new()) }
+    /// A run whose journal keeps at most `journal_max` entries.
+    pub fn new(id: String, scenario: Arc<Scenario>, time_scale: f64, journal_max: usize) -> Self {
+        let journal = Arc::new(Journal::with_capacity(journal_max));
+        Run { id, scenario, time_scale, journal, attempts: Mutex::new(HashMap::new()) }
     }
 
     /// The next 0-based attempt number on `track`.
@@ -42,24 +44,38 @@ pub struct Runs {
     order: Mutex<std::collections::VecDeque<String>>,
     created: AtomicU64,
     limit: usize,
+    /// Entries each run's journal keeps.
+    journal_max: usize,
 }
 
 impl Default for Runs {
     fn default() -> Self {
-        Self::with_capacity_limit(super::DEFAULT_MAX_RUNS)
+        Self::with_limits(super::DEFAULT_MAX_RUNS, crate::journal::DEFAULT_JOURNAL_MAX)
     }
 }
 
 impl Runs {
-    pub fn with_capacity_limit(limit: usize) -> Self {
-        Runs { runs: Mutex::default(), order: Mutex::default(), created: AtomicU64::new(0), limit: limit.max(1) }
+    /// At most `limit` live runs, each journal keeping at most `journal_max` entries.
+    pub fn with_limits(limit: usize, journal_max: usize) -> Self {
+        Runs {
+            runs: Mutex::default(),
+            order: Mutex::default(),
+            created: AtomicU64::new(0),
+            limit: limit.max(1),
+            journal_max: journal_max.max(1),
+        }
+    }
+
+    /// The journal capacity of the runs this creates.
+    pub fn journal_max(&self) -> usize {
+        self.journal_max
     }
 
     /// Create a run with a fresh id.
     pub fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
-        let run = Arc::new(Run::new(id.clone(), scenario, time_scale));
+        let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_max));
         self.insert(id, run.clone());
         run
     }

@@ -41,7 +41,8 @@ impl EventLog {
 /// The fields of a location object as a JSON fragment without braces.
 fn fields(location: &Value) -> String {
     let text = location.to_string();
-    text[1..text.len() - 1].to_owned()
+    // Callers pass the location objects this module builds: the text is `{…}`, never shorter.
+    text.get(1..text.len().saturating_sub(1)).unwrap_or_default().to_owned()
 }
 
 /// The streamed events of a scripted reply.

@@ -35,7 +35,7 @@ async fn create_run_by_catalogue_name_gives_an_sdk_ready_base_url() {
         .expect("json");
     assert_eq!(
         journal,
-        json!({"id": id, "scenario": "reset-after-3-events-then-ok", "time_scale": 0.5, "requests": []})
+        json!({"id": id, "scenario": "reset-after-3-events-then-ok", "time_scale": 0.5, "requests": [], "dropped": 0})
     );
     let deleted = client.delete(format!("{}/__squall/runs/{id}", server.origin())).send().await.expect("sent");
     assert_eq!(deleted.status().as_u16(), 200);

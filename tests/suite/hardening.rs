@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
+use super::suite_kit::ONE_SUITE_AT_A_TIME;
 use super::support::require;
 use serde_json::{json, Value};
 use squall::journal::EndKind;
@@ -41,7 +42,7 @@ async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
     assert_eq!(body["error"]["code"], "admin_token_required");
     assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
     assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
-    let run = server.create_run(Scenario::named("open"), 1.0);
+    let run = server.create_run(Scenario::named("open"), 1.0).expect("a valid scenario");
     let reply = client
         .post(format!("{}/responses", server.base_url(&run)))
         .json(&json!({"model": "m", "input": "x"}))
@@ -76,7 +77,7 @@ fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
 
 #[test]
 fn old_runs_expire_so_a_long_lived_server_does_not_grow() {
-    let runs = Runs::with_capacity_limit(100);
+    let runs = Runs::with_limits(100, squall::journal::DEFAULT_JOURNAL_MAX);
     let ids: Vec<String> = (0..5000).map(|_| runs.create(Arc::new(Scenario::named("soak")), 1.0).id.clone()).collect();
     assert_eq!(runs.len(), 100);
     assert!(runs.get(&ids[0]).is_none() && runs.get(&ids[4899]).is_none());
@@ -86,7 +87,7 @@ fn old_runs_expire_so_a_long_lived_server_does_not_grow() {
 #[tokio::test]
 async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
     let server = server_with(|_| {}).await;
-    let run = server.create_run(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let run = server.create_run(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0).expect("a valid scenario");
     let addr = server.local_addr();
     let garbage = tokio::task::spawn_blocking(move || {
         let mut socket = std::net::TcpStream::connect(addr).expect("connects");
@@ -110,7 +111,7 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
 #[tokio::test]
 async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
     let server = server_with(|c| c.body_limit = 1024).await;
-    let run = server.create_run(Scenario::named("small"), 1.0);
+    let run = server.create_run(Scenario::named("small"), 1.0).expect("a valid scenario");
     let big = json!({"model": "m", "input": "x".repeat(4096)});
     let reply = reqwest::Client::new()
         .post(format!("{}/responses", server.base_url(&run)))
@@ -127,8 +128,12 @@ async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
+    // Heavy: never beside a timing-sensitive suite run.
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let server = server_with(|_| {}).await;
-    let run = server.create_run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))), 1.0);
+    let run = server
+        .create_run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))), 1.0)
+        .expect("a valid scenario");
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
     let url = format!("{}/responses", server.base_url(&run));
     let requests = (0..1000).map(|_| {
@@ -163,7 +168,7 @@ async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
 #[tokio::test]
 async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
     let server = server_with(|_| {}).await;
-    let run = server.create_run(Scenario::named("typed"), 1.0);
+    let run = server.create_run(Scenario::named("typed"), 1.0).expect("a valid scenario");
     let reply = reqwest::Client::new()
         .post(format!("{}/responses", server.base_url(&run)))
         .header("content-type", "application/x-www-form-urlencoded")
@@ -179,6 +184,8 @@ async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_soak_of_thousands_of_runs_does_not_grow() {
+    // Heavy: never beside a timing-sensitive suite run.
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let server = server_with(|c| c.max_runs = 50).await;
     let client = reqwest::Client::new();
     for _ in 0..3000 {
@@ -216,6 +223,8 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_under_concurrent_load_loses_no_events() {
+    // Heavy: never beside a timing-sensitive suite run.
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     use squall_reference::call::stream_call;
     use squall_reference::clock::ScaledClock;
     use squall_reference::engine::RetryEngine;
@@ -226,8 +235,9 @@ async fn the_reference_under_concurrent_load_loses_no_events() {
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let calls = (0..100).map(|i| {
-        let run =
-            server.create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
+        let run = server
+            .create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01)
+            .expect("a valid scenario");
         let (base_url, path) = (server.base_url(&run), dir.path().join(format!("events-{i}.jsonl")));
         async move {
             let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));

@@ -15,6 +15,7 @@ mod reference_kit;
 mod reference_retry;
 mod reference_tasks;
 mod reports;
+mod robustness;
 mod run_verdicts;
 mod sdk;
 mod server_faults;

@@ -151,7 +151,13 @@ fn a_failing_implementation_exits_1_and_its_reports_agree_on_what_failed() {
 fn checks_above_the_level_are_reported_as_not_applicable() {
     let dir = tempfile::tempdir().expect("tempdir");
     let output = squall_run("reference", dir.path(), &["--level", "wire"]);
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let verdicts = reports_agree(dir.path());
     assert_eq!(verdicts["REQ-0006-021"].0, "n/a");
 }

@@ -12,6 +12,8 @@ use squall::scenario::load::from_toml_str;
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
 
+use super::suite_kit::ONE_SUITE_AT_A_TIME;
+
 const CASES: &[(&str, &str)] = &[
     ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
     (
@@ -39,13 +41,15 @@ async fn runs() -> (Server, String) {
     let mut urls = BTreeMap::new();
     for (case, body) in CASES {
         let scenario = from_toml_str(case, &format!("name = \"{case}\"\n{body}")).expect("valid case");
-        let run = server.create_run(scenario, 1.0);
+        let run = server.create_run(scenario, 1.0).expect("a valid scenario");
         urls.insert(*case, server.base_url(&run));
     }
     (server, serde_json::to_string(&urls).expect("json"))
 }
 
 async fn run_checker(program: PathBuf, script: PathBuf) {
+    // Interpreters starting up are heavy: never beside a timing-sensitive suite run.
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let (_server, urls) = runs().await;
     let output =
         tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())

@@ -32,7 +32,7 @@ impl Harness {
     pub async fn scaled(toml: &str, time_scale: f64) -> Harness {
         let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
         let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server starts");
-        let run = server.create_run(scenario, time_scale);
+        let run = server.create_run(scenario, time_scale).expect("a valid scenario");
         let base_url = server.base_url(&run);
         Harness { base_url, run_id: run.id.clone(), server, client: reqwest::Client::new() }
     }

@@ -25,15 +25,24 @@ const BELOW_CAP: f64 = 0.7;
 /// stay below it once in 10^5 runs), more than a client's overhead adds at 1/4 of real time.
 pub const SOME_JITTER_S: f64 = 0.1;
 
+/// A wait is judged against the one two retries later only when it is this many times the
+/// measurement's tolerance: a busy machine adds milliseconds to every wait, which at 1/100 of
+/// real time is tenths of a second on waits of one or two.
+const MEASURABLE: f64 = 10.0;
+
 /// Exponential: the waits grow at least 4× overall, and until the first one nears the longest
-/// wait (the cap; later ones may dip with jitter) each is at least twice the one two retries
-/// before it — a factor of √2 or more per retry, whatever the jitter. Linear and constant
-/// waits fail.
+/// wait (the cap; later ones may dip with jitter) each wait long enough to measure well is at
+/// most half the one two retries later — a factor of √2 or more per retry, whatever the jitter.
+/// Linear and constant waits fail.
 pub fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
     let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
     waits.len() >= 3
         && top >= 4.0 * waits[0] - tolerance
-        && waits.windows(3).take_while(|w| w[2] < BELOW_CAP * top).all(|w| w[2] >= 2.0 * w[0] - tolerance)
+        && waits
+            .windows(3)
+            .take_while(|w| w[2] < BELOW_CAP * top)
+            .filter(|w| w[0] >= MEASURABLE * tolerance)
+            .all(|w| w[2] >= 2.0 * w[0] - tolerance)
 }
 
 /// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
@@ -126,6 +135,9 @@ mod tests {
         assert!(grows_exponentially(&[0.70, 0.82, 1.65, 3.82, 6.24, 6.26, 6.15, 6.27, 7.59, 7.46], 0.05));
         let linear: Vec<f64> = (1..=10).map(f64::from).collect();
         assert!(!grows_exponentially(&linear, 0.05), "linear");
+        assert!(!grows_exponentially(&linear, 0.3), "linear, measured at 1/100 of real time");
+        // Seed 002's schedule on a busy machine at 1/100: every wait 0.4 s long.
+        assert!(grows_exponentially(&[2.4, 2.6, 4.4, 8.8, 16.5, 30.4], 0.3));
         assert!(!grows_exponentially(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
         assert!(!grows_exponentially(&[1.0, 2.0], 0.05), "too few to tell");
     }

@@ -46,7 +46,8 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         .build("case", &suite.catalogue)
         .unwrap_or_else(|e| panic!("cannot build the case's scenario: {e}"));
     let time_scale = world.time_scale.unwrap_or(suite.time_scale);
-    let run = suite.server.create_run(scenario, time_scale);
+    let run =
+        suite.server.create_run(scenario, time_scale).unwrap_or_else(|e| panic!("the case's scenario is invalid: {e}"));
     let spec = CaseSpec {
         case: format!("{}#{}", case_name, run.id),
         task,

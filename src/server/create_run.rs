@@ -1,0 +1,90 @@
+//! The body of `POST /__squall/runs`, read without HTTP (so it can be fuzzed): a JSON object
+//! with `scenario` — a catalogue name or an inline scenario — and optionally `time_scale`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::scenario::limits::check_time_scale;
+use crate::scenario::load::from_json_value;
+use crate::scenario::{Catalogue, Scenario};
+
+/// Why a create-run body was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateRunError {
+    /// A 400, naming the field at fault (`param`) when there is one.
+    BadRequest { param: Option<String>, message: String },
+    /// A 404: no catalogue scenario has this name.
+    UnknownScenario(String),
+}
+
+fn bad(param: Option<&str>, message: impl Into<String>) -> CreateRunError {
+    CreateRunError::BadRequest { param: param.map(str::to_owned), message: message.into() }
+}
+
+/// The scenario and time scale a create-run body asks for.
+pub fn parse_create_run(body: &[u8], catalogue: &Catalogue) -> Result<(Arc<Scenario>, f64), CreateRunError> {
+    let body: Value =
+        serde_json::from_slice(body).map_err(|e| bad(None, format!("The body is not valid JSON: {e}")))?;
+    let Some(fields) = body.as_object() else {
+        return Err(bad(None, "The body must be a JSON object: {\"scenario\": \"<name>\" | {…}, \"time_scale\": 1.0}"));
+    };
+    if let Some(unknown) = fields.keys().find(|k| !["scenario", "time_scale"].contains(&k.as_str())) {
+        return Err(bad(
+            Some(unknown),
+            format!("Unknown field `{unknown}`; expected `scenario` and optionally `time_scale`"),
+        ));
+    }
+    let time_scale = match fields.get("time_scale") {
+        None | Some(Value::Null) => 1.0,
+        Some(value) => match value.as_f64().filter(|s| check_time_scale(*s).is_ok()) {
+            Some(scale) => scale,
+            None => {
+                let range = check_time_scale(f64::NAN).err().unwrap_or_default();
+                return Err(bad(Some("time_scale"), format!("`time_scale` {value}: {range}")));
+            }
+        },
+    };
+    let scenario = match fields.get("scenario") {
+        Some(Value::String(name)) => {
+            catalogue.get(name).ok_or_else(|| CreateRunError::UnknownScenario(name.clone()))?
+        }
+        Some(inline @ Value::Object(_)) => {
+            let scenario = from_json_value(inline.clone())
+                .map_err(|e| bad(Some(&format!("scenario.{}", e.field)), e.to_string()))?;
+            Arc::new(scenario)
+        }
+        Some(other) => {
+            return Err(bad(
+                Some("scenario"),
+                format!("`scenario` must be a catalogue name or an inline scenario object, got {other}"),
+            ))
+        }
+        None => return Err(bad(Some("scenario"), "Missing `scenario`: a catalogue name or an inline scenario object")),
+    };
+    Ok((scenario, time_scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_refused_with_the_field_at_fault() {
+        let catalogue = Catalogue::default();
+        let refused = |body: &str| parse_create_run(body.as_bytes(), &catalogue).expect_err(body);
+        assert!(matches!(refused("[]"), CreateRunError::BadRequest { param: None, .. }));
+        assert_eq!(refused(r#"{"scenario": "nope"}"#), CreateRunError::UnknownScenario("nope".into()));
+        let CreateRunError::BadRequest { param, message } =
+            refused(r#"{"scenario": {"name": "x"}, "time_scale": 1e300}"#)
+        else {
+            panic!("a 400")
+        };
+        assert_eq!(param.as_deref(), Some("time_scale"));
+        assert!(message.contains("out of range"), "{message}");
+        // A type error under a header whose name has brackets: the path is one key, no panic.
+        let body = r#"{"scenario": {"name": "x", "attempts": [{"status": 429, "headers": {"a]b[c": 7}}]}}"#;
+        let CreateRunError::BadRequest { param, .. } = refused(body) else { panic!("a 400") };
+        assert_eq!(param.as_deref(), Some(r#"scenario.attempts[0].headers["a]b[c"]"#));
+    }
+}
