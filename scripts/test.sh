@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test: installs the SDKs the SDK tests drive (once), runs the whole workspace's
-# tests, checks that the benches build (they are run by hand: see BENCHMARKS.md), and ends
-# with one line totalling every test run.
+# Runs every test: installs the SDKs the SDK tests drive (once), checks formatting and lints,
+# runs the whole workspace's tests, checks that the harness builds without the reference
+# implementation and that the benches build (they are run by hand: see BENCHMARKS.md), and
+# ends with one line totalling every test run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-sdks.sh
 mkdir -p target
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+cargo build -p squall --no-default-features
 cargo bench --workspace --all-features --no-run
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }

@@ -33,9 +33,21 @@ pub struct MockProvider {
 
 impl MockProvider {
     /// Start on `127.0.0.1` with a free port.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
     pub async fn start() -> MockProvider {
-        let server =
-            Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("squall binds a loopback port");
+        Self::start_with(ServerConfig::loopback(Catalogue::default())).await
+    }
+
+    /// Start with a configuration of one's own (body limit, admin token, run and journal
+    /// caps...).
+    ///
+    /// # Panics
+    /// When the configured address cannot be bound.
+    pub async fn start_with(config: ServerConfig) -> MockProvider {
+        let addr = config.addr;
+        let server = Server::start(config).await.unwrap_or_else(|e| panic!("squall cannot listen on {addr}: {e}"));
         MockProvider { server }
     }
 
@@ -68,6 +80,7 @@ impl MockProvider {
         Ok(ScriptedRun { base_url: self.server.base_url(&run), run })
     }
 
+    /// The server itself: its address, its open connections.
     pub fn server(&self) -> &Server {
         &self.server
     }
@@ -84,6 +97,11 @@ impl ScriptedRun {
     /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`).
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// The run's id, as the admin API names it (`/__squall/runs/{id}`).
+    pub fn id(&self) -> &str {
+        &self.run.id
     }
 
     /// Every request so far, including ones still in progress.

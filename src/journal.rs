@@ -48,9 +48,11 @@ pub struct JournalEntry {
     pub track: Option<String>,
     /// 0-based attempt within the track; null for requests that are not model calls.
     pub attempt: Option<u32>,
+    /// `GET`, `POST`, ...
     pub method: String,
     /// Relative to the base URL, e.g. `/responses`.
     pub path: String,
+    /// The request headers, names lower-cased.
     pub headers: BTreeMap<String, String>,
     /// The request body: parsed JSON, or the raw text when it is not JSON.
     pub body: Value,
@@ -60,6 +62,7 @@ pub struct JournalEntry {
     pub received_at_ms: f64,
     /// When the reply ended; null while it is in progress.
     pub finished_at_ms: Option<f64>,
+    /// The status sent; null until the reply starts.
     pub status: Option<u16>,
     /// The fault that fired, if any.
     pub fault: Option<FaultKind>,
@@ -79,8 +82,11 @@ pub struct JournalEntry {
 /// Facts about a request known when it arrives.
 #[derive(Debug, Clone)]
 pub struct Arrival {
+    /// `GET`, `POST`, ...
     pub method: String,
+    /// Relative to the base URL, e.g. `/responses`.
     pub path: String,
+    /// The request headers, names lower-cased.
     pub headers: BTreeMap<String, String>,
 }
 
@@ -103,6 +109,7 @@ struct Kept {
 }
 
 impl Journal {
+    /// An empty journal keeping at most [`DEFAULT_JOURNAL_MAX`] entries.
     pub fn new() -> Self {
         Self::with_capacity(DEFAULT_JOURNAL_MAX)
     }
@@ -188,6 +195,7 @@ impl Journal {
         kept.dropped + kept.entries.len()
     }
 
+    /// Whether no entry is kept.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

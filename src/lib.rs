@@ -1,19 +1,27 @@
+#![warn(missing_docs, unreachable_pub)]
 //! squall: a fault-injecting OpenAI-compatible server and a PRD-0006 retry conformance suite.
 //!
-//! - [`scenario`] — the scripted behaviour of a run (public scenario format)
-//! - [`wire`] — the OpenAI wire format squall speaks
-//! - [`server`] — the server on real TCP: admin API, model endpoints, fault injection
+//! Read it in the order data flows:
+//!
+//! - [`scenario`] — the scripted behaviour of a run (the public scenario format), its builders,
+//!   loading with located errors, validation and limits
+//! - [`wire`] — the OpenAI wire format: events, objects, errors, and the plan of a reply
+//! - [`server`] — hyper on real TCP: the admin API, the model endpoints, faults on the socket
 //! - [`journal`] — what the server saw, request by request
+//! - [`embedded`] — squall inside another crate's tests (`MockProvider`)
+//! - [`iut`] — how an implementation under test is run (the IUT contract)
+//! - [`suite`] — the conformance suite: features, steps, and [`suite::verdict`], the one place
+//!   verdicts are decided
+//! - [`report`] — the acceptance reports: report.json, acceptance.md, junit.xml, index.html
+//!
+//! The `squall` binary (`src/main.rs`, `src/cli/`) is a thin command line over these.
 
-pub mod cli;
 pub mod embedded;
 pub mod iut;
 pub mod journal;
 pub mod report;
-pub mod run_command;
 pub mod scenario;
 pub mod server;
-pub mod stdout;
 pub mod suite;
 pub mod wire;
 #[cfg(feature = "wiremock")]

@@ -4,19 +4,21 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod cli;
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = match squall::cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
-    match squall::cli::run(cli).await {
+    match cli::run(cli).await {
         Ok(code) => code,
         // Whoever read standard output stopped reading (`squall scenarios list | head -1`).
-        Err(e) if squall::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if cli::stdout::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("squall: {e:#}");
             ExitCode::from(2)

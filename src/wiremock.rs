@@ -17,14 +17,15 @@ use serde_json::Value;
 use crate::scenario::headers::parse_header_template;
 use crate::scenario::routing::TrackScript;
 use crate::scenario::{AfterScript, Attempt, FaultKind, Scenario};
-use crate::server::model_api::{build_reply, Api};
-use crate::server::reply_plan::Step;
+use crate::wire::plan::Step;
+use crate::wire::reply::{build_reply, Api};
 use crate::wire::{estimate_tokens, ReplyContext};
 
 /// A scenario attempt wiremock cannot play.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("attempt {attempt} of scenario `{scenario}` uses {what}, which wiremock cannot express (it sends whole bodies); run this scenario against squall's server instead: squall::embedded::MockProvider::start()")]
 pub struct Unsupported {
+    /// The scenario's name.
     pub scenario: String,
     /// 1-based.
     pub attempt: usize,

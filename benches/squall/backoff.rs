@@ -67,7 +67,7 @@ fn planned_vs_observed(c: &mut Criterion) {
                     let provider = HttpProvider::new(&base_url, "k", Api::Responses);
                     let request = ModelRequest::prompt("m", "x");
                     let _ = stream_call(&engine, &provider, &request, OutputMode::Visible, &|_| {}, &sink).await;
-                    let journal = run.journal.snapshot();
+                    let journal = run.journal();
                     let planned = events.of_type("provider.retry")[0]["delay_ms"].as_f64().unwrap_or(0.0) * scale;
                     let observed = journal[1].received_at_ms - journal[0].finished_at_ms.unwrap_or(0.0);
                     let error = (observed - planned).abs();

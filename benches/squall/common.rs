@@ -3,24 +3,23 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
-use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig};
 use tokio::runtime::Runtime;
 
 pub fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
 }
 
-pub async fn server() -> Server {
-    Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server")
+pub async fn server() -> MockProvider {
+    MockProvider::start().await
 }
 
-/// A run scripted by TOML attempts; returns its base URL.
-pub fn scripted(server: &Server, toml: &str, time_scale: f64) -> (String, std::sync::Arc<squall::server::runs::Run>) {
+/// A run scripted by TOML attempts; returns its base URL and the run.
+pub fn scripted(server: &MockProvider, toml: &str, time_scale: f64) -> (String, ScriptedRun) {
     let scenario = from_toml_str("bench", &format!("name = \"bench\"\n{toml}")).expect("bench scenario");
-    let run = server.create_run(scenario, time_scale).expect("a valid scenario");
-    (server.base_url(&run), run)
+    let run = server.run_scaled(scenario, time_scale);
+    (run.base_url().to_owned(), run)
 }
 
 /// Errors (ms) collected while criterion iterates, reported as percentiles afterwards.

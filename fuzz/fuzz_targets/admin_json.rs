@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use squall::scenario::embedded::embedded_catalogue;
 use squall::server::create_run::parse_create_run;
-use squall::server::model_api::{build_reply, Api};
+use squall::wire::reply::{build_reply, Api};
 use squall::wire::ReplyContext;
 
 fuzz_target!(|data: &[u8]| {

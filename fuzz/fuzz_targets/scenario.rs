@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use squall::scenario::load::{from_json_value, from_toml_str};
-use squall::server::model_api::{build_reply, Api};
+use squall::wire::reply::{build_reply, Api};
 use squall::wire::ReplyContext;
 
 fuzz_target!(|data: &[u8]| {

@@ -64,9 +64,10 @@ impl EventSink for MemoryEvents {
     }
 }
 
-/// The `result` event of a call the fallback answered (seed 004), with the failure behind it.
-pub fn degraded_event(final_text: &str, failure: &crate::engine::CallFailure) -> Value {
-    json!({"type": "result", "stop_reason": "degraded", "final_text": final_text, "cause": failure.cause()})
+/// The `result` event of a call the fallback answered (seed 004), with the failure behind it
+/// (`CallFailure::cause`).
+pub fn degraded_event(final_text: &str, cause: Value) -> Value {
+    json!({"type": "result", "stop_reason": "degraded", "final_text": final_text, "cause": cause})
 }
 
 /// The `result` event that ends every call: success or `stop_reason = "error"`.

@@ -232,7 +232,7 @@ impl Session {
         match &self.fallback {
             Some(fallback) if unavailable => {
                 let text = fallback(&failure);
-                self.emit(degraded_event(&text, &failure));
+                self.emit(degraded_event(&text, failure.cause()));
                 TurnOutcome::Degraded { text, cause: failure }
             }
             _ => {

@@ -15,13 +15,17 @@ use tokio::io::AsyncReadExt;
 use super::ProcessEnd;
 
 /// The most stderr kept, from the end.
-pub const STDERR_TAIL_BYTES: usize = 64 * 1024;
+pub(super) const STDERR_TAIL_BYTES: usize = 64 * 1024;
 
 /// How long stderr is still read after the process ended.
 const PIPE_GRACE: Duration = Duration::from_millis(300);
 
 /// Run `command` until it exits or `timeout` passes, then kill its process group.
-pub async fn run(command: &str, env: &[(&'static str, String)], timeout: Duration) -> std::io::Result<ProcessEnd> {
+pub(super) async fn run(
+    command: &str,
+    env: &[(&'static str, String)],
+    timeout: Duration,
+) -> std::io::Result<ProcessEnd> {
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)

@@ -14,12 +14,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Iut {
     /// `squall-reference`, in-process; optionally one of its deliberately broken mutants.
-    Reference { mutant: Option<String> },
+    Reference {
+        /// The mutant's name (`never-retry-5xx`, ...), or `None` for the reference itself.
+        mutant: Option<String>,
+    },
     /// An outside implementation, started with `sh -c COMMAND`.
     Command(String),
 }
 
 impl Iut {
+    /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command.
     pub fn describe(&self) -> String {
         match self {
             Iut::Reference { mutant: None } => "reference (in-process)".to_owned(),
@@ -31,14 +35,14 @@ impl Iut {
 
 /// `SQUALL_TASK`: what the case asks of the IUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskKind {
+pub(crate) enum TaskKind {
     Stream,
     Task,
     Main,
 }
 
 impl TaskKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TaskKind::Stream => "stream",
             TaskKind::Task => "task",
@@ -49,7 +53,7 @@ impl TaskKind {
 
 /// One case for the IUT.
 #[derive(Debug, Clone)]
-pub struct CaseSpec {
+pub(crate) struct CaseSpec {
     pub case: String,
     pub task: TaskKind,
     pub prompt: String,
@@ -67,7 +71,7 @@ pub struct CaseSpec {
 
 /// How an implementation's process ended.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProcessEnd {
+pub(crate) struct ProcessEnd {
     /// The tail of its standard error.
     pub stderr: String,
     /// Its exit code; `None` when a signal ended it.
@@ -78,7 +82,7 @@ pub struct ProcessEnd {
 
 /// What an IUT left behind.
 #[derive(Debug)]
-pub struct IutRun {
+pub(crate) struct IutRun {
     pub out_dir: tempfile::TempDir,
     pub result: Option<Value>,
     pub events: Vec<Value>,
@@ -93,7 +97,7 @@ pub struct IutRun {
 
 impl IutRun {
     /// Resolve a path the IUT reported (relative paths are relative to `SQUALL_OUT`).
-    pub fn resolve(&self, reported: &str) -> PathBuf {
+    pub(crate) fn resolve(&self, reported: &str) -> PathBuf {
         let path = Path::new(reported);
         if path.is_absolute() {
             path.to_owned()
@@ -104,7 +108,7 @@ impl IutRun {
 }
 
 /// The contract's environment for a case.
-pub fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> {
+pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> {
     let mut env = vec![
         ("OPENAI_BASE_URL", spec.base_url.clone()),
         ("OPENAI_API_KEY", "sk-squall-test".to_owned()),
@@ -128,11 +132,11 @@ pub fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> 
 }
 
 /// Run one case.
-pub async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
+pub(crate) async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
     let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
     let env = contract_env(spec, out_dir.path());
     let end = match iut {
-        Iut::Reference { mutant } => reference::run(&env, mutant.as_deref(), spec.timeout).await,
+        Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout).await,
         Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
     };
     let (result, events, output_errors) = read_outputs(out_dir.path());
@@ -180,4 +184,17 @@ fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
 }
 
 mod command;
+#[cfg(feature = "reference")]
 mod reference;
+
+#[cfg(feature = "reference")]
+async fn run_reference(env: &[(&'static str, String)], mutant: Option<&str>, timeout: Duration) -> ProcessEnd {
+    reference::run(env, mutant, timeout).await
+}
+
+/// Without the `reference` feature the reference cannot run: every case of it is `error`.
+#[cfg(not(feature = "reference"))]
+async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration) -> ProcessEnd {
+    let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
+    ProcessEnd { stderr, exit_code: Some(2), timed_out: false }
+}

@@ -10,7 +10,7 @@ use super::ProcessEnd;
 
 /// Run the reference on a case; it ends like a process would: exit 0, 2 on an error it
 /// reports, 101 on a panic, or killed at the timeout.
-pub async fn run(env: &[(&'static str, String)], mutant: Option<&str>, timeout: Duration) -> ProcessEnd {
+pub(super) async fn run(env: &[(&'static str, String)], mutant: Option<&str>, timeout: Duration) -> ProcessEnd {
     let end = |stderr: String, exit_code: Option<i32>, timed_out: bool| ProcessEnd { stderr, exit_code, timed_out };
     let case = match case_env(env, mutant) {
         Ok(case) => case,

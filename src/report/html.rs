@@ -31,7 +31,7 @@ fn anchor(requirement: &str, index: usize) -> String {
     format!("{requirement}-{index}")
 }
 
-pub fn render(report: &Value) -> String {
+pub(super) fn render(report: &Value) -> String {
     let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
     let judged = report["profiles"]["judged"].as_array().map(Vec::as_slice).unwrap_or_default();
     let not_judged = report["profiles"]["not_judged"].as_array().map(Vec::as_slice).unwrap_or_default();

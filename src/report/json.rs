@@ -10,7 +10,7 @@ use crate::suite::{CaseRecord, SuiteOutcome};
 /// Request bodies in the evidence are cut to this many bytes per string.
 const EVIDENCE_STRING_BYTES: usize = 2048;
 
-pub fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
+pub(super) fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
     let requirements: Vec<Value> = outcome
         .requirements
         .iter()
@@ -69,6 +69,51 @@ fn case(record: &CaseRecord) -> Value {
 /// A journal entry with long strings in its body cut, so a report stays readable.
 fn journal_entry(entry: &JournalEntry) -> Value {
     let mut value = serde_json::to_value(entry).unwrap_or_default();
-    squall_reference::budget::budget_value(&mut value["body"], EVIDENCE_STRING_BYTES);
+    cut_long_strings(&mut value["body"], EVIDENCE_STRING_BYTES);
     value
+}
+
+/// Every string in `value` longer than `max` bytes keeps its head and tail around a note of
+/// how much was left out.
+fn cut_long_strings(value: &mut Value, max: usize) {
+    match value {
+        Value::String(text) if text.len() > max => {
+            let head = floor_boundary(text, max / 2);
+            let tail = ceil_boundary(text, text.len() - max / 2);
+            *text = format!("{}…[{} bytes left out of the report]…{}", &text[..head], tail - head, &text[tail..]);
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| cut_long_strings(item, max)),
+        Value::Object(fields) => fields.values_mut().for_each(|item| cut_long_strings(item, max)),
+        _ => {}
+    }
+}
+
+fn floor_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+fn ceil_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index += 1;
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_long_strings;
+    use serde_json::json;
+
+    #[test]
+    fn long_strings_keep_head_and_tail_on_character_boundaries() {
+        let mut value = json!({"input": [{"text": format!("BEGIN{}END", "é".repeat(5000))}], "n": 1});
+        cut_long_strings(&mut value, 100);
+        let text = value["input"][0]["text"].as_str().expect("a string");
+        assert!(text.starts_with("BEGIN") && text.ends_with("END") && text.contains("bytes left out"), "{text}");
+        assert!(text.len() < 200, "{}", text.len());
+        assert_eq!(value["n"], 1);
+    }
 }

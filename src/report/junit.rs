@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::str_of;
 
-pub fn render(report: &Value) -> String {
+pub(super) fn render(report: &Value) -> String {
     let started = report["started_at"]
         .as_str()
         .and_then(|t| humantime::parse_rfc3339(t).ok())

@@ -13,7 +13,7 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-pub fn render(report: &Value) -> String {
+pub(super) fn render(report: &Value) -> String {
     let mut out = String::new();
     let iut = &report["iut"];
     let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();

@@ -8,11 +8,11 @@
 //! Every format renders the same [`SuiteOutcome`]; each file is written atomically, so a
 //! reader never sees half a report.
 
-pub mod html;
-pub mod json;
-pub mod junit;
-pub mod markdown;
-pub mod timeline;
+mod html;
+mod json;
+mod junit;
+mod markdown;
+mod timeline;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -33,7 +33,9 @@ pub struct ReportMeta {
     /// The `--iut` value, so that the run can be repeated (`reference`, `reference:<mutant>`,
     /// or the command).
     pub run_as: String,
+    /// The IUT contract level it was judged at.
     pub level: Level,
+    /// The run's time scale (cases may run slower; each carries its own).
     pub time_scale: f64,
     /// Real time each case had before the implementation was killed.
     pub case_timeout: std::time::Duration,
@@ -41,6 +43,7 @@ pub struct ReportMeta {
     pub concurrency: usize,
 }
 
+/// The files [`write_all`] writes.
 pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "index.html"];
 
 /// Write all four reports into `dir`; returns their paths.
@@ -56,11 +59,21 @@ pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyho
     let mut written = Vec::new();
     for (file, text) in FILES.iter().zip(contents) {
         let path = dir.join(file);
-        squall_reference::report::write_atomically(&path, &text)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_atomically(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Write `text` to `path` through a temporary file beside it (unique per write), fsync and a
+/// rename: a reader sees the old file or the new one, never half of one.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".squall-report-").tempfile_in(dir)?;
+    temp.write_all(text.as_bytes())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Escape text for XML and HTML (control characters other than newline and tab dropped).

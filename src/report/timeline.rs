@@ -84,7 +84,7 @@ fn color(end: &str) -> &'static str {
 }
 
 /// The SVG for one case; `planned` are the implementation's announced delays (seconds).
-pub fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
+pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
     let bars = bars(journal, time_scale);
     if bars.is_empty() {
         return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();

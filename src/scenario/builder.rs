@@ -70,11 +70,13 @@ impl Attempt {
         Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() }
     }
 
+    /// Add a response header (`retry-after`, `x-should-retry`, `@now+3s` templates, ...).
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.insert(name.to_owned(), value.to_owned());
         self
     }
 
+    /// Set the error code of a status reply (`insufficient_quota`, ...).
     pub fn error_code(mut self, code: &str) -> Self {
         self.error.get_or_insert_with(ErrorSpec::default).code = Some(code.to_owned());
         self
@@ -86,6 +88,7 @@ impl Attempt {
         self
     }
 
+    /// Wait this long between stream events.
     pub fn with_event_delay_ms(mut self, ms: u64) -> Self {
         self.event_delay_ms = Some(ms);
         self

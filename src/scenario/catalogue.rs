@@ -15,6 +15,23 @@ pub struct Catalogue {
 }
 
 impl Catalogue {
+    /// The catalogue a command uses: `dir` when given (it must be a directory), else
+    /// `./scenarios` when it exists, else the one compiled into the binary. The error names
+    /// the directory or the file at fault.
+    pub fn from_dir_or_embedded(dir: Option<&Path>) -> Result<Self, ScenarioError> {
+        let not_a_directory = |dir: &Path| {
+            ScenarioError::new(FieldPath::root(), "not a directory")
+                .in_source(&format!("--scenarios {}", dir.display()))
+        };
+        let default_dir = Path::new("scenarios");
+        match dir {
+            Some(dir) if !dir.is_dir() => Err(not_a_directory(dir)),
+            Some(dir) => Catalogue::load_dir(dir),
+            None if default_dir.is_dir() => Catalogue::load_dir(default_dir),
+            None => super::embedded::embedded_catalogue(),
+        }
+    }
+
     /// Load every `*.toml` file in `dir`. Each file's `name` must match its file stem.
     /// The first bad file stops loading with an error naming it.
     pub fn load_dir(dir: &Path) -> Result<Self, ScenarioError> {
@@ -46,22 +63,27 @@ impl Catalogue {
         Ok(catalogue)
     }
 
+    /// Add (or replace) a scenario under its name.
     pub fn insert(&mut self, scenario: Scenario) {
         self.scenarios.insert(scenario.name.clone(), Arc::new(scenario));
     }
 
+    /// The scenario with this name.
     pub fn get(&self, name: &str) -> Option<Arc<Scenario>> {
         self.scenarios.get(name).cloned()
     }
 
+    /// Every scenario, by name.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Scenario>> {
         self.scenarios.values()
     }
 
+    /// How many scenarios there are.
     pub fn len(&self) -> usize {
         self.scenarios.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.scenarios.is_empty()
     }

@@ -5,7 +5,9 @@ use std::fmt;
 /// One step of a field path: a table key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathSegment {
+    /// A table key.
     Key(String),
+    /// An array index.
     Index(usize),
 }
 
@@ -14,16 +16,19 @@ pub enum PathSegment {
 pub struct FieldPath(pub Vec<PathSegment>);
 
 impl FieldPath {
+    /// The top level of a scenario.
     pub fn root() -> Self {
         FieldPath(Vec::new())
     }
 
+    /// This path followed by the key `key`.
     pub fn key(&self, key: &str) -> Self {
         let mut next = self.0.clone();
         next.push(PathSegment::Key(key.to_owned()));
         FieldPath(next)
     }
 
+    /// This path followed by the array index `index`.
     pub fn index(&self, index: usize) -> Self {
         let mut next = self.0.clone();
         next.push(PathSegment::Index(index));
@@ -77,11 +82,14 @@ pub struct ScenarioError {
     pub source_name: String,
     /// 1-based line and column when the source has positions.
     pub location: Option<(usize, usize)>,
+    /// The field at fault.
     pub field: FieldPath,
+    /// What is wrong with it, with the bad value and what would be valid.
     pub message: String,
 }
 
 impl ScenarioError {
+    /// An error about `field`, not yet located in a source.
     pub fn new(field: FieldPath, message: impl Into<String>) -> Self {
         ScenarioError { source_name: String::new(), location: None, field, message: message.into() }
     }

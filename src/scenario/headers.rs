@@ -6,7 +6,7 @@ use super::limits::MAX_HEADER_DATE_S;
 
 /// A header value as scripted: literal text, or an HTTP-date relative to the reply.
 #[derive(Debug, Clone, PartialEq)]
-pub enum HeaderTemplate {
+pub(crate) enum HeaderTemplate {
     Literal(String),
     /// `@now+Ns`: the HTTP-date `N` seconds after the reply is sent (rounded up to a whole second).
     HttpDateFromNow(f64),
@@ -15,7 +15,7 @@ pub enum HeaderTemplate {
 const PREFIX: &str = "@now+";
 
 /// Parse a scripted header value; the error says how to write the template.
-pub fn parse_header_template(value: &str) -> Result<HeaderTemplate, String> {
+pub(crate) fn parse_header_template(value: &str) -> Result<HeaderTemplate, String> {
     if let Some(rest) = value.strip_prefix(PREFIX) {
         let seconds = rest.strip_suffix('s').and_then(|n| n.parse::<f64>().ok());
         return match seconds {
@@ -36,7 +36,7 @@ pub fn parse_header_template(value: &str) -> Result<HeaderTemplate, String> {
 
 impl HeaderTemplate {
     /// The value to send now.
-    pub fn render(&self, now: SystemTime) -> String {
+    pub(crate) fn render(&self, now: SystemTime) -> String {
         match self {
             HeaderTemplate::Literal(text) => text.clone(),
             HeaderTemplate::HttpDateFromNow(seconds) => {

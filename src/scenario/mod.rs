@@ -2,7 +2,7 @@
 
 pub mod catalogue;
 pub mod error;
-pub mod headers;
+pub(crate) mod headers;
 pub mod limits;
 pub mod load;
 pub mod model;
@@ -13,4 +13,4 @@ pub use error::{FieldPath, ScenarioError};
 pub use model::*;
 pub mod builder;
 pub mod embedded;
-pub mod routing;
+pub(crate) mod routing;

@@ -15,6 +15,7 @@ pub struct Scenario {
     /// Catalogue name; also the file stem in `scenarios/`.
     pub name: String,
     #[serde(default)]
+    /// What the scenario is for, in one or two sentences.
     pub description: String,
     /// Requirement ids this scenario exercises, e.g. `REQ-0006-010`.
     #[serde(default)]
@@ -47,11 +48,13 @@ pub enum AfterScript {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Track {
+    /// The track's name, as the journal reports it (`main`, `sub`).
     pub name: String,
     /// Which requests this track claims; absent means "every request not claimed before".
     #[serde(default, rename = "match")]
     pub matcher: Option<TrackMatch>,
     #[serde(default)]
+    /// The track's attempts: its n-th request gets the n-th.
     pub attempts: Vec<Attempt>,
     /// Overrides the scenario's `after` for this track.
     #[serde(default)]
@@ -108,12 +111,16 @@ pub struct Attempt {
 #[serde(deny_unknown_fields)]
 pub struct ErrorSpec {
     #[serde(default, rename = "type")]
+    /// The error's `type` (`requests`, `server_error`, `insufficient_quota`, ...).
     pub kind: Option<String>,
     #[serde(default)]
+    /// The error's `code` (`rate_limit_exceeded`, `insufficient_quota`, ...).
     pub code: Option<String>,
     #[serde(default)]
+    /// The error's `message`.
     pub message: Option<String>,
     #[serde(default)]
+    /// The error's `param`.
     pub param: Option<String>,
 }
 
@@ -143,12 +150,15 @@ pub struct StreamSpec {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// A tool call the model makes, its arguments streamed in deltas.
 pub struct FunctionCallSpec {
+    /// The tool's name (`Task`, `web_search`, ...).
     pub name: String,
     /// JSON arguments as text, streamed in deltas.
     #[serde(default = "empty_object")]
     pub arguments: String,
     #[serde(default)]
+    /// The call's id; generated when absent.
     pub call_id: Option<String>,
 }
 
@@ -163,6 +173,7 @@ pub struct StreamFailure {
     /// OpenAI error code: `rate_limit_exceeded`, `server_error`, `insufficient_quota`, ...
     pub code: String,
     #[serde(default)]
+    /// The failure's message; a default for the code when absent.
     pub message: Option<String>,
     /// How the Responses API reports it: `response.failed` (default) or a bare `error` event.
     #[serde(default)]
@@ -170,11 +181,14 @@ pub struct StreamFailure {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// How a failure inside a stream is sent.
 pub enum FailureEvent {
     #[default]
     #[serde(rename = "response.failed")]
+    /// `response.failed` (Responses API) or an error chunk (Chat).
     ResponseFailed,
     #[serde(rename = "error")]
+    /// A bare `error` event.
     Error,
 }
 
@@ -182,6 +196,7 @@ pub enum FailureEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fault {
+    /// What happens to the connection.
     pub kind: FaultKind,
     /// Fire after this many complete events (default 0: right after the headers).
     #[serde(default)]
@@ -211,9 +226,11 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Every fault kind, in the order docs list them.
     pub const ALL: [FaultKind; 5] =
         [FaultKind::Eof, FaultKind::Reset, FaultKind::Truncate, FaultKind::Stall, FaultKind::Garbage];
 
+    /// The kind's name in scenarios (`eof`, `reset`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             FaultKind::Eof => "eof",
@@ -228,11 +245,14 @@ impl FaultKind {
 /// Where in the body a fault fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPoint {
+    /// After this many complete events.
     Events(u32),
+    /// After this many body bytes (possibly mid-event).
     Bytes(u64),
 }
 
 impl Fault {
+    /// Where the fault fires (`after_bytes` if set, else `after_events`, else right away).
     pub fn point(&self) -> FaultPoint {
         match (self.after_bytes, self.after_events) {
             (Some(bytes), _) => FaultPoint::Bytes(bytes),
@@ -257,6 +277,7 @@ impl Attempt {
         self.stream.clone().unwrap_or_default()
     }
 
+    /// The wait between events, wherever it was scripted (0 when none).
     pub fn event_delay_ms(&self) -> u64 {
         self.event_delay_ms.or(self.stream.as_ref().and_then(|s| s.event_delay_ms)).unwrap_or(0)
     }

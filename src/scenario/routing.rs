@@ -7,11 +7,11 @@ use serde_json::Value;
 use super::model::{AfterScript, Attempt, Scenario, TrackMatch};
 
 /// The name of the implicit track made of a scenario's top-level `attempts`.
-pub const DEFAULT_TRACK: &str = "default";
+pub(crate) const DEFAULT_TRACK: &str = "default";
 
 /// What a request needs to expose for track matching.
 #[derive(Debug, Clone, Copy)]
-pub struct RequestView<'a> {
+pub(crate) struct RequestView<'a> {
     pub raw_body: &'a str,
     pub body: &'a Value,
     /// Request headers with lower-case names.
@@ -20,7 +20,7 @@ pub struct RequestView<'a> {
 
 /// A track's script, borrowed from the scenario.
 #[derive(Debug, Clone, Copy)]
-pub struct TrackScript<'a> {
+pub(crate) struct TrackScript<'a> {
     pub name: &'a str,
     pub attempts: &'a [Attempt],
     pub after: AfterScript,
@@ -28,7 +28,7 @@ pub struct TrackScript<'a> {
 
 impl TrackScript<'_> {
     /// The reply for the `attempt`-th request (0-based) on this track.
-    pub fn reply_for(&self, attempt: u32) -> Attempt {
+    pub(crate) fn reply_for(&self, attempt: u32) -> Attempt {
         if let Some(scripted) = self.attempts.get(attempt as usize) {
             return scripted.clone();
         }
@@ -41,7 +41,7 @@ impl TrackScript<'_> {
 }
 
 /// The first track whose match selects the request; the default track catches the rest.
-pub fn select<'a>(scenario: &'a Scenario, request: &RequestView<'_>) -> TrackScript<'a> {
+pub(crate) fn select<'a>(scenario: &'a Scenario, request: &RequestView<'_>) -> TrackScript<'a> {
     for track in &scenario.tracks {
         let claims = track.matcher.as_ref().is_none_or(|m| matches(m, request));
         if claims {

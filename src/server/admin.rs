@@ -13,7 +13,7 @@ use super::runs::Run;
 use super::State;
 use crate::scenario::Scenario;
 
-pub async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
+pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
     let method = request.method().clone();
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     match (&method, segments.as_slice()) {
@@ -100,7 +100,7 @@ fn with_run(state: &State, id: &str, reply: impl FnOnce(&Run) -> Response<Respon
 
 /// With an admin token configured, a request without `Authorization: Bearer <token>` gets a
 /// 401. The model endpoints stay open: SDKs send their own API keys there.
-pub fn refuse_without_token(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
+pub(super) fn refuse_without_token(state: &State, request: &Request<Incoming>) -> Option<Response<ResponseBody>> {
     let token = state.admin_token.as_deref()?;
     let given = request
         .headers()
@@ -118,11 +118,11 @@ pub fn refuse_without_token(state: &State, request: &Request<Incoming>) -> Optio
     ))
 }
 
-pub fn unknown_run(id: &str) -> Response<ResponseBody> {
+pub(super) fn unknown_run(id: &str) -> Response<ResponseBody> {
     openai_error(StatusCode::NOT_FOUND, &format!("No run with id `{id}`"), "run_not_found", Some("id"))
 }
 
-pub fn unknown_scenario(name: &str) -> Response<ResponseBody> {
+pub(super) fn unknown_scenario(name: &str) -> Response<ResponseBody> {
     openai_error(
         StatusCode::NOT_FOUND,
         &format!("No scenario named `{name}` in the catalogue (GET /__squall/scenarios lists them)"),
@@ -136,7 +136,7 @@ fn bad_request(param: Option<&str>, message: &str) -> Response<ResponseBody> {
 }
 
 /// A shared run for `/scenarios/{name}/v1/...`, created on first use.
-pub fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Arc<Run> {
+pub(super) fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Arc<Run> {
     let id = format!("scenario-{}", scenario.name);
     state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0, state.runs.journal_max()))
 }

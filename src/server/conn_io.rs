@@ -22,14 +22,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-/// How a reply kills its connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kill {
-    /// FIN mid-body.
-    Eof,
-    /// RST mid-body.
-    Reset,
-}
+pub(super) use crate::wire::plan::Kill;
 
 #[derive(Debug, Default)]
 struct SwitchState {
@@ -39,18 +32,18 @@ struct SwitchState {
 
 /// Shared between a connection's socket wrapper and the reply bodies served on it.
 #[derive(Debug, Default)]
-pub struct KillSwitch {
+pub(super) struct KillSwitch {
     state: Mutex<SwitchState>,
 }
 
 impl KillSwitch {
     /// Ask for the connection to be killed at the next flush.
-    pub fn arm(&self, kill: Kill) {
+    pub(super) fn arm(&self, kill: Kill) {
         self.lock().armed = Some(kill);
     }
 
     /// When the armed fault fired, if it has.
-    pub fn fired_at(&self) -> Option<Instant> {
+    pub(super) fn fired_at(&self) -> Option<Instant> {
         self.lock().fired_at
     }
 
@@ -69,13 +62,13 @@ impl KillSwitch {
 
 /// A TCP stream that can be killed mid-reply by its [`KillSwitch`].
 #[derive(Debug)]
-pub struct KillableStream {
+pub(super) struct KillableStream {
     stream: Option<TcpStream>,
     switch: Arc<KillSwitch>,
 }
 
 impl KillableStream {
-    pub fn new(stream: TcpStream, switch: Arc<KillSwitch>) -> Self {
+    pub(super) fn new(stream: TcpStream, switch: Arc<KillSwitch>) -> Self {
         KillableStream { stream: Some(stream), switch }
     }
 

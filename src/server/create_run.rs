@@ -13,7 +13,12 @@ use crate::scenario::{Catalogue, Scenario};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateRunError {
     /// A 400, naming the field at fault (`param`) when there is one.
-    BadRequest { param: Option<String>, message: String },
+    BadRequest {
+        /// The field at fault (`scenario.attempts[0].status`, `time_scale`), when there is one.
+        param: Option<String>,
+        /// What is wrong, with the bad value.
+        message: String,
+    },
     /// A 404: no catalogue scenario has this name.
     UnknownScenario(String),
 }

@@ -13,10 +13,10 @@ use serde_json::Value;
 use crate::wire::errors::error_body;
 
 /// Every response body squall sends.
-pub type ResponseBody = BoxBody<Bytes, io::Error>;
+pub(super) type ResponseBody = BoxBody<Bytes, io::Error>;
 
 /// A JSON reply.
-pub fn json(status: StatusCode, value: &Value) -> Response<ResponseBody> {
+pub(super) fn json(status: StatusCode, value: &Value) -> Response<ResponseBody> {
     let bytes = Bytes::from(value.to_string());
     let mut response = Response::new(Full::new(bytes).map_err(|never| match never {}).boxed());
     *response.status_mut() = status;
@@ -27,14 +27,19 @@ pub fn json(status: StatusCode, value: &Value) -> Response<ResponseBody> {
 }
 
 /// An error in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`.
-pub fn openai_error(status: StatusCode, message: &str, code: &str, param: Option<&str>) -> Response<ResponseBody> {
+pub(super) fn openai_error(
+    status: StatusCode,
+    message: &str,
+    code: &str,
+    param: Option<&str>,
+) -> Response<ResponseBody> {
     let kind = if status.is_server_error() { "server_error" } else { "invalid_request_error" };
     json(status, &error_body(message, kind, param, Some(code)))
 }
 
 /// Why a request body could not be read.
 #[derive(Debug)]
-pub enum BodyError {
+pub(super) enum BodyError {
     TooLarge {
         limit: usize,
     },
@@ -45,12 +50,12 @@ pub enum BodyError {
 /// After a body passed its limit, this much more of it is read and thrown away, within
 /// [`DRAIN_TIME`], so that a client that writes its whole body before reading the reply gets
 /// the 413 instead of a broken pipe. Past either bound the connection is closed.
-pub const DRAIN_BYTES: usize = 256 * 1024 * 1024;
+pub(super) const DRAIN_BYTES: usize = 256 * 1024 * 1024;
 /// See [`DRAIN_BYTES`].
-pub const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+pub(super) const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Read a whole request body, refusing more than `limit` bytes.
-pub async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+pub(super) async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
     let mut kept = Vec::new();
     loop {
         match body.frame().await {
@@ -82,7 +87,7 @@ async fn drain(mut body: Incoming, mut drained: usize) {
 }
 
 impl BodyError {
-    pub fn into_response(self) -> Response<ResponseBody> {
+    pub(super) fn into_response(self) -> Response<ResponseBody> {
         match self {
             BodyError::TooLarge { limit } => openai_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -102,7 +107,7 @@ impl BodyError {
 
 /// Request headers as a sorted map with lower-case names (values that are not text are
 /// shown lossily). `authorization` is kept: squall only ever sees test keys.
-pub fn header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
+pub(super) fn header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
     headers
         .iter()
         .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))

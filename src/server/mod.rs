@@ -6,15 +6,14 @@
 //!
 //! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
 
-pub mod admin;
-pub mod conn_io;
+mod admin;
+mod conn_io;
 pub mod create_run;
-pub mod http_util;
-pub mod model_api;
-pub mod precise_sleep;
-pub mod reply_body;
-pub mod reply_plan;
-pub mod runs;
+mod http_util;
+mod model_api;
+mod precise_sleep;
+mod reply_body;
+pub(crate) mod runs;
 
 use std::convert::Infallible;
 use std::io;
@@ -45,8 +44,11 @@ pub const DEFAULT_MAX_RUNS: usize = 10_000;
 /// How to start a server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
+    /// Where to listen; port 0 picks a free one.
     pub addr: SocketAddr,
+    /// The scenarios runs can be created from by name.
     pub catalogue: Catalogue,
+    /// Largest accepted request body, in bytes (413 beyond).
     pub body_limit: usize,
     /// When set, the admin API requires `Authorization: Bearer <token>`.
     pub admin_token: Option<String>,
@@ -72,7 +74,7 @@ impl ServerConfig {
 
 /// What every connection of a server shares.
 #[derive(Debug)]
-pub struct State {
+pub(crate) struct State {
     pub catalogue: Catalogue,
     pub runs: Runs,
     pub body_limit: usize,
@@ -85,7 +87,7 @@ pub struct State {
 
 impl State {
     /// The OpenAI base URL of a run.
-    pub fn base_url(&self, run_id: &str) -> String {
+    pub(crate) fn base_url(&self, run_id: &str) -> String {
         format!("{}/runs/{run_id}/v1", self.origin)
     }
 }
@@ -120,6 +122,7 @@ impl Server {
         Ok(Server { state, local_addr, accept_loop })
     }
 
+    /// The address the server listens on (the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
     }
@@ -129,20 +132,25 @@ impl Server {
         &self.state.origin
     }
 
-    pub fn state(&self) -> &Arc<State> {
+    pub(crate) fn state(&self) -> &Arc<State> {
         &self.state
+    }
+
+    /// Scenarios in the server's catalogue.
+    pub fn scenario_count(&self) -> usize {
+        self.state.catalogue.len()
     }
 
     /// Create a run in-process (the admin API's `POST /__squall/runs` without HTTP). The
     /// scenario and the time scale are checked exactly as the admin API checks them, however
     /// the scenario was made, so no run exists that the server cannot serve.
-    pub fn create_run(&self, scenario: Scenario, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
+    pub(crate) fn create_run(&self, scenario: Scenario, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
         validate(&scenario).map_err(|e| e.in_source("scenario built in code"))?;
         check_time_scale(time_scale).map_err(|m| ScenarioError::new(FieldPath::root().key("time_scale"), m))?;
         Ok(self.state.runs.create(Arc::new(scenario), time_scale))
     }
 
-    pub fn base_url(&self, run: &Run) -> String {
+    pub(crate) fn base_url(&self, run: &Run) -> String {
         self.state.base_url(&run.id)
     }
 

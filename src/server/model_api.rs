@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
@@ -16,24 +15,16 @@ use tokio::time::Instant;
 use super::conn_io::KillSwitch;
 use super::http_util::{header_map, openai_error, read_body, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
-use super::reply_plan::{plan_body, plan_events, scaled_ms, ReplyPlan};
 use super::runs::Run;
 use super::State;
 use crate::journal::{Arrival, EndKind};
 use crate::scenario::headers::parse_header_template;
 use crate::scenario::routing::{select, RequestView};
-use crate::scenario::Attempt;
-use crate::wire::errors::{code_message, code_type_and_status, error_body, scripted_error};
-use crate::wire::{chat, estimate_tokens, responses, ReplyContext};
 
-/// Which model API a request speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    Responses,
-    Chat,
-}
+use crate::wire::reply::{build_reply, Api};
+use crate::wire::{estimate_tokens, ReplyContext};
 
-pub async fn handle(
+pub(super) async fn handle(
     state: &State,
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
@@ -103,7 +94,8 @@ pub async fn handle(
     if let Some(delay) = script.delay_ms {
         // Counted from the request's arrival. If the client gives up while we wait, this
         // future is dropped and the entry handle records `client_closed`.
-        let deadline = super::precise_sleep::deadline_after(arrived, scaled_ms(delay, run.time_scale));
+        let deadline =
+            super::precise_sleep::deadline_after(arrived, crate::wire::plan::scaled_ms(delay, run.time_scale));
         super::precise_sleep::PreciseSleep::until(deadline).await;
     }
     let ctx = ReplyContext {
@@ -141,65 +133,6 @@ pub async fn handle(
     let sent = header_map(response.headers());
     run.journal.update(index, |e| e.response_headers = sent);
     response
-}
-
-/// A reply decided by the script: status, content type and the body plan.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: StatusCode,
-    pub content_type: &'static str,
-    pub plan: ReplyPlan,
-}
-
-/// What the script answers to a request of this API, streamed or not.
-pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
-    let fault = script.fault.as_ref();
-    const JSON: &str = "application/json";
-    if script.is_status_reply() {
-        let status = script.status_code();
-        let body = match &script.body {
-            Some(raw) => Bytes::from(raw.clone()),
-            None => Bytes::from(scripted_error(status, script.error.as_ref()).to_string()),
-        };
-        return Reply {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            content_type: JSON,
-            plan: plan_body(body, EndKind::ErrorStatus, fault, time_scale),
-        };
-    }
-    let content = script.content();
-    if wants_stream {
-        let events = match api {
-            Api::Responses => responses::stream_events(&content, ctx),
-            Api::Chat => chat::stream_events(&content, ctx),
-        };
-        let delay = scaled_ms(script.event_delay_ms(), time_scale);
-        return Reply {
-            status: StatusCode::OK,
-            content_type: "text/event-stream; charset=utf-8",
-            plan: plan_events(&events, fault, delay, time_scale),
-        };
-    }
-    if let Some(failure) = &content.fail {
-        // Without streaming, a provider reports the same failure as an error status.
-        let (kind, status) = code_type_and_status(&failure.code);
-        let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
-        let body = Bytes::from(error_body(&message, kind, None, Some(&failure.code)).to_string());
-        return Reply {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            content_type: JSON,
-            plan: plan_body(body, EndKind::ErrorStatus, fault, time_scale),
-        };
-    }
-    let object = match api {
-        Api::Responses => responses::response_object(&content, ctx),
-        Api::Chat => chat::completion_object(&content, ctx),
-    };
-    Reply {
-        status: StatusCode::OK,
-        content_type: JSON,
-        plan: plan_body(Bytes::from(object.to_string()), EndKind::Completed, fault, time_scale),
-    }
 }
 
 /// Answer without a script (errors, `/models`) and complete the journal entry now.

@@ -18,29 +18,29 @@ use tokio::time::Instant;
 
 use super::conn_io::{Kill, KillSwitch};
 use super::precise_sleep::PreciseSleep;
-use super::reply_plan::{ReplyPlan, Step};
 use crate::journal::{EndKind, Journal, JournalEntry};
 use crate::scenario::FaultKind;
+use crate::wire::plan::{ReplyPlan, Step};
 
 /// A request's journal entry, completed exactly once: explicitly, or as `client_closed` when
 /// dropped unfinished (the client went away while the server was still working on it).
 #[derive(Debug)]
-pub struct EntryHandle {
+pub(super) struct EntryHandle {
     journal: Arc<Journal>,
     index: usize,
     done: bool,
 }
 
 impl EntryHandle {
-    pub fn new(journal: Arc<Journal>, index: usize) -> Self {
+    pub(super) fn new(journal: Arc<Journal>, index: usize) -> Self {
         EntryHandle { journal, index, done: false }
     }
 
-    pub fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
+    pub(super) fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
         self.journal.update(self.index, change);
     }
 
-    pub fn finish(&mut self, end: EndKind, at: Instant) {
+    pub(super) fn finish(&mut self, end: EndKind, at: Instant) {
         if !self.done {
             self.done = true;
             self.journal.finish(self.index, end, at);
@@ -56,7 +56,7 @@ impl Drop for EntryHandle {
 
 /// Plays a reply plan as an HTTP body.
 #[derive(Debug)]
-pub struct ScriptedBody {
+pub(super) struct ScriptedBody {
     steps: VecDeque<Step>,
     exact_len: Option<u64>,
     timer: Option<Pin<Box<PreciseSleep>>>,
@@ -71,7 +71,7 @@ pub struct ScriptedBody {
 }
 
 impl ScriptedBody {
-    pub fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
+    pub(super) fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
         ScriptedBody {
             steps: plan.steps,
             exact_len: plan.exact_len,

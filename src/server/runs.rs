@@ -9,7 +9,7 @@ use crate::scenario::Scenario;
 
 /// One scripted conversation with a client.
 #[derive(Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub id: String,
     pub scenario: Arc<Scenario>,
     /// Multiplies every server-side delay and stall.
@@ -21,13 +21,13 @@ pub struct Run {
 
 impl Run {
     /// A run whose journal keeps at most `journal_max` entries.
-    pub fn new(id: String, scenario: Arc<Scenario>, time_scale: f64, journal_max: usize) -> Self {
+    pub(crate) fn new(id: String, scenario: Arc<Scenario>, time_scale: f64, journal_max: usize) -> Self {
         let journal = Arc::new(Journal::with_capacity(journal_max));
         Run { id, scenario, time_scale, journal, attempts: Mutex::new(HashMap::new()) }
     }
 
     /// The next 0-based attempt number on `track`.
-    pub fn next_attempt(&self, track: &str) -> u32 {
+    pub(crate) fn next_attempt(&self, track: &str) -> u32 {
         let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let counter = attempts.entry(track.to_owned()).or_insert(0);
         let attempt = *counter;
@@ -38,7 +38,7 @@ impl Run {
 
 /// Every live run, by id, at most `limit` of them (the oldest is expired first).
 #[derive(Debug)]
-pub struct Runs {
+pub(crate) struct Runs {
     runs: Mutex<BTreeMap<String, Arc<Run>>>,
     /// Ids in creation order, for expiry.
     order: Mutex<std::collections::VecDeque<String>>,
@@ -56,7 +56,7 @@ impl Default for Runs {
 
 impl Runs {
     /// At most `limit` live runs, each journal keeping at most `journal_max` entries.
-    pub fn with_limits(limit: usize, journal_max: usize) -> Self {
+    pub(crate) fn with_limits(limit: usize, journal_max: usize) -> Self {
         Runs {
             runs: Mutex::default(),
             order: Mutex::default(),
@@ -67,12 +67,12 @@ impl Runs {
     }
 
     /// The journal capacity of the runs this creates.
-    pub fn journal_max(&self) -> usize {
+    pub(crate) fn journal_max(&self) -> usize {
         self.journal_max
     }
 
     /// Create a run with a fresh id.
-    pub fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
+    pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
         let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_max));
@@ -95,16 +95,8 @@ impl Runs {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The run with this id, created by `make` if it does not exist (shared scenario runs).
-    pub fn get_or_create(&self, id: &str, make: impl FnOnce() -> Run) -> Arc<Run> {
+    pub(crate) fn get_or_create(&self, id: &str, make: impl FnOnce() -> Run) -> Arc<Run> {
         if let Some(run) = self.get(id) {
             return run;
         }
@@ -113,15 +105,15 @@ impl Runs {
         run
     }
 
-    pub fn get(&self, id: &str) -> Option<Arc<Run>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Run>> {
         self.lock().get(id).cloned()
     }
 
-    pub fn remove(&self, id: &str) -> Option<Arc<Run>> {
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Run>> {
         self.lock().remove(id)
     }
 
-    pub fn list(&self) -> Vec<Arc<Run>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Run>> {
         self.lock().values().cloned().collect()
     }
 

@@ -9,14 +9,14 @@ use crate::journal::JournalEntry;
 
 /// A tool output as the client sent it to the model.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
+pub(super) struct ToolOutput {
     /// The tool's name, from the call the output answers (empty when the call is not found).
     pub tool: String,
     pub output: String,
 }
 
 /// The system instructions of a request, as text (empty when there are none).
-pub fn instructions(entry: &JournalEntry) -> String {
+pub(super) fn instructions(entry: &JournalEntry) -> String {
     let body = &entry.body;
     let mut parts: Vec<String> = Vec::new();
     if let Some(text) = body["instructions"].as_str() {
@@ -29,7 +29,7 @@ pub fn instructions(entry: &JournalEntry) -> String {
 }
 
 /// Every tool output in a request, in order.
-pub fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
+pub(super) fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
     let body = &entry.body;
     let calls: Vec<(String, String)> = items(body).flat_map(tool_calls).collect();
     let name_of =
@@ -51,7 +51,7 @@ pub fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
 
 /// The outputs of tool `name` across requests, in order, without repeats (a conversation
 /// resends earlier outputs with every later request).
-pub fn outputs_of<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>, name: &str) -> Vec<String> {
+pub(super) fn outputs_of<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>, name: &str) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for output in entries.into_iter().flat_map(tool_outputs).filter(|o| o.tool == name) {
         if !seen.contains(&output.output) {
@@ -62,7 +62,7 @@ pub fn outputs_of<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>, name:
 }
 
 /// Every tool output of any tool, without repeats.
-pub fn all_outputs<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>) -> Vec<String> {
+pub(super) fn all_outputs<'a>(entries: impl IntoIterator<Item = &'a JournalEntry>) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for output in entries.into_iter().flat_map(tool_outputs) {
         if !seen.contains(&output.output) {

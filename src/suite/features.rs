@@ -10,11 +10,14 @@ use crate::scenario::embedded::embedded_features;
 /// A features directory that lives as long as the run needs it.
 #[derive(Debug)]
 pub enum FeaturesDir {
+    /// A directory of one's own.
     Path(PathBuf),
+    /// The features compiled into squall, written out to a temporary directory.
     Embedded(tempfile::TempDir),
 }
 
 impl FeaturesDir {
+    /// Where the `.feature` files are.
     pub fn path(&self) -> &Path {
         match self {
             FeaturesDir::Path(path) => path,
@@ -22,6 +25,7 @@ impl FeaturesDir {
         }
     }
 
+    /// How to name it in messages.
     pub fn describe(&self) -> String {
         match self {
             FeaturesDir::Path(path) => path.display().to_string(),
@@ -30,6 +34,8 @@ impl FeaturesDir {
     }
 }
 
+/// The features to run: `explicit` when given (it must be a directory), else `./features`
+/// when it exists, else the ones compiled in.
 pub fn features_dir(explicit: Option<&Path>) -> anyhow::Result<FeaturesDir> {
     match explicit {
         Some(dir) if dir.is_dir() => Ok(FeaturesDir::Path(dir.to_owned())),

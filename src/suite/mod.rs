@@ -11,17 +11,17 @@
 //! - [`features`], [`env`], [`summary`] — where features come from, settings from the
 //!   environment, the one-line-per-requirement summary
 
-pub mod conversation;
+mod conversation;
 pub mod env;
 pub mod features;
 pub mod requirements;
 pub mod results;
-pub mod runner;
-pub mod script;
-pub mod steps;
+mod runner;
+mod script;
+mod steps;
 pub mod summary;
 pub mod verdict;
-pub mod world;
+mod world;
 
 pub use requirements::{Profile, ProfileSelection};
 pub use results::{CaseRecord, ProfileResult, RequirementResult};

@@ -9,7 +9,9 @@ use std::fmt;
 /// A group of requirements from one seed document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Profile {
+    /// `prd-0006`, `seed-002`, ...
     pub id: &'static str,
+    /// The seed document it comes from.
     pub title: &'static str,
     /// Requirement ids starting with this belong to the profile.
     prefix: &'static str,
@@ -37,6 +39,7 @@ pub const CUSTOM: Profile =
 pub const DEFAULT_PROFILE: &str = "prd-0006";
 
 impl Profile {
+    /// The profile named `id`.
     pub fn by_id(id: &str) -> Option<Profile> {
         PROFILES.into_iter().find(|p| p.id == id)
     }
@@ -87,10 +90,12 @@ impl ProfileSelection {
         Ok(ProfileSelection(chosen))
     }
 
+    /// The selected profiles, the sign-off first.
     pub fn profiles(&self) -> &[Profile] {
         &self.0
     }
 
+    /// Whether `profile` is selected.
     pub fn contains(&self, profile: Profile) -> bool {
         self.0.contains(&profile)
     }

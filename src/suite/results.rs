@@ -11,19 +11,28 @@ use crate::journal::JournalEntry;
 /// One check: what was expected, what was observed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckRecord {
+    /// The step's text (an `ideally ` prefix marks a SHOULD).
     pub name: String,
+    /// The IUT contract level the check needs.
     pub level: Level,
+    /// MUST or SHOULD.
     pub strength: Strength,
+    /// pass, warn (a failed SHOULD), fail (a failed MUST) or n/a.
     pub verdict: Verdict,
+    /// What the seed demands, in words.
     pub expected: String,
+    /// What the implementation did (figures in production seconds).
     pub observed: String,
 }
 
 /// What a case leaves behind for a person to look at.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Evidence {
+    /// The server journal of the case's run.
     pub journal: Vec<JournalEntry>,
+    /// The implementation's `events.jsonl`.
     pub events: Vec<Value>,
+    /// The implementation's `result.json`, when it left a usable one.
     pub result: Option<Value>,
     /// The tail of the implementation's standard error.
     pub stderr: String,
@@ -38,17 +47,24 @@ pub struct Evidence {
 /// One scenario (or one Examples row of an outline).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseRecord {
+    /// The scenario's name (an outline's with its example filled in).
     pub name: String,
+    /// The feature's name.
     pub feature: String,
+    /// The requirement ids it is tagged with.
     pub requirements: Vec<String>,
+    /// All its tags, the feature's included (without `@`).
     pub tags: Vec<String>,
+    /// The case's verdict (see `verdict`).
     pub verdict: Verdict,
+    /// Its checks, in step order.
     pub checks: Vec<CheckRecord>,
     /// Why the case could not be judged (`error`), or why the implementation failed to run.
     pub error: Option<String>,
     /// Production values ran at this fraction of real time in this case (null when the
     /// implementation was not run). Journal times are real; divide by this to get policy time.
     pub time_scale: Option<f64>,
+    /// What was left behind to look at.
     pub evidence: Evidence,
 }
 
@@ -62,26 +78,35 @@ impl CaseRecord {
 /// All cases of one requirement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequirementResult {
+    /// `REQ-0006-001`, `SEED-002-JITTER`, ...
     pub id: String,
+    /// What the requirement asks, in one line.
     pub title: String,
+    /// The profile it belongs to.
     pub profile: &'static str,
+    /// The worst verdict of its cases.
     pub verdict: Verdict,
     /// The requirement's cases by verdict.
     pub cases_tally: Tally,
     /// The checks of its cases by verdict: `n/a` ones were above the declared level, so a
     /// passing requirement with some is only partly judged.
     pub checks_tally: Tally,
+    /// Its cases (a case tagged with two requirements appears in both).
     pub cases: Vec<CaseRecord>,
 }
 
 /// One profile's requirements, as judged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProfileResult {
+    /// `prd-0006`, ...
     pub id: &'static str,
+    /// The seed document it comes from.
     pub title: &'static str,
+    /// The worst verdict of its requirements.
     pub verdict: Verdict,
     /// The profile's requirements by verdict.
     pub requirements_tally: Tally,
+    /// The ids of its requirements that ran.
     pub requirements: Vec<String>,
 }
 

@@ -24,17 +24,23 @@ use crate::server::{Server, ServerConfig};
 /// How to run the suite.
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
+    /// The implementation to judge.
     pub iut: Iut,
+    /// The IUT contract level it declares.
     pub level: Level,
+    /// Production values run at this fraction of real time.
     pub time_scale: f64,
     /// The directory of `.feature` files.
     pub features: PathBuf,
+    /// The scenarios the features can name.
     pub catalogue: Catalogue,
     /// The profiles judged: only cases of their requirements run.
     pub profiles: ProfileSelection,
     /// A tag expression such as `@wire and not @should`.
     pub tags: Option<String>,
+    /// Cases run side by side.
     pub concurrency: usize,
+    /// Real time an implementation gets per case before its process group is killed.
     pub case_timeout: Duration,
     /// A jitter seed for the implementation (`SQUALL_SEED`); `None` lets it pick its own.
     pub seed: Option<u64>,
@@ -57,6 +63,8 @@ impl std::fmt::Debug for Progress {
 }
 
 impl SuiteConfig {
+    /// The defaults: level `tasks`, time scale 0.01, profile `prd-0006`, 8 cases at once, 60 s
+    /// per case.
     pub fn new(iut: Iut, features: PathBuf, catalogue: Catalogue) -> Self {
         SuiteConfig {
             iut,
@@ -79,14 +87,19 @@ impl SuiteConfig {
 /// What a suite run found.
 #[derive(Debug, Clone)]
 pub struct SuiteOutcome {
+    /// Every case that ran, by feature and name.
     pub cases: Vec<CaseRecord>,
+    /// The requirements of those cases, in profile then id order.
     pub requirements: Vec<RequirementResult>,
     /// The selected profiles, each with its requirements' verdict.
     pub profiles: Vec<ProfileResult>,
+    /// The profiles that were judged.
     pub selection: ProfileSelection,
     /// The tag expression the cases were filtered by, if any.
     pub tags: Option<String>,
+    /// When the run began.
     pub started_at: SystemTime,
+    /// How long it took.
     pub duration: Duration,
 }
 
@@ -114,6 +127,7 @@ impl SuiteOutcome {
 
 type Collected = Arc<Mutex<Vec<CaseRecord>>>;
 
+/// Run the features against the implementation and judge every case.
 pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     anyhow::ensure!(config.features.is_dir(), "the features directory {} does not exist", config.features.display());
     let filter: Option<TagOperation> = match &config.tags {

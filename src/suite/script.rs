@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::scenario::{AfterScript, Attempt, Catalogue, Scenario};
 
 #[derive(Debug, Clone, Default)]
-pub struct ScriptBuilder {
+pub(super) struct ScriptBuilder {
     /// Replies by 1-based attempt number.
     pub attempts: BTreeMap<u32, Attempt>,
     /// The reply for every attempt not scripted one by one.
@@ -16,12 +16,12 @@ pub struct ScriptBuilder {
 }
 
 impl ScriptBuilder {
-    pub fn attempt(&mut self, number: u32) -> &mut Attempt {
+    pub(super) fn attempt(&mut self, number: u32) -> &mut Attempt {
         self.attempts.entry(number.max(1)).or_default()
     }
 
     /// The scenario for the case. Attempts not scripted get the `every` reply, or succeed.
-    pub fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
+    pub(super) fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
         if let Some(scenario) = &self.catalogue {
             return catalogue
                 .get(scenario)

@@ -30,6 +30,7 @@ pub enum Level {
 }
 
 impl Level {
+    /// `wire`, `events` or `tasks`.
     pub fn parse(text: &str) -> Option<Level> {
         match text {
             "wire" => Some(Level::Wire),
@@ -39,6 +40,7 @@ impl Level {
         }
     }
 
+    /// The level's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Wire => "wire",
@@ -59,6 +61,7 @@ pub enum Strength {
 }
 
 impl Strength {
+    /// `must` or `should`.
     pub fn as_str(self) -> &'static str {
         match self {
             Strength::Must => "must",
@@ -71,11 +74,13 @@ impl Strength {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
     #[serde(rename = "pass")]
+    /// Every check held.
     Pass,
     /// Passed with warnings: only SHOULD checks failed.
     #[serde(rename = "warn")]
     Warn,
     #[serde(rename = "fail")]
+    /// A MUST did not hold.
     Fail,
     /// Above the implementation's declared level.
     #[serde(rename = "n/a")]
@@ -91,6 +96,7 @@ impl Verdict {
     const SEVERITY: [Verdict; 5] =
         [Verdict::Error, Verdict::Fail, Verdict::Warn, Verdict::Pass, Verdict::NotApplicable];
 
+    /// `pass`, `warn`, `fail`, `n/a` or `error`, as reports write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -141,7 +147,7 @@ impl Verdict {
 /// it was killed at the case timeout, it left no usable `result.json` (a JSON object with a
 /// boolean `ok`), a signal ended it, or it exited non-zero without reporting a give-up with
 /// `ok: false`. A case that expects a give-up still needs a result that says so.
-pub fn unjudgeable_run(run: &IutRun) -> Option<String> {
+pub(crate) fn unjudgeable_run(run: &IutRun) -> Option<String> {
     let stderr = last_line(&run.stderr).map(|line| format!("; its stderr ends: {line}")).unwrap_or_default();
     if run.timed_out {
         return Some(format!(
@@ -176,15 +182,21 @@ fn last_line(text: &str) -> Option<&str> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Tally {
+    /// Passed.
     pub pass: usize,
+    /// Passed with warnings.
     pub warn: usize,
+    /// Failed a MUST.
     pub fail: usize,
     #[serde(rename = "n/a")]
+    /// Above the declared level.
     pub not_applicable: usize,
+    /// Could not be judged.
     pub error: usize,
 }
 
 impl Tally {
+    /// Count `verdicts`.
     pub fn of(verdicts: impl IntoIterator<Item = Verdict>) -> Tally {
         let mut tally = Tally::default();
         for verdict in verdicts {
@@ -199,6 +211,7 @@ impl Tally {
         tally
     }
 
+    /// Everything counted.
     pub fn total(&self) -> usize {
         self.judged() + self.not_applicable
     }
@@ -243,6 +256,7 @@ pub enum RunVerdict {
 }
 
 impl RunVerdict {
+    /// The run's verdict from its cases and its requirements' verdicts.
     pub fn of(cases: Tally, requirements: impl IntoIterator<Item = Verdict>) -> RunVerdict {
         if cases.judged() == 0 {
             return RunVerdict::Empty;
@@ -254,6 +268,7 @@ impl RunVerdict {
         }
     }
 
+    /// `passed`, `failed` or `empty`, as report.json writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             RunVerdict::Passed => "passed",

@@ -16,7 +16,7 @@ use super::verdict::{Level, Strength, Verdict};
 
 /// What every case of one suite run shares.
 #[derive(Debug)]
-pub struct SuiteContext {
+pub(super) struct SuiteContext {
     pub server: Server,
     pub catalogue: Catalogue,
     pub iut: Iut,
@@ -31,7 +31,7 @@ pub struct SuiteContext {
 
 /// What a case produced.
 #[derive(Debug)]
-pub struct CaseRun {
+pub(super) struct CaseRun {
     pub journal: Vec<JournalEntry>,
     pub iut: IutRun,
     pub time_scale: f64,
@@ -41,24 +41,24 @@ pub struct CaseRun {
 
 impl CaseRun {
     /// Model calls only (`/responses`, `/chat/completions`), in arrival order.
-    pub fn attempts(&self) -> Vec<&JournalEntry> {
+    pub(super) fn attempts(&self) -> Vec<&JournalEntry> {
         self.journal.iter().filter(|e| e.attempt.is_some()).collect()
     }
 
     /// The implementation's `result.json` (the Task result in `task` cases), or null.
-    pub fn result(&self) -> &serde_json::Value {
+    pub(super) fn result(&self) -> &serde_json::Value {
         static NULL: serde_json::Value = serde_json::Value::Null;
         self.iut.result.as_ref().unwrap_or(&NULL)
     }
 
     /// A real-time span in ms as policy seconds.
-    pub fn policy_seconds(&self, real_ms: f64) -> f64 {
+    pub(super) fn policy_seconds(&self, real_ms: f64) -> f64 {
         real_ms / self.time_scale / 1000.0
     }
 }
 
 #[derive(Debug, Default)]
-pub struct SuiteWorld {
+pub(super) struct SuiteWorld {
     pub ctx: Option<Arc<SuiteContext>>,
     pub script: ScriptBuilder,
     pub profile: Option<String>,
@@ -78,7 +78,7 @@ pub struct SuiteWorld {
 }
 
 /// A Then step starting with this word is a SHOULD in a case whose other checks are MUSTs.
-pub const SHOULD_PREFIX: &str = "ideally ";
+pub(super) const SHOULD_PREFIX: &str = "ideally ";
 
 impl cucumber::World for SuiteWorld {
     type Error = std::convert::Infallible;
@@ -89,7 +89,7 @@ impl cucumber::World for SuiteWorld {
 }
 
 impl SuiteWorld {
-    pub fn ctx(&self) -> &Arc<SuiteContext> {
+    pub(super) fn ctx(&self) -> &Arc<SuiteContext> {
         self.ctx.as_ref().expect("the runner's before hook sets the context")
     }
 
@@ -97,7 +97,7 @@ impl SuiteWorld {
     /// not called. The check is a SHOULD in a `@should` case or when its step starts with
     /// "ideally", else a MUST. A failed MUST fails the step (and so the case); a failed
     /// SHOULD is recorded as a warning and the case goes on.
-    pub fn check(
+    pub(super) fn check(
         &mut self,
         level: Level,
         name: &str,

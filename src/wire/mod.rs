@@ -2,12 +2,16 @@
 //! Chat Completions chunks and objects, and OpenAI-shaped errors.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
-//! events or JSON bodies. Faults and timing are applied later by the server.
+//! events or JSON bodies ([`responses`], [`chat`], [`errors`]), and [`reply`] turns a scripted
+//! attempt into a [`plan::ReplyPlan`] — the bytes, the waits and the fault — which the server
+//! plays on a socket.
 
 pub mod chat;
 pub mod errors;
+pub mod plan;
+pub mod reply;
 pub mod responses;
-pub mod text;
+mod text;
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -24,14 +28,17 @@ pub struct SseEvent {
 }
 
 impl SseEvent {
+    /// An event with an `event:` line (the Responses API).
     pub fn named(event: &str, data: &Value) -> Self {
         SseEvent { event: Some(event.to_owned()), data: data.to_string(), terminal: false }
     }
 
+    /// An event with only a `data:` line (Chat Completions).
     pub fn data(data: &Value) -> Self {
         SseEvent { event: None, data: data.to_string(), terminal: false }
     }
 
+    /// The same event, marked as the stream's successful end.
     pub fn terminal(mut self) -> Self {
         self.terminal = true;
         self
@@ -79,6 +86,7 @@ impl ReplyContext {
         }
     }
 
+    /// An id unique to this reply, e.g. `resp_r1-x_0`.
     pub fn id(&self, prefix: &str) -> String {
         format!("{prefix}_{}", self.id_seed)
     }

@@ -2,7 +2,7 @@
 
 /// Split `text` into `chunks` near-equal pieces (on character boundaries), or by default one
 /// piece per word with its leading whitespace, the way token streams look.
-pub fn deltas(text: &str, chunks: Option<u32>) -> Vec<String> {
+pub(super) fn deltas(text: &str, chunks: Option<u32>) -> Vec<String> {
     if text.is_empty() {
         return Vec::new();
     }

@@ -48,3 +48,27 @@ fn scenarios_check_reports_each_file() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("ok    ") && stdout.contains("bad.toml:2:") && stdout.contains("after"), "{stdout}");
 }
+
+#[test]
+fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leaves_the_checkout_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Task cases at the wire level: nothing is judged, which --allow-empty accepts.
+    let output = squall()
+        .args(["run", "--iut", "OPENAI_X=1 sh -c true", "--level", "wire", "--tags", "@REQ-0006-030", "--allow-empty"])
+        .arg("--features")
+        .arg(root.join("features"))
+        .arg("--scenarios")
+        .arg(root.join("scenarios"))
+        .current_dir(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(dir.path().join("target/squall/sh/report.json").is_file(), "named after the program, `sh`");
+    let listed: Vec<_> =
+        std::fs::read_dir(dir.path()).expect("dir").filter_map(Result::ok).map(|e| e.file_name()).collect();
+    assert_eq!(listed, [std::ffi::OsString::from("target")], "nothing else is written");
+    let refused = squall().args(["run", "--iut", "reference:nonsense"]).output().expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no such mutant"));
+}

@@ -9,19 +9,20 @@ use futures_util::future::join_all;
 use super::suite_kit::ONE_SUITE_AT_A_TIME;
 use super::support::require;
 use serde_json::{json, Value};
+use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Catalogue, Scenario};
-use squall::server::runs::Runs;
-use squall::server::{Server, ServerConfig};
+use squall::server::ServerConfig;
 
-async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> Server {
+async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
     let mut config = ServerConfig::loopback(Catalogue::default());
     change(&mut config);
-    Server::start(config).await.expect("starts")
+    MockProvider::start_with(config).await
 }
 
 /// Wait (up to 2 s) for the server to have no connection left.
-async fn connections_drain(server: &Server) -> usize {
+async fn connections_drain(provider: &MockProvider) -> usize {
+    let server = provider.server();
     for _ in 0..100 {
         if server.open_connections() == 0 {
             break;
@@ -35,16 +36,16 @@ async fn connections_drain(server: &Server) -> usize {
 async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
     let server = server_with(|c| c.admin_token = Some("s3cret".to_owned())).await;
     let client = reqwest::Client::new();
-    let health = format!("{}/__squall/health", server.origin());
+    let health = format!("{}/__squall/health", server.server().origin());
     let refused = client.get(&health).send().await.expect("sent");
     assert_eq!(refused.status().as_u16(), 401);
     let body: Value = refused.json().await.expect("json");
     assert_eq!(body["error"]["code"], "admin_token_required");
     assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
     assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
-    let run = server.create_run(Scenario::named("open"), 1.0).expect("a valid scenario");
+    let run = server.run_scaled(Scenario::named("open"), 1.0);
     let reply = client
-        .post(format!("{}/responses", server.base_url(&run)))
+        .post(format!("{}/responses", run.base_url()))
         .json(&json!({"model": "m", "input": "x"}))
         .send()
         .await
@@ -75,20 +76,33 @@ fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
     assert!(stderr.contains("WARNING"), "{stderr}");
 }
 
-#[test]
-fn old_runs_expire_so_a_long_lived_server_does_not_grow() {
-    let runs = Runs::with_limits(100, squall::journal::DEFAULT_JOURNAL_MAX);
-    let ids: Vec<String> = (0..5000).map(|_| runs.create(Arc::new(Scenario::named("soak")), 1.0).id.clone()).collect();
-    assert_eq!(runs.len(), 100);
-    assert!(runs.get(&ids[0]).is_none() && runs.get(&ids[4899]).is_none());
-    assert!(runs.get(&ids[4900]).is_some() && runs.get(&ids[4999]).is_some());
+/// The runs the admin API lists: (id, requests seen).
+async fn listed_runs(provider: &MockProvider) -> Vec<(String, u64)> {
+    let listed: Value = reqwest::get(format!("{}/__squall/runs", provider.server().origin()))
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let runs = listed["runs"].as_array().cloned().unwrap_or_default();
+    runs.iter().map(|r| (r["id"].as_str().unwrap_or("").to_owned(), r["requests"].as_u64().unwrap_or(0))).collect()
+}
+
+#[tokio::test]
+async fn old_runs_expire_so_a_long_lived_server_does_not_grow() {
+    let provider = server_with(|c| c.max_runs = 100).await;
+    let ids: Vec<String> = (0..5000).map(|_| provider.run(Scenario::named("soak")).id().to_owned()).collect();
+    let kept: Vec<String> = listed_runs(&provider).await.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(kept.len(), 100);
+    assert!(!kept.contains(&ids[0]) && !kept.contains(&ids[4899]));
+    assert!(kept.contains(&ids[4900]) && kept.contains(&ids[4999]));
 }
 
 #[tokio::test]
 async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
     let server = server_with(|_| {}).await;
-    let run = server.create_run(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0).expect("a valid scenario");
-    let addr = server.local_addr();
+    let run = server.run(Scenario::named("calm").attempt(Attempt::text("fine")));
+    let addr = server.server().local_addr();
     let garbage = tokio::task::spawn_blocking(move || {
         let mut socket = std::net::TcpStream::connect(addr).expect("connects");
         socket.write_all(b"\x16\x03\x01\x02\x00 this is not HTTP\r\n\r\n").expect("writes");
@@ -98,7 +112,7 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
     });
     let client = reqwest::Client::new();
     let reply = client
-        .post(format!("{}/responses", server.base_url(&run)))
+        .post(format!("{}/responses", run.base_url()))
         .json(&json!({"model": "m", "input": "x"}))
         .send()
         .await
@@ -111,18 +125,14 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
 #[tokio::test]
 async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
     let server = server_with(|c| c.body_limit = 1024).await;
-    let run = server.create_run(Scenario::named("small"), 1.0).expect("a valid scenario");
+    let run = server.run_scaled(Scenario::named("small"), 1.0);
     let big = json!({"model": "m", "input": "x".repeat(4096)});
-    let reply = reqwest::Client::new()
-        .post(format!("{}/responses", server.base_url(&run)))
-        .json(&big)
-        .send()
-        .await
-        .expect("sent");
+    let reply =
+        reqwest::Client::new().post(format!("{}/responses", run.base_url())).json(&big).send().await.expect("sent");
     assert_eq!(reply.status().as_u16(), 413);
     let body: Value = reply.json().await.expect("json");
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("1024"), "{body}");
-    let journal = run.journal.snapshot();
+    let journal = run.journal();
     assert_eq!((journal.len(), journal[0].end), (1, Some(EndKind::ErrorStatus)));
 }
 
@@ -131,11 +141,9 @@ async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
     // Heavy: never beside a timing-sensitive suite run.
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
     let server = server_with(|_| {}).await;
-    let run = server
-        .create_run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))), 1.0)
-        .expect("a valid scenario");
+    let run = server.run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))));
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
-    let url = format!("{}/responses", server.base_url(&run));
+    let url = format!("{}/responses", run.base_url());
     let requests = (0..1000).map(|_| {
         let (client, url) = (client.clone(), url.clone());
         async move {
@@ -159,7 +167,7 @@ async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
     );
     drop(client);
     let left = connections_drain(&server).await;
-    let journal = run.journal.snapshot();
+    let journal = run.journal();
     require(journal.len() == 1000, &format!("{} journal entries", journal.len()));
     require(journal.iter().all(|e| e.end == Some(EndKind::Completed) && e.terminal_sent), "every entry completed");
     require(left == 0, &format!("{left} connections still open after the client went away"));
@@ -168,9 +176,9 @@ async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
 #[tokio::test]
 async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
     let server = server_with(|_| {}).await;
-    let run = server.create_run(Scenario::named("typed"), 1.0).expect("a valid scenario");
+    let run = server.run_scaled(Scenario::named("typed"), 1.0);
     let reply = reqwest::Client::new()
-        .post(format!("{}/responses", server.base_url(&run)))
+        .post(format!("{}/responses", run.base_url()))
         .header("content-type", "application/x-www-form-urlencoded")
         .body(r#"{"model": "m", "input": "x"}"#)
         .send()
@@ -179,7 +187,7 @@ async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
     assert_eq!(reply.status().as_u16(), 415);
     let body: Value = reply.json().await.expect("json");
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("application/x-www-form-urlencoded"), "{body}");
-    assert!(run.journal.snapshot()[0].attempt.is_none(), "a rejected request uses no scripted attempt");
+    assert!(run.journal()[0].attempt.is_none(), "a rejected request uses no scripted attempt");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,7 +198,7 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
     let client = reqwest::Client::new();
     for _ in 0..3000 {
         let created: Value = client
-            .post(format!("{}/__squall/runs", server.origin()))
+            .post(format!("{}/__squall/runs", server.server().origin()))
             .json(&json!({"scenario": {"name": "soak", "attempts": [{"stream": {"text": "a b c"}}]}}))
             .send()
             .await
@@ -210,12 +218,16 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
             .expect("body");
         require(body.contains("response.completed"), "a soak reply was cut short");
         // The client's keep-alive pool serves the whole soak: connections do not pile up.
-        require(server.open_connections() <= 4, &format!("{} connections open", server.open_connections()));
+        require(
+            server.server().open_connections() <= 4,
+            &format!("{} connections open", server.server().open_connections()),
+        );
     }
-    let retained: usize = server.state().runs.list().iter().map(|run| run.journal.len()).sum();
+    let listed = listed_runs(&server).await;
+    let retained: u64 = listed.iter().map(|(_, requests)| requests).sum();
     require(
-        server.state().runs.len() == 50 && retained == 50,
-        &format!("{} runs and {retained} journal entries retained", server.state().runs.len()),
+        listed.len() == 50 && retained == 50,
+        &format!("{} runs and {retained} journal entries retained", listed.len()),
     );
     drop(client);
     require(connections_drain(&server).await == 0, "the connection closed when the client went away");
@@ -235,10 +247,9 @@ async fn the_reference_under_concurrent_load_loses_no_events() {
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let calls = (0..100).map(|i| {
-        let run = server
-            .create_run(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01)
-            .expect("a valid scenario");
-        let (base_url, path) = (server.base_url(&run), dir.path().join(format!("events-{i}.jsonl")));
+        let run =
+            server.run_scaled(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
+        let (base_url, path) = (run.base_url().to_owned(), dir.path().join(format!("events-{i}.jsonl")));
         async move {
             let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));
             let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(0.01)), sink.clone());

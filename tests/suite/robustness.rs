@@ -101,11 +101,11 @@ async fn scenarios_built_in_code_are_checked_like_files() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_writes_a_huge_body_before_reading_gets_the_413() {
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
-    let server = server().await;
-    let run = server.create_run(Scenario::named("small"), 1.0).expect("valid");
-    let url = server.base_url(&run);
+    let provider = MockProvider::start().await;
+    let run = provider.run(Scenario::named("small"));
+    let url = run.base_url().to_owned();
     let path = url.split_once("127.0.0.1").map(|(_, rest)| rest.split_once('/').map_or("", |(_, p)| p)).unwrap_or("");
-    let address = server.local_addr();
+    let address = provider.server().local_addr();
     let path = format!("/{path}/responses");
     let answer = tokio::task::spawn_blocking(move || {
         let body = vec![b'x'; 64 * 1024 * 1024];
@@ -134,7 +134,7 @@ async fn a_client_that_writes_a_huge_body_before_reading_gets_the_413() {
     .expect("joined");
     assert!(answer.starts_with("HTTP/1.1 413"), "{}", answer.chars().take(200).collect::<String>());
     assert!(answer.contains("request_too_large"), "{answer}");
-    still_serving(&server).await;
+    still_serving(provider.server()).await;
 }
 
 #[test]

@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
+use squall::embedded::MockProvider;
 use squall::scenario::load::from_toml_str;
-use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig};
 
 use super::suite_kit::ONE_SUITE_AT_A_TIME;
 
@@ -36,13 +35,12 @@ fn checker(relative: &str) -> PathBuf {
 }
 
 /// Start a server with one run per case; returns the server and `{case: base_url}`.
-async fn runs() -> (Server, String) {
-    let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("starts");
+async fn runs() -> (MockProvider, String) {
+    let server = MockProvider::start().await;
     let mut urls = BTreeMap::new();
     for (case, body) in CASES {
         let scenario = from_toml_str(case, &format!("name = \"{case}\"\n{body}")).expect("valid case");
-        let run = server.create_run(scenario, 1.0).expect("a valid scenario");
-        urls.insert(*case, server.base_url(&run));
+        urls.insert(*case, server.run(scenario).base_url().to_owned());
     }
     (server, serde_json::to_string(&urls).expect("json"))
 }

@@ -1,20 +1,20 @@
-//! Test kit: start a server, script a run in TOML, talk to it with reqwest, read the wire.
+//! Test kit: a `MockProvider` with one run scripted in TOML, reqwest to talk to it, and the
+//! journal read back through the admin API, as an outside user reads it.
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{json, Value};
+use squall::embedded::{MockProvider, ScriptedRun};
 use squall::journal::JournalEntry;
 use squall::scenario::load::from_toml_str;
-use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig};
 use tokio::time::Instant;
 
 /// A server with one run scripted by `toml`.
 pub struct Harness {
-    pub server: Server,
+    pub provider: MockProvider,
+    pub run: ScriptedRun,
     pub base_url: String,
-    pub run_id: String,
     pub client: reqwest::Client,
 }
 
@@ -31,10 +31,9 @@ impl Harness {
 
     pub async fn scaled(toml: &str, time_scale: f64) -> Harness {
         let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
-        let server = Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("server starts");
-        let run = server.create_run(scenario, time_scale).expect("a valid scenario");
-        let base_url = server.base_url(&run);
-        Harness { base_url, run_id: run.id.clone(), server, client: reqwest::Client::new() }
+        let provider = MockProvider::start().await;
+        let run = provider.run_scaled(scenario, time_scale);
+        Harness { base_url: run.base_url().to_owned(), run, provider, client: reqwest::Client::new() }
     }
 
     pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
@@ -48,7 +47,7 @@ impl Harness {
 
     /// The run's journal, through the admin API as an outside user reads it.
     pub async fn journal(&self) -> Vec<JournalEntry> {
-        let url = format!("{}/__squall/runs/{}/journal", self.server.origin(), self.run_id);
+        let url = format!("{}/__squall/runs/{}/journal", self.provider.server().origin(), self.run.id());
         let body: Value = self.client.get(url).send().await.expect("journal").json().await.expect("json");
         serde_json::from_value(body["requests"].clone()).expect("journal entries")
     }

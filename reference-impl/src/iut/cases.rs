@@ -55,7 +55,7 @@ pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Val
         }
         Err(failure) => match env.fallback.as_ref().filter(|_| env.mutant != Some(Mutant::NoDegrade)) {
             Some(fallback) => {
-                events.emit(degraded_event(fallback, &failure));
+                events.emit(degraded_event(fallback, failure.cause()));
                 json!({"ok": true, "stop_reason": "degraded", "final_text": fallback, "error_type": failure.error.error_type(), "error_message": failure.error.message, "degraded": failure.cause()})
             }
             None => {

@@ -7,7 +7,7 @@ use super::{arg, done, num, StepFn};
 use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, StreamFailure, StreamSpec};
 use crate::suite::world::SuiteWorld;
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r#"^attempt (\d+) answers with status (\d+)$"#, status),
     (r#"^attempt (\d+) answers with status (\d+) and header "([^"]+)" set to "([^"]*)"$"#, status_with_header),
     (r#"^attempt (\d+) answers with status (\d+) and error code "([^"]+)"$"#, status_with_code),

@@ -15,10 +15,10 @@ use regex::Regex;
 
 use super::world::SuiteWorld;
 
-pub type StepFn = for<'a> fn(&'a mut SuiteWorld, Context) -> LocalBoxFuture<'a, ()>;
+pub(super) type StepFn = for<'a> fn(&'a mut SuiteWorld, Context) -> LocalBoxFuture<'a, ()>;
 
 /// Every step squall knows.
-pub fn collection() -> Collection<SuiteWorld> {
+pub(super) fn collection() -> Collection<SuiteWorld> {
     let mut steps = Collection::new();
     for (pattern, step) in given::STEPS {
         steps = steps.given(None, regex(pattern), *step);

@@ -10,7 +10,7 @@ use super::{done, num, StepFn};
 use crate::suite::verdict::Level;
 use crate::suite::world::SuiteWorld;
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the waits between attempts grow exponentially$", grow_exponentially),
     (r"^the waits level off at a cap$", level_off),
     (r"^the first (\d+) waits follow 1 s × 2\^n plus a jitter between 0 and 1 s$", seed_002_schedule),
@@ -23,7 +23,7 @@ const BELOW_CAP: f64 = 0.7;
 
 /// Seed 002's jitter is uniform in 0-1 s: at least one of five waits carries this much (all five
 /// stay below it once in 10^5 runs), more than a client's overhead adds at 1/4 of real time.
-pub const SOME_JITTER_S: f64 = 0.1;
+pub(super) const SOME_JITTER_S: f64 = 0.1;
 
 /// A wait is judged against the one two retries later only when it is this many times the
 /// measurement's tolerance: a busy machine adds milliseconds to every wait, which at 1/100 of
@@ -34,7 +34,7 @@ const MEASURABLE: f64 = 10.0;
 /// wait (the cap; later ones may dip with jitter) each wait long enough to measure well is at
 /// most half the one two retries later — a factor of √2 or more per retry, whatever the jitter.
 /// Linear and constant waits fail.
-pub fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
+pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
     let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
     waits.len() >= 3
         && top >= 4.0 * waits[0] - tolerance
@@ -47,13 +47,13 @@ pub fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
 
 /// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
 /// room for jitter but not for doubling).
-pub fn levels_off(waits: &[f64], tolerance: f64) -> bool {
+pub(super) fn levels_off(waits: &[f64], tolerance: f64) -> bool {
     waits.len() >= 3 && waits[waits.len() - 3..].windows(2).all(|w| w[1] <= 1.4 * w[0] + tolerance)
 }
 
 /// Seed 002: wait n (0-based) lies in [2^n, 2^n + 1] seconds — less `tolerance` below, plus
 /// `overhead` (the client's own) above.
-pub fn follows_seed_002(waits: &[f64], tolerance: f64, overhead: f64) -> bool {
+pub(super) fn follows_seed_002(waits: &[f64], tolerance: f64, overhead: f64) -> bool {
     waits.iter().enumerate().all(|(n, wait)| {
         let base = 2f64.powi(n as i32);
         *wait >= base - tolerance && *wait <= base + 1.0 + tolerance + overhead
@@ -61,13 +61,13 @@ pub fn follows_seed_002(waits: &[f64], tolerance: f64, overhead: f64) -> bool {
 }
 
 /// The jitter of each wait: wait n − 2^n.
-pub fn jitters(waits: &[f64]) -> Vec<f64> {
+pub(super) fn jitters(waits: &[f64]) -> Vec<f64> {
     waits.iter().enumerate().map(|(n, w)| w - 2f64.powi(n as i32)).collect()
 }
 
 /// Random jitter: some wait carries at least [`SOME_JITTER_S`] (zero jitter fails), and the
 /// jitters differ by more than the measurement error (a constant offset fails).
-pub fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
+pub(super) fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
     let jitter = jitters(waits);
     let (low, high) = jitter.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), j| (l.min(*j), h.max(*j)));
     jitter.len() >= 3 && high >= SOME_JITTER_S && high - low > 2.0 * tolerance

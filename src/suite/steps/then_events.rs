@@ -9,7 +9,7 @@ use super::{arg, done, num, result_field_is, StepFn};
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r#"^the result is a success(?: with final text "([^"]*)")?$"#, success),
     (r#"^the result has stop_reason "([^"]+)"$"#, stop_reason),
     (r"^the result has ok (true|false)$", result_ok),

@@ -12,7 +12,7 @@ use crate::suite::conversation::{instructions, outputs_of};
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the deep-research sub-session is started exactly once$", started_once),
     (r"^the main session makes fewer than (\d+) requests$", main_fewer_than),
     (r"^the main session makes at most (\d+) requests$", main_at_most),
@@ -125,14 +125,14 @@ fn search_output(run: &CaseRun) -> Option<String> {
 /// How the huge fixture output arrived: bytes of its head and its tail that were kept, and
 /// whether something else (a marker) stands between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HeadTail {
+pub(super) struct HeadTail {
     pub head: usize,
     pub tail: usize,
     pub marker: bool,
 }
 
 /// Find the fixture's head (`BEGIN retry retry …`) and tail (`… retry  END`) in `text`.
-pub fn head_and_tail_of(text: &str) -> Option<HeadTail> {
+pub(super) fn head_and_tail_of(text: &str) -> Option<HeadTail> {
     let head_start = text.find(HUGE_HEAD)?;
     let tail_end = text.rfind(HUGE_TAIL)? + HUGE_TAIL.len();
     let mut head_end = head_start + HUGE_HEAD.len();

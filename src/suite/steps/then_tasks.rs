@@ -12,7 +12,7 @@ use crate::suite::conversation::all_outputs;
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the task result has ok (true|false)$", task_ok),
     (r"^the task result has the fields (.+)$", task_fields),
     (r#"^the task result has stop_reason "([^"]+)"$"#, task_stop_reason),

@@ -13,7 +13,7 @@ use crate::journal::JournalEntry;
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the server sees exactly (\d+) attempts?$", exactly_attempts),
     (r"^the server sees at most (\d+) attempts?$", at_most_attempts),
     (r"^attempt (\d+) starts at least ([\d.]+) seconds after attempt (\d+) ends$", gap_at_least),
@@ -24,13 +24,13 @@ pub const STEPS: &[(&str, StepFn)] = &[
 ];
 
 /// Real-time slack on every timing check (timer and scheduling jitter on a loaded machine).
-pub const TOLERANCE_REAL_MS: f64 = 3.0;
+pub(super) const TOLERANCE_REAL_MS: f64 = 3.0;
 
 /// What a client itself adds to a measured wait — noticing the failure, opening a connection,
 /// sending the request — in real time, which does not shrink with the time scale: an
 /// interpreted client on a busy machine takes tens of milliseconds. Upper bounds on waits
 /// allow it; lower bounds never need it.
-pub const CLIENT_OVERHEAD_REAL_MS: f64 = 25.0;
+pub(super) const CLIENT_OVERHEAD_REAL_MS: f64 = 25.0;
 
 /// Policy seconds between attempt `later` starting and attempt `earlier` ending (1-based).
 pub(super) fn gap(run: &CaseRun, earlier: usize, later: usize) -> Option<f64> {

@@ -10,7 +10,7 @@ use crate::iut::{self, CaseSpec, TaskKind};
 use crate::suite::verdict::{unjudgeable_run, Level};
 use crate::suite::world::{CaseRun, SuiteWorld};
 
-pub const STEPS: &[(&str, StepFn)] = &[
+pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the implementation streams one model call$", stream),
     (r"^the implementation runs a deep-research task$", task),
     (r"^the implementation runs a main-session turn$", main_turn),

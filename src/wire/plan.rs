@@ -9,20 +9,35 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::conn_io::Kill;
+use super::SseEvent;
 use crate::journal::EndKind;
 use crate::scenario::{Fault, FaultKind, FaultPoint};
-use crate::wire::SseEvent;
 
 /// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
 pub const GARBAGE: &[u8] =
     b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
 
+/// How a reply kills its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// FIN mid-body.
+    Eof,
+    /// RST mid-body.
+    Reset,
+}
+
 /// One thing the reply does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// Write body bytes that complete `events` events; `terminal`: they end the terminal event.
-    Data { bytes: Bytes, events: u32, terminal: bool },
+    Data {
+        /// The bytes to write.
+        bytes: Bytes,
+        /// Complete events they finish (for the journal's count).
+        events: u32,
+        /// Whether they finish the terminal success event.
+        terminal: bool,
+    },
     /// Wait between events.
     Wait(Duration),
     /// A scripted stall; `None` lasts until the client gives up.
@@ -38,6 +53,7 @@ pub enum Step {
 /// A reply's steps and what the response headers must say about them.
 #[derive(Debug, Clone)]
 pub struct ReplyPlan {
+    /// What to do, in order.
     pub steps: VecDeque<Step>,
     /// The connection must close after this reply (`garbage`).
     pub close_connection: bool,

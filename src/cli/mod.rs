@@ -1,19 +1,21 @@
-//! The `squall` command line: `serve` and `scenarios`. Exit codes: 0 success, 1 checks
-//! failed, 2 usage or harness error.
+//! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
+//! ([`run`]), `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
+//! or harness error.
+
+pub mod run;
+pub mod stdout;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
 
-use crate::journal::DEFAULT_JOURNAL_MAX;
-use crate::scenario::embedded::embedded_catalogue;
-use crate::scenario::load::from_file;
-use crate::scenario::Catalogue;
-use crate::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
-use crate::stdout;
+use squall::journal::DEFAULT_JOURNAL_MAX;
+use squall::scenario::load::from_file;
+use squall::scenario::Catalogue;
+use squall::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,10 +57,11 @@ pub enum Command {
         journal_max: usize,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
-    Run(crate::run_command::RunArgs),
+    Run(run::RunArgs),
     /// Run the reference implementation as an IUT adapter: reads the IUT contract's
     /// environment (OPENAI_BASE_URL, SQUALL_TASK, SQUALL_OUT, ...) and writes result.json and
     /// events.jsonl. Use it as `--iut "squall reference-iut"` to test the contract path.
+    #[cfg(feature = "reference")]
     #[command(name = "reference-iut")]
     ReferenceIut,
     /// Work with scenario files.
@@ -94,10 +97,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "squall: WARNING: listening on {addr}, reachable from other machines; consider --admin-token"
                 );
             }
-            let catalogue = load_catalogue(scenarios.as_deref())?;
+            let catalogue = Catalogue::from_dir_or_embedded(scenarios.as_deref())?;
             serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs, journal_max }).await
         }
-        Command::Run(args) => crate::run_command::run(args).await,
+        Command::Run(args) => run::run(args).await,
+        #[cfg(feature = "reference")]
         Command::ReferenceIut => {
             let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
             squall_reference::iut::run_case(&env).await.map_err(anyhow::Error::msg)?;
@@ -105,7 +109,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Scenarios { command: ScenariosCommand::Check { files } } => check(&files),
         Command::Scenarios { command: ScenariosCommand::List { scenarios } } => {
-            for scenario in load_catalogue(scenarios.as_deref())?.iter() {
+            for scenario in Catalogue::from_dir_or_embedded(scenarios.as_deref())?.iter() {
                 stdout::line(format_args!("{:40} {}", scenario.name, scenario.requirements.join(",")))?;
             }
             Ok(ExitCode::SUCCESS)
@@ -120,28 +124,12 @@ async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
     let _ = stdout::line(format_args!("squall listening on http://{}", server.local_addr()));
     eprintln!(
         "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1",
-        server.state().catalogue.len(),
+        server.scenario_count(),
         server.origin(),
         server.origin()
     );
     tokio::signal::ctrl_c().await.context("cannot wait for Ctrl-C")?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The catalogue from `dir`, or `./scenarios` when it exists, or the embedded one.
-pub fn load_catalogue(dir: Option<&Path>) -> anyhow::Result<Catalogue> {
-    let default_dir = Path::new("scenarios");
-    let dir = match dir {
-        Some(dir) if !dir.is_dir() => bail!("--scenarios {}: not a directory", dir.display()),
-        Some(dir) => Some(dir),
-        None if default_dir.is_dir() => Some(default_dir),
-        None => None,
-    };
-    let catalogue = match dir {
-        Some(dir) => Catalogue::load_dir(dir)?,
-        None => embedded_catalogue()?,
-    };
-    Ok(catalogue)
 }
 
 fn check(files: &[PathBuf]) -> anyhow::Result<ExitCode> {

@@ -11,13 +11,15 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 
-use crate::iut::Iut;
-use crate::report::{write_all, ReportMeta};
-use crate::scenario::validate::check_name;
-use crate::stdout;
-use crate::suite::features::features_dir;
-use crate::suite::summary::{exit_code, findings, requirement_table};
-use crate::suite::{run_suite, CaseRecord, Level, ProfileSelection, Progress, SuiteConfig};
+use squall::iut::Iut;
+use squall::report::{write_all, ReportMeta};
+use squall::scenario::validate::check_name;
+use squall::scenario::Catalogue;
+
+use super::stdout;
+use squall::suite::features::features_dir;
+use squall::suite::summary::{exit_code, findings, requirement_table};
+use squall::suite::{run_suite, CaseRecord, Level, ProfileSelection, Progress, SuiteConfig};
 
 /// The options of `squall run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -55,7 +57,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
     /// Cases run side by side (each waits mostly on scaled sleeps).
-    #[arg(long, default_value_t = 8, value_parser = crate::cli::at_least_one)]
+    #[arg(long, default_value_t = 8, value_parser = super::at_least_one)]
     pub concurrency: usize,
     /// A jitter seed passed to the implementation as SQUALL_SEED, to reproduce a run (by
     /// default it picks its own).
@@ -80,7 +82,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
     let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("target").join("squall").join(&name));
     let profiles = ProfileSelection::parse(&args.profiles).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
-    let catalogue = crate::cli::load_catalogue(args.scenarios.as_deref())?;
+    let catalogue = Catalogue::from_dir_or_embedded(args.scenarios.as_deref())?;
     let features = features_dir(args.features.as_deref())?;
 
     let mut config = SuiteConfig::new(iut.clone(), features.path().to_owned(), catalogue);
@@ -143,15 +145,27 @@ fn parse_iut(text: &str) -> anyhow::Result<Iut> {
         "reference" => Ok(Iut::Reference { mutant: None }),
         other => match other.strip_prefix("reference:") {
             Some(mutant) => {
-                if squall_reference::mutants::Mutant::parse(mutant).is_none() {
-                    let known: Vec<&str> = squall_reference::mutants::Mutant::ALL.iter().map(|m| m.name()).collect();
-                    bail!("--iut reference:{mutant}: no such mutant; known: {}", known.join(", "));
-                }
+                check_mutant(mutant)?;
                 Ok(Iut::Reference { mutant: Some(mutant.to_owned()) })
             }
             None => Ok(Iut::Command(other.to_owned())),
         },
     }
+}
+
+#[cfg(feature = "reference")]
+fn check_mutant(name: &str) -> anyhow::Result<()> {
+    use squall_reference::mutants::Mutant;
+    if Mutant::parse(name).is_none() {
+        let known: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
+        bail!("--iut reference:{name}: no such mutant; known: {}", known.join(", "));
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "reference"))]
+fn check_mutant(name: &str) -> anyhow::Result<()> {
+    bail!("--iut reference:{name}: squall was built without the reference implementation (cargo feature `reference`)")
 }
 
 /// `reference`, `reference-<mutant>`, or the command's program name.
@@ -193,20 +207,4 @@ fn progress_printer() -> Progress {
         };
         let _ = stderr.flush();
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn iut_names_are_derived_and_safe() {
-        assert_eq!(default_name(&parse_iut("reference").expect("ok")), "reference");
-        assert_eq!(default_name(&parse_iut("reference:retry-400").expect("ok")), "reference-retry-400");
-        assert_eq!(
-            default_name(&parse_iut("OPENAI_X=1 python3 adapters/python-openai/adapter.py").expect("ok")),
-            "python3"
-        );
-        assert!(parse_iut("reference:nonsense").is_err());
-    }
 }
