@@ -73,7 +73,8 @@ impl ScenarioResponder {
 impl Respond for ScenarioResponder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let n = self.served.fetch_add(1, Ordering::SeqCst);
-        let script = TrackScript { name: "default", attempts: &self.attempts, after: self.after }.reply_for(n as u32);
+        let track = TrackScript { name: "default", index: 0, attempts: &self.attempts, after: self.after };
+        let script = track.attempt(track.slot_for(n as u32)).into_owned();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let api = if request.url.path().ends_with("/chat/completions") { Api::Chat } else { Api::Responses };
         let ctx = ReplyContext {

@@ -25,6 +25,7 @@ pub fn benches(c: &mut Criterion) {
     });
     let failure =
         AttemptFailure { error: classify_status(503, &|_| None, ""), observed: AttemptObservation::default() };
+    engine_decision(&mut group);
     group.throughput(Throughput::Elements(7));
     group.bench_function("engine_7_failed_attempts_virtual_clock", |b| {
         b.iter(|| {
@@ -38,6 +39,31 @@ pub fn benches(c: &mut Criterion) {
     });
     group.finish();
     planned_vs_observed(c);
+}
+
+/// One retry decision as the engine makes it after a failed attempt, events excluded: classify
+/// a 503 with an OpenAI error body and a `retry-after-ms` header, ask the safety gate, decide
+/// (attempt limit, Retry-After, time budget). The call's backoff schedule is made outside the
+/// timing, as the engine makes it once per call.
+fn engine_decision(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    let engine =
+        RetryEngine::new(RetryPolicy::default(), Arc::new(VirtualClock::new()), Arc::new(MemoryEvents::default()));
+    let body = r#"{"error": {"message": "The server is overloaded.", "type": "server_error", "param": null, "code": "overloaded"}}"#;
+    let header = |name: &str| (name == "retry-after-ms").then(|| "1200".to_owned());
+    let policy = engine.policy().clone();
+    group.bench_function("engine_decision_classify_gate_decide", |b| {
+        b.iter_batched_ref(
+            || policy.backoff.schedule(policy.max_retries, 42),
+            |schedule| {
+                let failure = AttemptFailure {
+                    error: classify_status(503, &header, body),
+                    observed: AttemptObservation::default(),
+                };
+                engine.decide(0, &failure, schedule, Duration::from_millis(300))
+            },
+            criterion::BatchSize::SmallInput,
+        )
+    });
 }
 
 /// Each iteration: one retry after a 503, at 1/50 of real time (a 2-3 s backoff sleeps 40-60 ms).

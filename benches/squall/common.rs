@@ -3,16 +3,37 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
+use squall::scenario::Catalogue;
+use squall::server::{ServerConfig, Serving};
 use tokio::runtime::Runtime;
 
 pub fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
 }
 
+/// A server that serves connections as `squall serve` does: on threads of its own.
 pub async fn server() -> MockProvider {
-    MockProvider::start().await
+    let config =
+        ServerConfig { serving: Serving::one_thread_per_core(), ..ServerConfig::loopback(Catalogue::default()) };
+    MockProvider::start_with(config).await
+}
+
+/// Sends the bench's streamed Responses request to `url` (a run's `/responses`).
+pub async fn send_streamed(client: &reqwest::Client, url: &str) -> reqwest::Response {
+    client.post(url).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent")
+}
+
+/// One streamed request read to its end (or to the fault that ends it); returns the bytes read.
+pub async fn drain(client: &reqwest::Client, url: &str) -> usize {
+    let mut body = send_streamed(client, url).await.bytes_stream();
+    let mut total = 0;
+    while let Some(Ok(bytes)) = body.next().await {
+        total += bytes.len();
+    }
+    total
 }
 
 /// A run scripted by TOML attempts; returns its base URL and the run.

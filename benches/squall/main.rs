@@ -5,22 +5,36 @@
 //!   the analytic bound, and wall time at a scaled clock
 //! - `server_throughput` — squall vs wiremock-rs serving the same SSE body; fault overhead
 //! - `fault_precision` — how close stalls, event delays and header delays land to target
+//! - `server_cpu` — the server process's own CPU per request, squall vs wiremock-rs
 //!
 //! Figures and how they were obtained: `BENCHMARKS.md`.
 
+mod aimock;
 mod backoff;
 mod common;
 mod degrade;
 mod precision;
+mod server_cpu;
 mod throughput;
 
 use criterion::Criterion;
 
 fn main() {
+    // The wiremock-rs server of `server_cpu` runs in a process of its own: this binary.
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some(server_cpu::SERVE_WIREMOCK) => return server_cpu::serve_wiremock(),
+        // By hand, through benches/aimock.sh.
+        Some(aimock::AIMOCK_SIDE_BY_SIDE) => {
+            return aimock::side_by_side(args.get(2).expect("the path of aimock's dist/cli.js"));
+        }
+        _ => {}
+    }
     let mut criterion = Criterion::default().configure_from_args();
     backoff::benches(&mut criterion);
     degrade::benches(&mut criterion);
     throughput::benches(&mut criterion);
     precision::benches(&mut criterion);
+    server_cpu::benches(&mut criterion);
     criterion.final_summary();
 }

@@ -7,17 +7,12 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion};
 use futures_util::StreamExt;
 
-use super::common::{ms, runtime, scripted, server, Errors};
+use super::common::{ms, runtime, scripted, send_streamed, server, Errors};
 
 /// Arrival times of body chunks, relative to the request being sent; and the headers' arrival.
 async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Duration>) {
     let started = Instant::now();
-    let response = client
-        .post(url)
-        .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
-        .send()
-        .await
-        .expect("sent");
+    let response = send_streamed(client, url).await;
     let headers_at = started.elapsed();
     let mut body = response.bytes_stream();
     let mut arrivals = Vec::new();

@@ -6,45 +6,32 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
-use futures_util::StreamExt;
 use squall::scenario::StreamSpec;
 use squall::wire::{responses, ReplyContext};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use super::common::{runtime, scripted, server};
+use super::common::{drain, runtime, scripted, server};
 
 /// A text that the Responses API streams as exactly 50 events.
-fn fifty_event_text() -> String {
+pub(super) fn fifty_event_text() -> String {
     // 8 framing events + 42 deltas, one per word.
     (0..42).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ")
 }
 
-async fn drain(client: &reqwest::Client, url: &str) -> usize {
-    let response = client
-        .post(url)
-        .json(&serde_json::json!({"model": "m", "input": "x", "stream": true}))
-        .send()
-        .await
-        .expect("sent");
-    let mut body = response.bytes_stream();
-    let mut total = 0;
-    while let Some(chunk) = body.next().await {
-        match chunk {
-            Ok(bytes) => total += bytes.len(),
-            Err(_) => break,
-        }
-    }
-    total
+/// The bytes squall streams for [`fifty_event_text`], as one fixed body.
+pub(super) fn fifty_event_body() -> Bytes {
+    let spec = StreamSpec { text: Some(fifty_event_text()), ..StreamSpec::default() };
+    let events = responses::stream_events(&spec, &ReplyContext::placeholder());
+    assert_eq!(events.len(), 50);
+    events.iter().flat_map(|e| e.to_bytes().to_vec()).collect::<Vec<u8>>().into()
 }
 
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
     let text = fifty_event_text();
     let spec = StreamSpec { text: Some(text.clone()), ..StreamSpec::default() };
-    let events = responses::stream_events(&spec, &ReplyContext::placeholder());
-    assert_eq!(events.len(), 50);
-    let body: Bytes = events.iter().flat_map(|e| e.to_bytes().to_vec()).collect::<Vec<u8>>().into();
+    let body = fifty_event_body();
 
     let squall = rt.block_on(server());
     let (plain_url, _plain) = scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\n"), 1.0);

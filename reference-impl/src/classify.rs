@@ -135,12 +135,29 @@ impl std::error::Error for ProviderError {}
 /// Statuses PRD-0006 REQ-0006-001 retries.
 pub const RETRYABLE_STATUSES: [u16; 7] = [408, 425, 429, 500, 502, 503, 504];
 
+/// The fields of an OpenAI error body (`{"error": {...}}`) the classifier reads; the rest is
+/// skipped without being built. A body of another shape reads as no fields at all.
+#[derive(Debug, Default, serde::Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    error: ErrorFields,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct ErrorFields {
+    code: Option<Value>,
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    message: Option<Value>,
+}
+
 /// Classify an HTTP error reply from its status, headers and body.
 pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, body: &str) -> ProviderError {
-    let error = serde_json::from_str::<Value>(body).ok().and_then(|v| v.get("error").cloned()).unwrap_or(Value::Null);
-    let code = error.get("code").and_then(Value::as_str).unwrap_or("");
-    let kind_field = error.get("type").and_then(Value::as_str).unwrap_or("");
-    let message = error.get("message").and_then(Value::as_str).map_or_else(|| format!("HTTP {status}"), str::to_owned);
+    let error = serde_json::from_str::<ErrorBody>(body).unwrap_or_default().error;
+    let code = error.code.as_ref().and_then(Value::as_str).unwrap_or("");
+    let kind_field = error.kind.as_ref().and_then(Value::as_str).unwrap_or("");
+    let message =
+        error.message.as_ref().and_then(Value::as_str).map_or_else(|| format!("HTTP {status}"), str::to_owned);
     let kind = match (status, code, kind_field) {
         (_, "insufficient_quota", _) | (_, _, "insufficient_quota") => ErrorKind::Quota,
         (_, "context_length_exceeded", _) => ErrorKind::ContextOverflow,
@@ -236,6 +253,19 @@ mod tests {
         let error = classify_status(429, &no_headers, body);
         assert_eq!(error.kind, ErrorKind::Quota);
         assert!(!is_retryable(&error));
+    }
+
+    #[test]
+    fn error_bodies_of_any_shape_are_read_for_what_they_have() {
+        let none = |_: &str| None;
+        let quota = classify_status(429, &none, r#"{"error": {"code": "insufficient_quota", "param": [1, {"x": 2}]}}"#);
+        assert_eq!((quota.kind, quota.message.as_str()), (ErrorKind::Quota, "HTTP 429"));
+        let numeric = classify_status(503, &none, r#"{"error": {"code": 42, "type": null, "message": "busy"}}"#);
+        assert_eq!((numeric.kind, numeric.message.as_str()), (ErrorKind::Http, "busy"));
+        for odd in [r#"{"error": "oops"}"#, r#"{"error": null}"#, "[1, 2]", "<html>502</html>", ""] {
+            let error = classify_status(502, &none, odd);
+            assert_eq!((error.kind, error.message.as_str()), (ErrorKind::Http, "HTTP 502"), "{odd}");
+        }
     }
 
     #[test]

@@ -186,7 +186,9 @@ impl RetryEngine {
     }
 
     /// The whole retry decision for one failure: the outcome, and the delay with its source.
-    fn decide(
+    /// `attempt` is 0-based; `backoff` is the call's schedule (advanced once per failure);
+    /// `elapsed` is the call's time so far. Public so that its cost can be measured alone.
+    pub fn decide(
         &self,
         attempt: u32,
         failure: &AttemptFailure,

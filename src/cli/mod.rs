@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
 use squall::journal::DEFAULT_JOURNAL_MAX;
 use squall::scenario::load::from_file;
 use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
+use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,6 +55,9 @@ pub enum Command {
         /// (`dropped` in the journal), so a long soak cannot exhaust memory.
         #[arg(long, default_value_t = DEFAULT_JOURNAL_MAX, value_parser = at_least_one)]
         journal_max: usize,
+        /// Threads serving connections, each a single-threaded runtime (default: one per core).
+        #[arg(long, value_parser = at_least_one)]
+        threads: Option<usize>,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
@@ -88,7 +91,7 @@ pub enum ScenariosCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs, journal_max } => {
+        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs, journal_max, threads } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
             }
@@ -98,7 +101,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let catalogue = Catalogue::from_dir_or_embedded(scenarios.as_deref())?;
-            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs, journal_max }).await
+            let serving = threads
+                .and_then(std::num::NonZeroUsize::new)
+                .map_or_else(Serving::one_thread_per_core, Serving::OwnThreads);
+            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs, journal_max, serving }).await
         }
         Command::Run(args) => run::run(args).await,
         #[cfg(feature = "reference")]

@@ -1,6 +1,6 @@
 //! Which track answers a request, and which scripted attempt it gets.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -13,65 +13,93 @@ pub(crate) const DEFAULT_TRACK: &str = "default";
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RequestView<'a> {
     pub raw_body: &'a str,
-    pub body: &'a Value,
-    /// Request headers with lower-case names.
-    pub headers: &'a BTreeMap<String, String>,
+    /// The body's `tools`, if it has any.
+    pub tools: Option<&'a Value>,
+    pub headers: &'a http::HeaderMap,
 }
 
 /// A track's script, borrowed from the scenario.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TrackScript<'a> {
     pub name: &'a str,
+    /// The track's position in the scenario; the default track comes after the named ones.
+    pub index: usize,
     pub attempts: &'a [Attempt],
     pub after: AfterScript,
 }
 
-impl TrackScript<'_> {
-    /// The reply for the `attempt`-th request (0-based) on this track.
-    pub(crate) fn reply_for(&self, attempt: u32) -> Attempt {
-        if let Some(scripted) = self.attempts.get(attempt as usize) {
-            return scripted.clone();
+/// Which of a track's replies a request gets: a scripted attempt, or what `after` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ReplySlot {
+    Scripted(usize),
+    PlainOk,
+    PlainFail,
+}
+
+impl<'a> TrackScript<'a> {
+    /// Which reply the `attempt`-th request (0-based) on this track gets.
+    pub(crate) fn slot_for(&self, attempt: u32) -> ReplySlot {
+        let last = self.attempts.len().checked_sub(1);
+        match (attempt as usize, self.after, last) {
+            (n, _, Some(last)) if n <= last => ReplySlot::Scripted(n),
+            (_, AfterScript::RepeatLast, Some(last)) => ReplySlot::Scripted(last),
+            (_, AfterScript::Fail, _) => ReplySlot::PlainFail,
+            _ => ReplySlot::PlainOk,
         }
-        match self.after {
-            AfterScript::RepeatLast => self.attempts.last().cloned().unwrap_or_else(Attempt::plain_ok),
-            AfterScript::Ok => Attempt::plain_ok(),
-            AfterScript::Fail => Attempt::plain_fail(),
+    }
+
+    /// The reply in `slot`.
+    pub(crate) fn attempt(&self, slot: ReplySlot) -> std::borrow::Cow<'a, Attempt> {
+        match slot {
+            ReplySlot::Scripted(n) => {
+                self.attempts.get(n).map_or_else(|| Cow::Owned(Attempt::plain_ok()), Cow::Borrowed)
+            }
+            ReplySlot::PlainOk => Cow::Owned(Attempt::plain_ok()),
+            ReplySlot::PlainFail => Cow::Owned(Attempt::plain_fail()),
         }
     }
 }
 
 /// The first track whose match selects the request; the default track catches the rest.
 pub(crate) fn select<'a>(scenario: &'a Scenario, request: &RequestView<'_>) -> TrackScript<'a> {
-    for track in &scenario.tracks {
+    for (index, track) in scenario.tracks.iter().enumerate() {
         let claims = track.matcher.as_ref().is_none_or(|m| matches(m, request));
         if claims {
             return TrackScript {
                 name: &track.name,
+                index,
                 attempts: &track.attempts,
                 after: track.after.unwrap_or(scenario.after),
             };
         }
     }
-    TrackScript { name: DEFAULT_TRACK, attempts: &scenario.attempts, after: scenario.after }
+    TrackScript {
+        name: DEFAULT_TRACK,
+        index: scenario.tracks.len(),
+        attempts: &scenario.attempts,
+        after: scenario.after,
+    }
 }
 
 fn matches(matcher: &TrackMatch, request: &RequestView<'_>) -> bool {
     if let Some(tool) = &matcher.tool {
-        return offers_tool(request.body, tool);
+        return request.tools.is_some_and(|tools| offers_tool(tools, tool));
     }
     if let Some(needle) = &matcher.body_contains {
         return request.raw_body.contains(needle.as_str());
     }
     if let Some(headers) = &matcher.header {
-        return headers.iter().all(|(name, value)| request.headers.get(&name.to_ascii_lowercase()) == Some(value));
+        return headers.iter().all(|(name, value)| {
+            request.headers.get_all(name.as_str()).iter().any(|sent| sent.as_bytes() == value.as_bytes())
+        });
     }
     false
 }
 
-/// Whether the request offers a tool by this name, in Responses (`tools[].name`) or Chat
-/// Completions (`tools[].function.name`) form.
-fn offers_tool(body: &Value, tool: &str) -> bool {
-    body.get("tools").and_then(Value::as_array).is_some_and(|tools| {
+/// Whether `tools` offers one by this name, in Responses (`tools[].name`) or Chat Completions
+/// (`tools[].function.name`) form.
+fn offers_tool(tools: &Value, tool: &str) -> bool {
+    tools.as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             t.get("name").and_then(Value::as_str) == Some(tool)
                 || t.pointer("/function/name").and_then(Value::as_str) == Some(tool)
@@ -99,14 +127,14 @@ after = "fail"
 stream = { text = "report" }
 "#;
 
-    fn view<'a>(raw: &'a str, body: &'a Value, headers: &'a BTreeMap<String, String>) -> RequestView<'a> {
-        RequestView { raw_body: raw, body, headers }
+    fn view<'a>(raw: &'a str, body: &'a Value, headers: &'a http::HeaderMap) -> RequestView<'a> {
+        RequestView { raw_body: raw, tools: body.get("tools"), headers }
     }
 
     #[test]
     fn tool_match_claims_requests_that_offer_the_tool() {
         let scenario = from_toml_str("t", MAIN_AND_SUB).expect("valid");
-        let no_headers = BTreeMap::new();
+        let no_headers = http::HeaderMap::new();
         let main = json!({"tools": [{"type": "function", "name": "Task"}]});
         let chat_main = json!({"tools": [{"type": "function", "function": {"name": "Task"}}]});
         let sub = json!({"tools": [{"type": "function", "name": "web_search"}]});
@@ -116,13 +144,27 @@ stream = { text = "report" }
     }
 
     #[test]
+    fn header_match_ignores_the_name_case_and_accepts_any_repeat() {
+        let scenario = from_toml_str(
+            "t",
+            "name = \"h\"\n[[tracks]]\nname = \"tagged\"\nmatch = { header = { X-Agent = \"sub\" } }\n[[tracks.attempts]]\nstatus = 500\n",
+        )
+        .expect("valid");
+        let mut headers = http::HeaderMap::new();
+        headers.append("x-agent", "main".parse().expect("a header value"));
+        assert_eq!(select(&scenario, &view("", &json!({}), &headers)).name, DEFAULT_TRACK);
+        headers.append("x-agent", "sub".parse().expect("a header value"));
+        assert_eq!(select(&scenario, &view("", &json!({}), &headers)).name, "tagged");
+    }
+
+    #[test]
     fn after_script_applies_past_the_end() {
         let scenario = from_toml_str("t", MAIN_AND_SUB).expect("valid");
         let sub = &scenario.tracks[1];
-        let script = TrackScript { name: "sub", attempts: &sub.attempts, after: AfterScript::Fail };
-        assert!(!script.reply_for(0).is_status_reply());
-        assert_eq!(script.reply_for(1).status, Some(500));
+        let script = TrackScript { name: "sub", index: 1, attempts: &sub.attempts, after: AfterScript::Fail };
+        assert!(!script.attempt(script.slot_for(0)).is_status_reply());
+        assert_eq!(script.attempt(script.slot_for(1)).status, Some(500));
         let repeat = TrackScript { after: AfterScript::RepeatLast, ..script };
-        assert!(!repeat.reply_for(7).is_status_reply());
+        assert!(!repeat.attempt(repeat.slot_for(7)).is_status_reply());
     }
 }

@@ -1,13 +1,12 @@
 //! Small HTTP helpers shared by the admin API and the model endpoints: JSON replies,
 //! OpenAI-shaped errors and bounded request bodies.
 
-use std::collections::BTreeMap;
 use std::io;
 
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::{HeaderMap, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use serde_json::Value;
 
 use crate::wire::errors::error_body;
@@ -103,13 +102,4 @@ impl BodyError {
             ),
         }
     }
-}
-
-/// Request headers as a sorted map with lower-case names (values that are not text are
-/// shown lossily). `authorization` is kept: squall only ever sees test keys.
-pub(super) fn header_map(headers: &HeaderMap) -> BTreeMap<String, String> {
-    headers
-        .iter()
-        .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into_owned()))
-        .collect()
 }

@@ -14,6 +14,7 @@ mod model_api;
 mod precise_sleep;
 mod reply_body;
 pub(crate) mod runs;
+mod serving_threads;
 
 use std::convert::Infallible;
 use std::io;
@@ -31,6 +32,8 @@ use tokio::task::JoinHandle;
 use self::conn_io::{KillSwitch, KillableStream};
 use self::http_util::{openai_error, ResponseBody};
 use self::runs::{Run, Runs};
+pub use self::serving_threads::Serving;
+use self::serving_threads::ServingThreads;
 use crate::scenario::limits::check_time_scale;
 use crate::scenario::validate::validate;
 use crate::scenario::{Catalogue, FieldPath, Scenario, ScenarioError};
@@ -56,6 +59,8 @@ pub struct ServerConfig {
     pub max_runs: usize,
     /// Entries each run's journal keeps; past it the oldest are dropped and counted.
     pub journal_max: usize,
+    /// Where connections are served.
+    pub serving: Serving,
 }
 
 impl ServerConfig {
@@ -68,6 +73,7 @@ impl ServerConfig {
             admin_token: None,
             max_runs: DEFAULT_MAX_RUNS,
             journal_max: crate::journal::DEFAULT_JOURNAL_MAX,
+            serving: Serving::CallerRuntime,
         }
     }
 }
@@ -118,7 +124,11 @@ impl Server {
             origin: format!("http://{host}"),
             connections: std::sync::atomic::AtomicUsize::new(0),
         });
-        let accept_loop = tokio::spawn(accept(listener, state.clone()));
+        let threads = match config.serving {
+            Serving::CallerRuntime => None,
+            Serving::OwnThreads(count) => Some(ServingThreads::start(count)?),
+        };
+        let accept_loop = tokio::spawn(accept(listener, state.clone(), threads));
         Ok(Server { state, local_addr, accept_loop })
     }
 
@@ -182,11 +192,16 @@ impl Drop for Server {
     }
 }
 
-async fn accept(listener: TcpListener, state: Arc<State>) {
+/// Accept connections until the server is dropped (which drops `threads` too).
+async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<ServingThreads>) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
-                tokio::spawn(serve_connection(stream, state.clone()));
+                let state = state.clone();
+                match &threads {
+                    Some(threads) => threads.serve(stream, move |stream| serve_connection(stream, state)),
+                    None => drop(tokio::spawn(serve_connection(stream, state))),
+                }
             }
             Err(e) => {
                 // Out of descriptors or a transient accept error: keep serving the others.

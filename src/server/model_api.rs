@@ -7,21 +7,23 @@ use std::time::SystemTime;
 
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::conn_io::KillSwitch;
-use super::http_util::{header_map, openai_error, read_body, ResponseBody};
+use super::http_util::{openai_error, read_body, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
-use super::runs::Run;
+use super::runs::{Run, TemplateKey};
 use super::State;
-use crate::journal::{Arrival, EndKind};
+use crate::journal::{Arrival, EndKind, RecordedHeaders};
 use crate::scenario::headers::parse_header_template;
 use crate::scenario::routing::{select, RequestView};
 
 use crate::wire::reply::{build_reply, Api};
+use crate::wire::template::ReplyTemplate;
 use crate::wire::{estimate_tokens, ReplyContext};
 
 pub(super) async fn handle(
@@ -32,8 +34,9 @@ pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
     let (parts, body) = request.into_parts();
-    let headers = header_map(&parts.headers);
-    let arrival = Arrival { method: parts.method.to_string(), path: path.to_owned(), headers: headers.clone() };
+    // The headers go into the journal now, so that a client that resets mid-body leaves them.
+    let headers = RecordedHeaders::from_http(&parts.headers);
+    let arrival = Arrival { method: parts.method.to_string(), path: path.to_owned(), headers };
     let arrived = Instant::now();
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
@@ -42,52 +45,54 @@ pub(super) async fn handle(
         Ok(raw) => raw,
         Err(e) => return reply_directly(entry, e.into_response()),
     };
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let parsed: Option<Value> = serde_json::from_slice(&raw).ok();
-    let wants_stream = parsed.as_ref().and_then(|b| b.get("stream")).and_then(Value::as_bool) == Some(true);
-    entry.update(|e| {
-        e.body =
-            parsed.clone().unwrap_or_else(|| if text.is_empty() { Value::Null } else { Value::String(text.clone()) });
-        e.stream = wants_stream;
-    });
-
+    run.journal.record_body(index, raw.clone());
     let api = match (&parts.method, path) {
         (&Method::POST, "/responses") => Api::Responses,
         (&Method::POST, "/chat/completions") => Api::Chat,
         (&Method::GET, "/models") => return reply_directly(entry, models()),
         (_, "/responses" | "/chat/completions" | "/models") => {
             let message = format!("{} is not allowed on {path}", parts.method);
-            return reply_directly(
-                entry,
-                openai_error(StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed", None),
-            );
+            let refusal = openai_error(StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed", None);
+            return reply_directly(entry, refusal);
         }
         _ => {
             let message = format!("Unknown path {path}: squall serves /responses, /chat/completions and /models");
             return reply_directly(entry, openai_error(StatusCode::NOT_FOUND, &message, "not_found", None));
         }
     };
-    if let Some(kind) =
-        headers.get("content-type").filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json"))
+    if let Some(kind) = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .map(|k| String::from_utf8_lossy(k.as_bytes()))
+        .filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json"))
     {
         let message = format!("Unsupported Content-Type `{kind}`: send the request body as application/json.");
-        return reply_directly(
-            entry,
-            openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None),
-        );
+        let refusal = openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None);
+        return reply_directly(entry, refusal);
     }
-    let Some(body) = parsed.filter(Value::is_object) else {
+    let Some(body) = ModelRequest::parse(&raw) else {
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return reply_directly(entry, openai_error(StatusCode::BAD_REQUEST, message, "invalid_json", None));
     };
 
-    let view = RequestView { raw_body: &text, body: &body, headers: &headers };
+    let text = String::from_utf8_lossy(&raw);
+    let view = RequestView { raw_body: &text, tools: body.tools.as_ref(), headers: &parts.headers };
     let track = select(&run.scenario, &view);
     let attempt_number = run.next_attempt(track.name);
-    let script = track.reply_for(attempt_number);
-    let track_name = track.name.to_owned();
+    let slot = track.slot_for(attempt_number);
+    let script = track.attempt(slot);
+    let ctx = ReplyContext {
+        id_seed: format!("{}_{index}", run.id),
+        model: body.model.as_ref().and_then(Value::as_str).unwrap_or("gpt-squall").to_owned(),
+        created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        input_tokens: estimate_tokens(&text),
+        include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
+            == Some(true),
+    };
+    let wants_stream = body.wants_stream();
     entry.update(|e| {
-        e.track = Some(track_name);
+        e.stream = wants_stream;
+        e.track = Some(track.name.to_owned());
         e.attempt = Some(attempt_number);
     });
 
@@ -98,14 +103,14 @@ pub(super) async fn handle(
             super::precise_sleep::deadline_after(arrived, crate::wire::plan::scaled_ms(delay, run.time_scale));
         super::precise_sleep::PreciseSleep::until(deadline).await;
     }
-    let ctx = ReplyContext {
-        id_seed: format!("{}_{index}", run.id),
-        model: body.get("model").and_then(Value::as_str).unwrap_or("gpt-squall").to_owned(),
-        created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        input_tokens: estimate_tokens(&text),
-        include_usage: body.pointer("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
+    // Rendered once per script slot and form; filled per request.
+    let key = TemplateKey { track: track.index, slot, api, stream: wants_stream, include_usage: ctx.include_usage };
+    let template =
+        run.template(key, || ReplyTemplate::new(&script, api, wants_stream, ctx.include_usage, run.time_scale));
+    let reply = match template {
+        Some(template) => template.reply(&ctx),
+        None => build_reply(&script, api, wants_stream, &ctx, run.time_scale),
     };
-    let reply = build_reply(&script, api, wants_stream, &ctx, run.time_scale);
     entry.update(|e| e.status = Some(reply.status.as_u16()));
     let close = reply.plan.close_connection;
     let mut response = Response::new(ScriptedBody::new(reply.plan, switch, entry).boxed());
@@ -130,19 +135,37 @@ pub(super) async fn handle(
             out.insert(name, value);
         }
     }
-    let sent = header_map(response.headers());
-    run.journal.update(index, |e| e.response_headers = sent);
+    run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
     response
+}
+
+/// The parts of a model request squall acts on. The rest of the body is checked to be JSON
+/// and skipped, not built into a tree: the journal keeps the bytes.
+#[derive(Debug, Deserialize)]
+struct ModelRequest {
+    model: Option<Value>,
+    stream: Option<Value>,
+    stream_options: Option<Value>,
+    tools: Option<Value>,
+}
+
+impl ModelRequest {
+    /// The request, when `raw` is a JSON object.
+    fn parse(raw: &[u8]) -> Option<Self> {
+        let is_object = raw.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        is_object.then(|| serde_json::from_slice(raw).ok()).flatten()
+    }
+
+    fn wants_stream(&self) -> bool {
+        self.stream.as_ref().and_then(Value::as_bool) == Some(true)
+    }
 }
 
 /// Answer without a script (errors, `/models`) and complete the journal entry now.
 fn reply_directly(mut entry: EntryHandle, response: Response<ResponseBody>) -> Response<ResponseBody> {
     let status = response.status();
-    let sent = header_map(response.headers());
-    entry.update(|e| {
-        e.status = Some(status.as_u16());
-        e.response_headers = sent;
-    });
+    entry.record_response_headers(RecordedHeaders::from_http(response.headers()));
+    entry.update(|e| e.status = Some(status.as_u16()));
     let end = if status.is_success() { EndKind::Completed } else { EndKind::ErrorStatus };
     entry.finish(end, Instant::now());
     response

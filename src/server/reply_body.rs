@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use super::conn_io::{Kill, KillSwitch};
 use super::precise_sleep::PreciseSleep;
-use crate::journal::{EndKind, Journal, JournalEntry};
+use crate::journal::{EndKind, Journal, JournalEntry, RecordedHeaders};
 use crate::scenario::FaultKind;
 use crate::wire::plan::{ReplyPlan, Step};
 
@@ -38,6 +38,10 @@ impl EntryHandle {
 
     pub(super) fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
         self.journal.update(self.index, change);
+    }
+
+    pub(super) fn record_response_headers(&self, headers: RecordedHeaders) {
+        self.journal.record_response_headers(self.index, headers);
     }
 
     pub(super) fn finish(&mut self, end: EndKind, at: Instant) {

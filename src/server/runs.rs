@@ -5,7 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::journal::Journal;
+use crate::scenario::routing::ReplySlot;
 use crate::scenario::Scenario;
+use crate::wire::reply::Api;
+use crate::wire::template::ReplyTemplate;
 
 /// One scripted conversation with a client.
 #[derive(Debug)]
@@ -17,13 +20,36 @@ pub(crate) struct Run {
     pub journal: Arc<Journal>,
     /// Attempts seen so far, per track.
     attempts: Mutex<HashMap<String, u32>>,
+    /// Replies rendered once per script slot, API and form (`None`: render per request).
+    templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
+}
+
+/// What a reply template depends on besides the run: the track (by position), the reply in it,
+/// the API, and whether the reply is streamed (with a usage chunk or not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct TemplateKey {
+    pub(crate) track: usize,
+    pub(crate) slot: ReplySlot,
+    pub(crate) api: Api,
+    pub(crate) stream: bool,
+    pub(crate) include_usage: bool,
 }
 
 impl Run {
     /// A run whose journal keeps at most `journal_max` entries.
     pub(crate) fn new(id: String, scenario: Arc<Scenario>, time_scale: f64, journal_max: usize) -> Self {
         let journal = Arc::new(Journal::with_capacity(journal_max));
-        Run { id, scenario, time_scale, journal, attempts: Mutex::new(HashMap::new()) }
+        Run { id, scenario, time_scale, journal, attempts: Mutex::new(HashMap::new()), templates: Mutex::default() }
+    }
+
+    /// The template for `key`, made by `make` the first time it is asked for.
+    pub(crate) fn template(
+        &self,
+        key: TemplateKey,
+        make: impl FnOnce() -> Option<ReplyTemplate>,
+    ) -> Option<Arc<ReplyTemplate>> {
+        let mut templates = self.templates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        templates.entry(key).or_insert_with(|| make().map(Arc::new)).clone()
     }
 
     /// The next 0-based attempt number on `track`.

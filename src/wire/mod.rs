@@ -11,6 +11,7 @@ pub mod errors;
 pub mod plan;
 pub mod reply;
 pub mod responses;
+pub mod template;
 mod text;
 
 use bytes::Bytes;
@@ -46,16 +47,21 @@ impl SseEvent {
 
     /// The bytes on the wire: optional `event:` line, `data:` line, blank line.
     pub fn to_bytes(&self) -> Bytes {
-        let mut out = String::with_capacity(self.data.len() + 32);
-        if let Some(event) = &self.event {
-            out.push_str("event: ");
-            out.push_str(event);
-            out.push('\n');
-        }
-        out.push_str("data: ");
-        out.push_str(&self.data);
-        out.push_str("\n\n");
+        let mut out = Vec::with_capacity(self.data.len() + 32);
+        self.write_to(&mut out);
         Bytes::from(out)
+    }
+
+    /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line).
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        if let Some(event) = &self.event {
+            out.extend_from_slice(b"event: ");
+            out.extend_from_slice(event.as_bytes());
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(self.data.as_bytes());
+        out.extend_from_slice(b"\n\n");
     }
 }
 

@@ -61,17 +61,55 @@ pub struct ReplyPlan {
     pub exact_len: Option<u64>,
 }
 
-/// A piece of body: one SSE event, or a whole JSON body.
-struct Unit {
-    bytes: Bytes,
-    is_event: bool,
-    terminal: bool,
+/// A piece of a reply's body: one SSE event, or a whole JSON body. The pieces of a reply lie
+/// one after the other in one buffer, so a run of them is one slice of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Its length in bytes.
+    pub len: usize,
+    /// It is one SSE event (counted in the journal's `events_sent`).
+    pub is_event: bool,
+    /// It is the terminal success event.
+    pub terminal: bool,
+}
+
+/// A reply's whole body and its pieces, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Body {
+    /// Every piece, one after the other.
+    pub bytes: Bytes,
+    /// The pieces; their lengths add up to `bytes.len()`.
+    pub spans: Vec<Span>,
+}
+
+impl Body {
+    /// The events of a stream, written into one buffer.
+    pub fn of_events(events: &[SseEvent]) -> Body {
+        let mut buffer = Vec::with_capacity(events.iter().map(|e| e.data.len() + 40).sum());
+        let mut spans = Vec::with_capacity(events.len());
+        for event in events {
+            let before = buffer.len();
+            event.write_to(&mut buffer);
+            spans.push(Span { len: buffer.len() - before, is_event: true, terminal: event.terminal });
+        }
+        Body { bytes: Bytes::from(buffer), spans }
+    }
+
+    /// One whole body (a JSON object or error).
+    pub fn whole(bytes: Bytes) -> Body {
+        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false }];
+        Body { bytes, spans }
+    }
 }
 
 /// Plan a streamed reply: events, with `event_delay` between them.
 pub fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
-    let units = events.iter().map(|e| Unit { bytes: e.to_bytes(), is_event: true, terminal: e.terminal }).collect();
-    let mut plan = build(units, EndKind::Completed, fault, event_delay, time_scale);
+    plan_stream(Body::of_events(events), fault, event_delay, time_scale)
+}
+
+/// Plan a streamed reply whose events are already written into one body.
+pub fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+    let mut plan = build(body, EndKind::Completed, fault, event_delay, time_scale);
     // Event streams are sent chunked, as OpenAI does, even when their length is known.
     plan.exact_len = None;
     plan
@@ -79,8 +117,7 @@ pub fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Dura
 
 /// Plan a whole-body reply (a JSON object or error). An event offset fires before the body.
 pub fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
-    let unit = Unit { bytes: body, is_event: false, terminal: false };
-    build(vec![unit], end, fault, Duration::ZERO, time_scale)
+    build(Body::whole(body), end, fault, Duration::ZERO, time_scale)
 }
 
 /// Scale a scripted number of milliseconds by the run's time scale. Both are range-checked
@@ -91,92 +128,81 @@ pub fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
     Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 { Duration::MAX } else { Duration::ZERO })
 }
 
-fn build(units: Vec<Unit>, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
-    let mut plan = build_steps(units, end, fault, event_delay, time_scale);
-    plan.steps = coalesce(std::mem::take(&mut plan.steps));
-    plan
+/// The data written since the last step that was not data: one slice of the body. Pieces
+/// that nothing separates — no wait, stall or fault — go out in one write; the client cannot
+/// tell the difference, and one write instead of one per event is what makes squall as cheap
+/// as a server of fixed bodies. A fault or a wait always ends the run, so every fault still
+/// fires at its exact offset.
+#[derive(Debug, Default)]
+struct Run {
+    start: usize,
+    end: usize,
+    events: u32,
+    terminal: bool,
 }
 
-/// Merge data steps that nothing separates into one write: with no wait, stall or fault
-/// between them the client cannot tell the difference, and one write instead of one per event
-/// is what makes squall as fast as a server of fixed bodies. A fault or a wait always splits
-/// the run, so every fault still fires at its exact offset.
-fn coalesce(steps: VecDeque<Step>) -> VecDeque<Step> {
-    let mut merged: VecDeque<Step> = VecDeque::with_capacity(steps.len());
-    for step in steps {
-        match (merged.back_mut(), step) {
-            (
-                Some(Step::Data { bytes, events, terminal }),
-                Step::Data { bytes: more, events: more_events, terminal: more_terminal },
-            ) => {
-                let mut joined = Vec::with_capacity(bytes.len() + more.len());
-                joined.extend_from_slice(bytes);
-                joined.extend_from_slice(&more);
-                *bytes = Bytes::from(joined);
-                *events += more_events;
-                *terminal |= more_terminal;
-            }
-            (_, step) => merged.push_back(step),
-        }
+impl Run {
+    fn add(&mut self, len: usize, events: u32, terminal: bool) {
+        self.end += len;
+        self.events += events;
+        self.terminal |= terminal;
     }
-    merged
+
+    /// Write the run as one data step; the next run starts where it ended.
+    fn flush(&mut self, body: &Bytes, steps: &mut VecDeque<Step>) {
+        if self.end > self.start {
+            steps.push_back(Step::Data {
+                bytes: body.slice(self.start..self.end),
+                events: self.events,
+                terminal: self.terminal,
+            });
+        }
+        *self = Run { start: self.end, end: self.end, events: 0, terminal: false };
+    }
 }
 
-fn build_steps(
-    units: Vec<Unit>,
-    end: EndKind,
-    fault: Option<&Fault>,
-    event_delay: Duration,
-    time_scale: f64,
-) -> ReplyPlan {
+fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     let mut plan = ReplyPlan {
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
-        exact_len: fault.is_none().then(|| units.iter().map(|u| u.bytes.len() as u64).sum()),
+        exact_len: fault.is_none().then_some(body.bytes.len() as u64),
     };
+    let mut run = Run::default();
     let mut pending = fault;
-    let mut bytes_before = 0u64;
     let mut events_before = 0u32;
-    for (i, unit) in units.into_iter().enumerate() {
+    for (i, span) in body.spans.iter().enumerate() {
         if i > 0 && !event_delay.is_zero() {
+            run.flush(&body.bytes, &mut plan.steps);
             plan.steps.push_back(Step::Wait(event_delay));
         }
         if let Some(f) = pending.filter(|f| matches!(f.point(), FaultPoint::Events(n) if n <= events_before)) {
             pending = None;
+            run.flush(&body.bytes, &mut plan.steps);
             if splice_fault(&mut plan.steps, f, time_scale) {
                 return plan;
             }
         }
-        let len = unit.bytes.len() as u64;
-        // n ≥ bytes_before here: had the offset fallen in an earlier unit, that unit was cut.
+        let bytes_before = run.end as u64;
+        let len = span.len as u64;
+        // n ≥ bytes_before here: had the offset fallen in an earlier piece, that piece was cut.
         let cut = pending.and_then(|f| match f.point() {
             FaultPoint::Bytes(n) if n < bytes_before + len => Some((f, (n - bytes_before) as usize)),
             _ => None,
         });
-        match cut {
-            Some((f, head)) => {
-                pending = None;
-                if head > 0 {
-                    plan.steps.push_back(Step::Data { bytes: unit.bytes.slice(..head), events: 0, terminal: false });
-                }
-                if splice_fault(&mut plan.steps, f, time_scale) {
-                    return plan;
-                }
-                plan.steps.push_back(Step::Data {
-                    bytes: unit.bytes.slice(head..),
-                    events: u32::from(unit.is_event),
-                    terminal: unit.terminal,
-                });
+        if let Some((f, head)) = cut {
+            pending = None;
+            run.add(head, 0, false);
+            run.flush(&body.bytes, &mut plan.steps);
+            if splice_fault(&mut plan.steps, f, time_scale) {
+                return plan;
             }
-            None => plan.steps.push_back(Step::Data {
-                bytes: unit.bytes,
-                events: u32::from(unit.is_event),
-                terminal: unit.terminal,
-            }),
+            run.add(span.len - head, u32::from(span.is_event), span.terminal);
+        } else {
+            run.add(span.len, u32::from(span.is_event), span.terminal);
         }
-        bytes_before += len;
-        events_before += u32::from(unit.is_event);
+        events_before += u32::from(span.is_event);
     }
+    run.flush(&body.bytes, &mut plan.steps);
     // An offset at (or, for chat replies, past) the end fires after the last byte.
     if let Some(f) = pending {
         if splice_fault(&mut plan.steps, f, time_scale) {

@@ -6,13 +6,13 @@ use bytes::Bytes;
 use http::StatusCode;
 
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
-use super::plan::{plan_body, plan_events, scaled_ms, ReplyPlan};
+use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan};
 use super::{chat, responses, ReplyContext};
 use crate::journal::EndKind;
 use crate::scenario::Attempt;
 
 /// Which model API a request speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Api {
     /// `POST /responses`.
     Responses,
@@ -31,21 +31,49 @@ pub struct Reply {
     pub plan: ReplyPlan,
 }
 
+/// A reply rendered for one context, before its fault and timing are planned.
+#[derive(Debug, Clone)]
+pub(crate) struct Rendered {
+    pub(crate) status: StatusCode,
+    pub(crate) content_type: &'static str,
+    pub(crate) body: Body,
+    /// How the body ends when nothing breaks it.
+    pub(crate) end: EndKind,
+    /// An event stream (planned with event delays and event offsets) or a whole body.
+    pub(crate) stream: bool,
+}
+
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream; charset=utf-8";
+
 /// What the script answers to a request of this API, streamed or not.
 pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
+    let rendered = render(script, api, wants_stream, ctx);
     let fault = script.fault.as_ref();
-    const JSON: &str = "application/json";
+    let plan = if rendered.stream {
+        plan_stream(rendered.body, fault, scaled_ms(script.event_delay_ms(), time_scale), time_scale)
+    } else {
+        plan_body(rendered.body.bytes, rendered.end, fault, time_scale)
+    };
+    Reply { status: rendered.status, content_type: rendered.content_type, plan }
+}
+
+/// The status, content type and body the script answers with, for this context.
+pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext) -> Rendered {
+    let whole = |status: u16, body: String, end: EndKind| Rendered {
+        status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        content_type: JSON,
+        body: Body::whole(Bytes::from(body)),
+        end,
+        stream: false,
+    };
     if script.is_status_reply() {
         let status = script.status_code();
         let body = match &script.body {
-            Some(raw) => Bytes::from(raw.clone()),
-            None => Bytes::from(scripted_error(status, script.error.as_ref()).to_string()),
+            Some(raw) => raw.clone(),
+            None => scripted_error(status, script.error.as_ref()).to_string(),
         };
-        return Reply {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            content_type: JSON,
-            plan: plan_body(body, EndKind::ErrorStatus, fault, time_scale),
-        };
+        return whole(status, body, EndKind::ErrorStatus);
     }
     let content = script.content();
     if wants_stream {
@@ -53,31 +81,23 @@ pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyCo
             Api::Responses => responses::stream_events(&content, ctx),
             Api::Chat => chat::stream_events(&content, ctx),
         };
-        let delay = scaled_ms(script.event_delay_ms(), time_scale);
-        return Reply {
+        return Rendered {
             status: StatusCode::OK,
-            content_type: "text/event-stream; charset=utf-8",
-            plan: plan_events(&events, fault, delay, time_scale),
+            content_type: EVENT_STREAM,
+            body: Body::of_events(&events),
+            end: EndKind::Completed,
+            stream: true,
         };
     }
     if let Some(failure) = &content.fail {
         // Without streaming, a provider reports the same failure as an error status.
         let (kind, status) = code_type_and_status(&failure.code);
         let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
-        let body = Bytes::from(error_body(&message, kind, None, Some(&failure.code)).to_string());
-        return Reply {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            content_type: JSON,
-            plan: plan_body(body, EndKind::ErrorStatus, fault, time_scale),
-        };
+        return whole(status, error_body(&message, kind, None, Some(&failure.code)).to_string(), EndKind::ErrorStatus);
     }
     let object = match api {
         Api::Responses => responses::response_object(&content, ctx),
         Api::Chat => chat::completion_object(&content, ctx),
     };
-    Reply {
-        status: StatusCode::OK,
-        content_type: JSON,
-        plan: plan_body(Bytes::from(object.to_string()), EndKind::Completed, fault, time_scale),
-    }
+    whole(200, object.to_string(), EndKind::Completed)
 }

@@ -1,6 +1,7 @@
 //! Hardening: security defaults, bad input, load. Each test can fail.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::num::NonZeroUsize;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use serde_json::{json, Value};
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Catalogue, Scenario};
-use squall::server::ServerConfig;
+use squall::server::{ServerConfig, Serving};
 
 async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
     let mut config = ServerConfig::loopback(Catalogue::default());
@@ -138,9 +139,19 @@ async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_streams_complete_intact_and_connections_close() {
+    a_thousand_concurrent_streams(Serving::CallerRuntime).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_serving_threads_of_its_own_a_thousand_concurrent_streams_complete_intact() {
+    // What `squall serve` does: connections dealt to single-threaded runtimes.
+    a_thousand_concurrent_streams(Serving::OwnThreads(NonZeroUsize::new(2).expect("2"))).await;
+}
+
+async fn a_thousand_concurrent_streams(serving: Serving) {
     // Heavy: never beside a timing-sensitive suite run.
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
-    let server = server_with(|_| {}).await;
+    let server = server_with(|config| config.serving = serving).await;
     let run = server.run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))));
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
     let url = format!("{}/responses", run.base_url());

@@ -91,3 +91,23 @@ async fn entries_exist_while_the_reply_is_in_progress() {
     assert_eq!((journal[0].end, journal[0].attempt), (None, Some(0)));
     assert!(pending.await.expect("joined").expect("reply").is_success());
 }
+
+#[tokio::test]
+async fn a_client_that_hangs_up_mid_request_body_leaves_its_headers_in_the_journal() {
+    use tokio::io::AsyncWriteExt;
+    let h = Harness::new("name = \"t\"\n[[attempts]]\nstream = { text = \"a\" }\n").await;
+    let url = reqwest::Url::parse(&h.base_url).expect("base url");
+    let address = format!("{}:{}", url.host_str().expect("host"), url.port().expect("port"));
+    let mut socket = tokio::net::TcpStream::connect(address).await.expect("connected");
+    let head = format!(
+        "POST {}/responses HTTP/1.1\r\nhost: squall\r\ncontent-type: application/json\r\nx-probe: kept\r\ncontent-length: 100\r\n\r\n{{\"model\"",
+        url.path()
+    );
+    socket.write_all(head.as_bytes()).await.expect("head and part of the body");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(socket);
+    let journal = h.settled_journal().await;
+    assert_eq!(journal.len(), 1, "{journal:?}");
+    assert_eq!(journal[0].headers.get("x-probe").map(String::as_str), Some("kept"), "{:?}", journal[0]);
+    assert!(journal[0].end.is_some(), "the entry is completed: {:?}", journal[0]);
+}

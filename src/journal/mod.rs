@@ -8,87 +8,19 @@
 //! dropped and counted, so a soak of millions of requests cannot exhaust memory. An entry keeps
 //! its index for life; `dropped` says how many came before the first one kept.
 
-use std::collections::BTreeMap;
+mod entry;
+mod recorded;
+
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::scenario::FaultKind;
-
-/// How a reply ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndKind {
-    /// The whole scripted reply was sent (success body or in-stream failure event).
-    Completed,
-    /// A scripted error status with its body was sent.
-    ErrorStatus,
-    /// FIN mid-body (fault `eof`).
-    Eof,
-    /// TCP RST mid-body (fault `reset`).
-    Reset,
-    /// A clean end of body without the terminal event (fault `truncate`).
-    Truncated,
-    /// The client gave up during a stall (fault `stall`).
-    Stalled,
-    /// Non-SSE bytes were sent, then the body ended (fault `garbage`).
-    Garbage,
-    /// The client closed the connection before the reply ended.
-    ClientClosed,
-}
-
-/// One request as the server saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JournalEntry {
-    /// 0-based position in the run.
-    pub index: usize,
-    /// The track that answered; null for requests that are not model calls.
-    pub track: Option<String>,
-    /// 0-based attempt within the track; null for requests that are not model calls.
-    pub attempt: Option<u32>,
-    /// `GET`, `POST`, ...
-    pub method: String,
-    /// Relative to the base URL, e.g. `/responses`.
-    pub path: String,
-    /// The request headers, names lower-cased.
-    pub headers: BTreeMap<String, String>,
-    /// The request body: parsed JSON, or the raw text when it is not JSON.
-    pub body: Value,
-    /// Whether the client asked for a streamed reply.
-    pub stream: bool,
-    /// Milliseconds since the run was created (monotonic clock).
-    pub received_at_ms: f64,
-    /// When the reply ended; null while it is in progress.
-    pub finished_at_ms: Option<f64>,
-    /// The status sent; null until the reply starts.
-    pub status: Option<u16>,
-    /// The fault that fired, if any.
-    pub fault: Option<FaultKind>,
-    /// How the reply ended; null while it is in progress.
-    pub end: Option<EndKind>,
-    /// Complete events written.
-    pub events_sent: u32,
-    /// Body bytes written.
-    pub bytes_sent: u64,
-    /// Whether the terminal success event (`response.completed`, `[DONE]`) was written.
-    pub terminal_sent: bool,
-    /// The response headers squall sent (templates such as `@now+3s` as rendered).
-    #[serde(default)]
-    pub response_headers: BTreeMap<String, String>,
-}
-
-/// Facts about a request known when it arrives.
-#[derive(Debug, Clone)]
-pub struct Arrival {
-    /// `GET`, `POST`, ...
-    pub method: String,
-    /// Relative to the base URL, e.g. `/responses`.
-    pub path: String,
-    /// The request headers, names lower-cased.
-    pub headers: BTreeMap<String, String>,
-}
+pub use self::entry::{Arrival, EndKind, JournalEntry};
+pub use self::recorded::RecordedHeaders;
+use self::recorded::{body_as_json, Recorded};
 
 /// The entries a journal keeps unless told otherwise.
 pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
@@ -104,8 +36,27 @@ pub struct Journal {
 /// The entries kept, and how many older ones were dropped.
 #[derive(Debug, Default)]
 struct Kept {
-    entries: std::collections::VecDeque<JournalEntry>,
+    entries: VecDeque<KeptEntry>,
     dropped: usize,
+}
+
+/// One entry as kept: what happened, and the request's recorded parts, which become the
+/// entry's `headers`, `body` and `response_headers` when the journal is read.
+#[derive(Debug, Clone)]
+struct KeptEntry {
+    entry: JournalEntry,
+    recorded: Recorded,
+}
+
+impl KeptEntry {
+    fn read(self) -> JournalEntry {
+        JournalEntry {
+            headers: self.recorded.headers.to_map(),
+            body: body_as_json(&self.recorded.body),
+            response_headers: self.recorded.response_headers.to_map(),
+            ..self.entry
+        }
+    }
 }
 
 impl Journal {
@@ -132,13 +83,13 @@ impl Journal {
             kept.dropped += 1;
         }
         let index = kept.dropped + kept.entries.len();
-        kept.entries.push_back(JournalEntry {
+        let entry = JournalEntry {
             index,
             track: None,
             attempt: None,
             method: arrival.method,
             path: arrival.path,
-            headers: arrival.headers,
+            headers: BTreeMap::new(),
             body: Value::Null,
             stream: false,
             received_at_ms: self.ms_since_start(at),
@@ -150,12 +101,29 @@ impl Journal {
             bytes_sent: 0,
             terminal_sent: false,
             response_headers: BTreeMap::new(),
-        });
+        };
+        let recorded = Recorded { headers: arrival.headers, ..Recorded::default() };
+        kept.entries.push_back(KeptEntry { entry, recorded });
         index
     }
 
-    /// Change an entry in place (nothing happens to an entry already dropped).
+    /// Change what happened to an entry (nothing happens to an entry already dropped). Its
+    /// `headers`, `body` and `response_headers` come from what was recorded, not from here.
     pub fn update(&self, index: usize, change: impl FnOnce(&mut JournalEntry)) {
+        self.with_kept(index, |kept| change(&mut kept.entry));
+    }
+
+    /// Record the request body of an entry, as it arrived.
+    pub fn record_body(&self, index: usize, body: Bytes) {
+        self.with_kept(index, |kept| kept.recorded.body = body);
+    }
+
+    /// Record the response headers sent for an entry.
+    pub fn record_response_headers(&self, index: usize, headers: RecordedHeaders) {
+        self.with_kept(index, |kept| kept.recorded.response_headers = headers);
+    }
+
+    fn with_kept(&self, index: usize, change: impl FnOnce(&mut KeptEntry)) {
         let mut kept = self.lock();
         let position = index.checked_sub(kept.dropped);
         if let Some(entry) = position.and_then(|p| kept.entries.get_mut(p)) {
@@ -174,9 +142,11 @@ impl Journal {
         });
     }
 
-    /// The entries kept, oldest first.
+    /// The entries kept, oldest first. Bodies are parsed after the lock is released, so a
+    /// large journal being read does not hold up the requests being recorded.
     pub fn snapshot(&self) -> Vec<JournalEntry> {
-        self.lock().entries.iter().cloned().collect()
+        let copied: Vec<KeptEntry> = self.lock().entries.iter().cloned().collect();
+        copied.into_iter().map(KeptEntry::read).collect()
     }
 
     /// Entries kept.
@@ -218,7 +188,7 @@ mod tests {
     use super::*;
 
     fn arrival() -> Arrival {
-        Arrival { method: "POST".into(), path: "/responses".into(), headers: BTreeMap::new() }
+        Arrival { method: "POST".into(), path: "/responses".into(), headers: RecordedHeaders::default() }
     }
 
     #[test]

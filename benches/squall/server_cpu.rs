@@ -1,0 +1,138 @@
+//! Server CPU per request: each server in a process of its own, its CPU time (every thread's,
+//! from `/proc/<pid>/task/*/schedstat`, in ns) read before and after a batch of requests, so
+//! the figure is the server's own work — the client's CPU is not in it. criterion's
+//! `iter_custom` reports that CPU time per request; the round trip stays in `server_throughput`.
+//!
+//! Servers: squall (`squall serve`, the release binary) streaming 50 Responses events, plain and
+//! with a scripted fault that keeps the connection (a truncation after 49 events); wiremock-rs
+//! serving the same bytes as a fixed body (this bench binary re-run as `--serve-wiremock`).
+//! Journals on in both. One connection, then 16 at once.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use criterion::Criterion;
+use futures_util::future::join_all;
+
+use super::common::{drain, runtime};
+use super::throughput::{fifty_event_body, fifty_event_text};
+
+/// The argument that turns this bench binary into a wiremock-rs server.
+pub const SERVE_WIREMOCK: &str = "--serve-wiremock";
+
+/// CPU time (ns) every thread of process `pid` has used so far.
+fn process_cpu_ns(pid: u32) -> u64 {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the server's /proc/<pid>/task");
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()))
+        .sum()
+}
+
+/// A server process and the URL to load.
+pub(super) struct ServerProcess {
+    pub(super) child: Child,
+    pub(super) url: String,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The first stdout line of `command`, which must be the server's address.
+fn spawn(mut command: Command) -> (Child, String) {
+    let mut child =
+        command.stdout(Stdio::piped()).stdin(Stdio::piped()).stderr(Stdio::null()).spawn().expect("server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("its address");
+    (child, line.trim().to_owned())
+}
+
+pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -> ServerProcess {
+    let (child, line) = spawn({
+        let mut command = Command::new(env!("CARGO_BIN_EXE_squall"));
+        command.args(["serve", "--addr", "127.0.0.1:0"]);
+        command
+    });
+    let origin = line.trim_start_matches("squall listening on ").to_owned();
+    let fault = fault.map(|f| format!(", \"fault\": {f}")).unwrap_or_default();
+    let scenario = format!(
+        r#"{{"scenario": {{"name": "cpu", "attempts": [{{"stream": {{"text": "{}"}}{fault}}}]}}}}"#,
+        fifty_event_text()
+    );
+    let run: serde_json::Value = rt.block_on(async {
+        let reply = reqwest::Client::new().post(format!("{origin}/__squall/runs")).body(scenario).send().await;
+        reply.expect("the run is created").json().await.expect("a run")
+    });
+    let url = format!("{}/responses", run["base_url"].as_str().expect("base_url"));
+    ServerProcess { child, url }
+}
+
+pub(super) fn wiremock_server() -> ServerProcess {
+    let (mut child, uri) = spawn({
+        let mut command = Command::new(std::env::current_exe().expect("this bench binary"));
+        command.arg(SERVE_WIREMOCK);
+        command
+    });
+    let _ = child.stdin.as_mut().map(|s| s.flush());
+    ServerProcess { child, url: format!("{uri}/v1/responses") }
+}
+
+/// Serve the 50-event body with wiremock-rs until stdin closes (run by `main`).
+pub fn serve_wiremock() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let rt = runtime();
+    rt.block_on(async {
+        let mock = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/responses"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(fifty_event_body().to_vec(), "text/event-stream"))
+            .mount(&mock)
+            .await;
+        println!("{}", mock.uri());
+        let _ = std::io::stdout().flush();
+        // Until the bench closes our stdin.
+        let _ = tokio::task::spawn_blocking(|| std::io::stdin().lines().count()).await;
+    });
+}
+
+/// `iters` requests over `connections` clients; returns the server's CPU time for them.
+pub(super) async fn server_cpu(server: &ServerProcess, iters: u64, connections: u64) -> Duration {
+    let clients: Vec<reqwest::Client> = (0..connections).map(|_| reqwest::Client::new()).collect();
+    let before = process_cpu_ns(server.child.id());
+    let per_client = iters.div_ceil(connections);
+    join_all(clients.iter().map(|client| async move {
+        for _ in 0..per_client {
+            drain(client, &server.url).await;
+        }
+    }))
+    .await;
+    let used = process_cpu_ns(server.child.id()) - before;
+    // Scale to exactly `iters` requests (the last client may have made a few more).
+    Duration::from_nanos(used * iters / (per_client * connections))
+}
+
+pub fn benches(c: &mut Criterion) {
+    let rt = runtime();
+    let servers = [
+        ("squall_plain", squall_server(&rt, None)),
+        ("squall_truncate_after_49", squall_server(&rt, Some(r#"{"kind": "truncate", "after_events": 49}"#))),
+        ("wiremock_same_bytes", wiremock_server()),
+    ];
+    let mut group = c.benchmark_group("server_cpu");
+    group.sample_size(20).measurement_time(Duration::from_secs(5));
+    for connections in [1, 16] {
+        for (name, server) in &servers {
+            group.bench_function(format!("{name}/{connections}_conn"), |b| {
+                b.to_async(&rt).iter_custom(|iters| server_cpu(server, iters, connections))
+            });
+        }
+    }
+    group.finish();
+}

@@ -1,0 +1,82 @@
+//! A journal entry as the admin API and the suite see it, and the facts known on arrival.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::recorded::RecordedHeaders;
+use crate::scenario::FaultKind;
+
+/// How a reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndKind {
+    /// The whole scripted reply was sent (success body or in-stream failure event).
+    Completed,
+    /// A scripted error status with its body was sent.
+    ErrorStatus,
+    /// FIN mid-body (fault `eof`).
+    Eof,
+    /// TCP RST mid-body (fault `reset`).
+    Reset,
+    /// A clean end of body without the terminal event (fault `truncate`).
+    Truncated,
+    /// The client gave up during a stall (fault `stall`).
+    Stalled,
+    /// Non-SSE bytes were sent, then the body ended (fault `garbage`).
+    Garbage,
+    /// The client closed the connection before the reply ended.
+    ClientClosed,
+}
+
+/// One request as the server saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    /// 0-based position in the run.
+    pub index: usize,
+    /// The track that answered; null for requests that are not model calls.
+    pub track: Option<String>,
+    /// 0-based attempt within the track; null for requests that are not model calls.
+    pub attempt: Option<u32>,
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// Relative to the base URL, e.g. `/responses`.
+    pub path: String,
+    /// The request headers, names lower-cased.
+    pub headers: BTreeMap<String, String>,
+    /// The request body: parsed JSON, or the raw text when it is not JSON.
+    pub body: Value,
+    /// Whether the client asked for a streamed reply.
+    pub stream: bool,
+    /// Milliseconds since the run was created (monotonic clock).
+    pub received_at_ms: f64,
+    /// When the reply ended; null while it is in progress.
+    pub finished_at_ms: Option<f64>,
+    /// The status sent; null until the reply starts.
+    pub status: Option<u16>,
+    /// The fault that fired, if any.
+    pub fault: Option<FaultKind>,
+    /// How the reply ended; null while it is in progress.
+    pub end: Option<EndKind>,
+    /// Complete events written.
+    pub events_sent: u32,
+    /// Body bytes written.
+    pub bytes_sent: u64,
+    /// Whether the terminal success event (`response.completed`, `[DONE]`) was written.
+    pub terminal_sent: bool,
+    /// The response headers squall sent (templates such as `@now+3s` as rendered).
+    #[serde(default)]
+    pub response_headers: BTreeMap<String, String>,
+}
+
+/// Facts about a request known when it arrives.
+#[derive(Debug, Clone)]
+pub struct Arrival {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// Relative to the base URL, e.g. `/responses`.
+    pub path: String,
+    /// The request headers, as they arrived.
+    pub headers: RecordedHeaders,
+}

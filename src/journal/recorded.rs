@@ -1,0 +1,88 @@
+//! What a request brought and what squall answered, kept as the bytes they were: the journal
+//! turns them into maps and JSON when it is read, not on the serving path. A busy server then
+//! neither builds nor later frees a map and a JSON tree per request; reading the journal pays
+//! for it instead, once per read.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+/// Headers in one buffer: `name\0value\0` per header, names lower-case (HTTP allows neither
+/// NUL in a name nor in a value, so the separator cannot occur inside one). Values are kept as
+/// the bytes that arrived and read as text, lossily, only when the journal is read.
+/// `authorization` is kept like any other header: squall only ever sees test keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedHeaders(Box<[u8]>);
+
+impl RecordedHeaders {
+    /// Record `headers`.
+    pub fn from_http(headers: &http::HeaderMap) -> Self {
+        let size = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 2).sum();
+        let mut bytes = Vec::with_capacity(size);
+        for (name, value) in headers {
+            bytes.extend_from_slice(name.as_str().as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(value.as_bytes());
+            bytes.push(0);
+        }
+        RecordedHeaders(bytes.into_boxed_slice())
+    }
+
+    /// Name and value pairs, in arrival order; values that are not UTF-8 read with
+    /// replacement characters.
+    pub fn iter(&self) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> + '_ {
+        let mut parts = self.0.split(|b| *b == 0).map(String::from_utf8_lossy);
+        std::iter::from_fn(move || Some((parts.next().filter(|n| !n.is_empty())?, parts.next()?)))
+    }
+
+    /// The headers by name; of a repeated header, the last value.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(name, value)| (name.into_owned(), value.into_owned())).collect()
+    }
+}
+
+/// A request body as JSON when it is JSON, as text when it is not, null when empty.
+pub(super) fn body_as_json(body: &[u8]) -> Value {
+    if body.is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_slice(body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// A request's recorded parts and the response headers sent.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Recorded {
+    pub(super) headers: RecordedHeaders,
+    pub(super) body: Bytes,
+    pub(super) response_headers: RecordedHeaders,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_come_back_as_they_went_in() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("content-type", "application/json".parse().expect("a header value"));
+        headers.append("x-retry", "1".parse().expect("a header value"));
+        headers.append("x-retry", "2".parse().expect("a header value"));
+        headers.insert("x-odd", http::HeaderValue::from_bytes(b"caf\xe9").expect("obs-text is allowed"));
+        let recorded = RecordedHeaders::from_http(&headers);
+        let pairs: Vec<(String, String)> = recorded.iter().map(|(n, v)| (n.into_owned(), v.into_owned())).collect();
+        let expected =
+            [("content-type", "application/json"), ("x-retry", "1"), ("x-retry", "2"), ("x-odd", "caf\u{FFFD}")];
+        assert_eq!(pairs, expected.map(|(n, v)| (n.to_owned(), v.to_owned())));
+        assert_eq!(recorded.to_map()["x-retry"], "2");
+        assert_eq!(RecordedHeaders::from_http(&http::HeaderMap::new()).iter().count(), 0);
+    }
+
+    #[test]
+    fn a_body_is_json_text_or_null() {
+        assert_eq!(body_as_json(br#"{"a": 1}"#), serde_json::json!({"a": 1}));
+        assert_eq!(body_as_json(b"not json"), Value::String("not json".into()));
+        assert_eq!(body_as_json(b""), Value::Null);
+    }
+}

@@ -1,0 +1,274 @@
+//! A scripted reply rendered once, with slots for what changes from request to request — ids,
+//! the model, the time, token counts — so that serving it costs filling the slots, not
+//! rendering 50 JSON events again.
+//!
+//! The template is made by rendering the reply with a context of sentinels (private-use
+//! characters for strings, 19-digit numbers for numbers) and cutting the bytes at each
+//! sentinel. It is checked before use: filled with a test context it must equal a direct
+//! rendering with that context, byte for byte; a script whose own text happened to contain a
+//! sentinel fails that check and is rendered per request instead.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::plan::{plan_body, plan_stream, Body, Span};
+use super::reply::{render, Api, Rendered, Reply};
+use super::ReplyContext;
+use crate::scenario::Attempt;
+
+/// The id seed sentinel: ids are `resp_<seed>`, `msg_<seed>`, ...
+const SEED: &str = "\u{E000}s\u{E000}";
+/// The model sentinel.
+const MODEL: &str = "\u{E000}m\u{E000}";
+/// The `created_at` sentinel.
+const CREATED: u64 = 6_600_000_000_000_000_000;
+/// The input-token sentinel; totals render as this plus the output tokens.
+const INPUT: u64 = 7_700_000_000_000_000_000;
+/// Output tokens beyond this are not taken for a total (they never come near it).
+const MAX_OUTPUT: u64 = 1_000_000_000_000;
+
+/// One piece of a templated body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(Bytes),
+    Seed,
+    Model,
+    CreatedAt,
+    /// The input tokens plus this many.
+    InputTokensPlus(u64),
+}
+
+/// How much of a template is fixed text, and how many slots of each kind it has.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sizes {
+    text: usize,
+    seeds: usize,
+    models: usize,
+    numbers: usize,
+}
+
+impl Sizes {
+    fn of(pieces: &[Vec<Piece>]) -> Self {
+        pieces.iter().flatten().fold(Sizes::default(), |mut sizes, piece| {
+            match piece {
+                Piece::Text(text) => sizes.text += text.len(),
+                Piece::Seed => sizes.seeds += 1,
+                Piece::Model => sizes.models += 1,
+                Piece::CreatedAt | Piece::InputTokensPlus(_) => sizes.numbers += 1,
+            }
+            sizes
+        })
+    }
+
+    /// The filled body's length, at most (a number takes at most 20 digits).
+    fn filled(&self, seed: usize, model: usize) -> usize {
+        self.text + self.seeds * seed + self.models * model + self.numbers * 20
+    }
+}
+
+/// A rendered reply with slots: what a request needs filled in to be served.
+#[derive(Debug, Clone)]
+pub struct ReplyTemplate {
+    rendered: Rendered,
+    /// The pieces of the body, span by span.
+    pieces: Vec<Vec<Piece>>,
+    /// Bytes of text and slots of each kind in `pieces`, to size a filled body at once.
+    sizes: Sizes,
+    fault: Option<crate::scenario::Fault>,
+    event_delay: Duration,
+    time_scale: f64,
+}
+
+impl ReplyTemplate {
+    /// The template of `script`'s reply to `api`, streamed or not (and with a usage chunk or
+    /// not), or `None` when the script's content collides with a sentinel.
+    pub fn new(script: &Attempt, api: Api, wants_stream: bool, include_usage: bool, time_scale: f64) -> Option<Self> {
+        let sentinels = ReplyContext {
+            id_seed: SEED.to_owned(),
+            model: MODEL.to_owned(),
+            created_at: CREATED,
+            input_tokens: INPUT,
+            include_usage,
+        };
+        let rendered = render(script, api, wants_stream, &sentinels);
+        let mut offset = 0;
+        let pieces = rendered
+            .body
+            .spans
+            .iter()
+            .map(|span| {
+                let pieces = cut(&rendered.body.bytes.slice(offset..offset + span.len));
+                offset += span.len;
+                pieces
+            })
+            .collect::<Vec<_>>();
+        let template = ReplyTemplate {
+            rendered,
+            sizes: Sizes::of(&pieces),
+            pieces,
+            fault: script.fault.clone(),
+            event_delay: super::plan::scaled_ms(script.event_delay_ms(), time_scale),
+            time_scale,
+        };
+        let probe = ReplyContext {
+            id_seed: "r0-probe_7".to_owned(),
+            model: "m\"o\\del".to_owned(),
+            created_at: 1_234_567_890,
+            input_tokens: 321,
+            include_usage,
+        };
+        (template.fill(&probe).bytes == render(script, api, wants_stream, &probe).body.bytes).then_some(template)
+    }
+
+    /// The body for one request.
+    fn fill(&self, ctx: &ReplyContext) -> Body {
+        let model = json_string_content(&ctx.model);
+        let created_at = ctx.created_at.to_string();
+        let mut buffer = Vec::with_capacity(self.sizes.filled(ctx.id_seed.len(), model.len()));
+        let mut spans = Vec::with_capacity(self.pieces.len());
+        for (pieces, span) in self.pieces.iter().zip(&self.rendered.body.spans) {
+            let before = buffer.len();
+            for piece in pieces {
+                match piece {
+                    Piece::Text(text) => buffer.extend_from_slice(text),
+                    Piece::Seed => buffer.extend_from_slice(ctx.id_seed.as_bytes()),
+                    Piece::Model => buffer.extend_from_slice(model.as_bytes()),
+                    Piece::CreatedAt => buffer.extend_from_slice(created_at.as_bytes()),
+                    Piece::InputTokensPlus(more) => {
+                        buffer.extend_from_slice(ctx.input_tokens.saturating_add(*more).to_string().as_bytes())
+                    }
+                }
+            }
+            spans.push(Span { len: buffer.len() - before, ..*span });
+        }
+        Body { bytes: Bytes::from(buffer), spans }
+    }
+
+    /// The reply to one request.
+    pub fn reply(&self, ctx: &ReplyContext) -> Reply {
+        let body = self.fill(ctx);
+        let fault = self.fault.as_ref();
+        let plan = if self.rendered.stream {
+            plan_stream(body, fault, self.event_delay, self.time_scale)
+        } else {
+            plan_body(body.bytes, self.rendered.end, fault, self.time_scale)
+        };
+        Reply { status: self.rendered.status, content_type: self.rendered.content_type, plan }
+    }
+}
+
+/// `text` as it reads between the quotes of a JSON string: itself, unless it has a character
+/// JSON escapes.
+fn json_string_content(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return text.into();
+    }
+    let quoted = serde_json::Value::from(text).to_string();
+    quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_owned().into()
+}
+
+/// Cut rendered bytes at every sentinel.
+fn cut(bytes: &Bytes) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let (mut from, mut at) = (0, 0);
+    while at < bytes.len() {
+        let found = sentinel_at(&bytes[at..]);
+        match found {
+            Some((piece, len)) => {
+                if at > from {
+                    pieces.push(Piece::Text(bytes.slice(from..at)));
+                }
+                pieces.push(piece);
+                at += len;
+                from = at;
+            }
+            None => at += 1,
+        }
+    }
+    if bytes.len() > from {
+        pieces.push(Piece::Text(bytes.slice(from..)));
+    }
+    pieces
+}
+
+/// The sentinel starting at the beginning of `rest`, and its length.
+fn sentinel_at(rest: &[u8]) -> Option<(Piece, usize)> {
+    for (text, piece) in [(SEED, Piece::Seed), (MODEL, Piece::Model)] {
+        if rest.starts_with(text.as_bytes()) {
+            return Some((piece, text.len()));
+        }
+    }
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits != 19 {
+        return None;
+    }
+    let number: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+    match number {
+        CREATED => Some((Piece::CreatedAt, digits)),
+        n if (INPUT..INPUT + MAX_OUTPUT).contains(&n) => Some((Piece::InputTokensPlus(n - INPUT), digits)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Fault, FaultKind, FunctionCallSpec, StreamSpec};
+
+    fn attempts() -> Vec<Attempt> {
+        let call = FunctionCallSpec { name: "Task".into(), arguments: r#"{"a": 1}"#.into(), call_id: None };
+        vec![
+            Attempt::default(),
+            Attempt {
+                stream: Some(StreamSpec { text: Some("one two three".into()), ..StreamSpec::default() }),
+                ..Attempt::default()
+            },
+            Attempt {
+                stream: Some(StreamSpec {
+                    reasoning: Some("think".into()),
+                    function_call: Some(call),
+                    ..StreamSpec::default()
+                }),
+                fault: Some(Fault { kind: FaultKind::Reset, after_events: Some(5), after_bytes: None, ms: None }),
+                ..Attempt::default()
+            },
+            Attempt { status: Some(503), ..Attempt::default() },
+        ]
+    }
+
+    #[test]
+    fn a_filled_template_is_byte_for_byte_a_direct_rendering() {
+        let ctx = ReplyContext {
+            id_seed: "r9-x_12".into(),
+            model: "gpt-\u{e9}".into(),
+            created_at: 1_700_000_000,
+            input_tokens: 42,
+            include_usage: true,
+        };
+        for attempt in attempts() {
+            for api in [Api::Responses, Api::Chat] {
+                for stream in [true, false] {
+                    let template = ReplyTemplate::new(&attempt, api, stream, true, 1.0).expect("a template");
+                    let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 1.0);
+                    assert_eq!(
+                        template.reply(&ctx).plan.steps,
+                        direct.plan.steps,
+                        "{api:?} stream {stream}: {attempt:?}"
+                    );
+                    // Sized at once: filling never grows the buffer.
+                    let filled = template.fill(&ctx).bytes.len();
+                    assert!(filled <= template.sizes.filled(ctx.id_seed.len(), ctx.model.len()), "{filled} bytes");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_script_that_contains_a_sentinel_is_rendered_per_request() {
+        let text = format!("look: {SEED} and 6600000000000000000");
+        let attempt =
+            Attempt { stream: Some(StreamSpec { text: Some(text), ..StreamSpec::default() }), ..Attempt::default() };
+        assert!(ReplyTemplate::new(&attempt, Api::Responses, true, false, 1.0).is_none());
+    }
+}
