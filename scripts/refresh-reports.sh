@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the acceptance reports kept in reports/: the reference implementation's sign-off
-# (every profile) and the official OpenAI SDKs' (behind adapters/, installed by
+# (every profile) and the official OpenAI and Anthropic SDKs' (behind adapters/, installed by
 # scripts/setup-sdks.sh). Run it after a change to the features, the checks or the reference;
 # tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
 #
@@ -29,3 +29,7 @@ run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --lev
   --name python-openai --time-scale 0.05 --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
 run --iut "node adapters/node-openai/adapter.mjs" --level wire --profile all \
   --name node-openai --time-scale 0.05 --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
+run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --level wire --profile all \
+  --name python-anthropic --time-scale 0.05 --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
+run --iut "node adapters/node-anthropic/adapter.mjs" --level wire --profile all \
+  --name node-anthropic --time-scale 0.05 --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic

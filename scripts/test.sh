@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs the SDKs the SDK tests drive (once), checks formatting and lints,
-# runs the whole workspace's tests, checks that the harness builds without the reference
+# runs the whole workspace's tests and the conformance suite against the reference speaking
+# the Messages API, checks that the harness builds without the reference
 # implementation and that the benches build (they are run by hand: see BENCHMARKS.md), and
 # ends with one line totalling every test run.
 set -euo pipefail
@@ -11,6 +12,9 @@ mkdir -p target
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+# One suite, every wire format: the reference again, speaking Anthropic's Messages API.
+SQUALL_REFERENCE_PROVIDER=messages SQUALL_PROFILE=all cargo test --all-features --test conformance 2>&1 \
+  | tee -a target/test-output.log
 cargo build -p squall --no-default-features
 cargo bench --workspace --all-features --no-run
 awk '/^test result:/ { passed += $4; failed += $6 }

@@ -99,6 +99,12 @@ impl ScriptedRun {
         &self.base_url
     }
 
+    /// Use as an Anthropic SDK's `base_url`: the run's URL without `/v1`, which the SDK
+    /// appends (`{base_url}/v1/messages`).
+    pub fn anthropic_base_url(&self) -> &str {
+        self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url)
+    }
+
     /// The run's id, as the admin API names it (`/__squall/runs/{id}`).
     pub fn id(&self) -> &str {
         &self.run.id

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok((scenario, time_scale)) = parse_create_run(data, &catalogue) else { return };
     let attempts = scenario.attempts.iter().chain(scenario.tracks.iter().flat_map(|t| t.attempts.iter()));
     for attempt in attempts {
-        for api in [Api::Responses, Api::Chat] {
+        for api in Api::ALL {
             for stream in [true, false] {
                 let _ = build_reply(attempt, api, stream, &ReplyContext::placeholder(), time_scale);
             }

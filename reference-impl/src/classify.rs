@@ -132,8 +132,9 @@ impl std::fmt::Display for ProviderError {
 
 impl std::error::Error for ProviderError {}
 
-/// Statuses PRD-0006 REQ-0006-001 retries.
-pub const RETRYABLE_STATUSES: [u16; 7] = [408, 425, 429, 500, 502, 503, 504];
+/// Statuses PRD-0006 REQ-0006-001 retries: its list "408/425/429/500/502/503/504 and such
+/// temporary errors", with Anthropic's 529 (overloaded, documented as temporary) as one of them.
+pub const RETRYABLE_STATUSES: [u16; 8] = [408, 425, 429, 500, 502, 503, 504, 529];
 
 /// The fields of an OpenAI error body (`{"error": {...}}`) the classifier reads; the rest is
 /// skipped without being built. A body of another shape reads as no fields at all.
@@ -159,8 +160,10 @@ pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, bod
     let message =
         error.message.as_ref().and_then(Value::as_str).map_or_else(|| format!("HTTP {status}"), str::to_owned);
     let kind = match (status, code, kind_field) {
-        (_, "insufficient_quota", _) | (_, _, "insufficient_quota") => ErrorKind::Quota,
+        (_, "insufficient_quota", _) | (_, _, "insufficient_quota" | "billing_error") => ErrorKind::Quota,
         (_, "context_length_exceeded", _) => ErrorKind::ContextOverflow,
+        // Anthropic has no code: a context overflow is an invalid request saying so.
+        (400, _, "invalid_request_error") if message.starts_with("prompt is too long") => ErrorKind::ContextOverflow,
         (429, ..) => ErrorKind::RateLimit,
         (400 | 422, ..) => ErrorKind::InvalidRequest,
         (401, ..) => ErrorKind::Auth,
@@ -193,10 +196,17 @@ pub fn classify_transport(failure: TransportFailure, detail: &str) -> ProviderEr
 /// Classify an in-stream failure (`response.failed`, an `error` event, a chat error chunk).
 pub fn classify_stream_error(code: &str, message: &str) -> ProviderError {
     let kind = match code {
-        "rate_limit_exceeded" => ErrorKind::RateLimit,
-        "insufficient_quota" => ErrorKind::Quota,
+        // OpenAI codes, and Anthropic's error types for the same failures.
+        "rate_limit_exceeded" | "rate_limit_error" => ErrorKind::RateLimit,
+        "insufficient_quota" | "billing_error" => ErrorKind::Quota,
         "context_length_exceeded" => ErrorKind::ContextOverflow,
-        "server_error" | "internal_error" | "server_overloaded" | "service_unavailable" => ErrorKind::Http,
+        "invalid_request_error" if message.starts_with("prompt is too long") => ErrorKind::ContextOverflow,
+        "server_error"
+        | "internal_error"
+        | "server_overloaded"
+        | "service_unavailable"
+        | "api_error"
+        | "overloaded_error" => ErrorKind::Http,
         _ => ErrorKind::InvalidRequest,
     };
     let mut error = ProviderError::new(kind, if message.is_empty() { code.to_owned() } else { message.to_owned() });

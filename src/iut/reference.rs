@@ -26,8 +26,14 @@ pub(super) async fn run(env: &[(&'static str, String)], mutant: Option<&str>, ti
     }
 }
 
+/// The case from the contract's variables; the reference's own `SQUALL_REFERENCE_PROVIDER`
+/// (which API it speaks) comes from squall's environment, as it would for its binary.
 fn case_env(env: &[(&'static str, String)], mutant: Option<&str>) -> Result<CaseEnv, String> {
-    let mut case = CaseEnv::from_lookup(|name| env.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone()))?;
+    let mut case = CaseEnv::from_lookup(|name| match env.iter().find(|(k, _)| *k == name) {
+        Some((_, value)) => Some(value.clone()),
+        None if name == "SQUALL_REFERENCE_PROVIDER" => std::env::var(name).ok(),
+        None => None,
+    })?;
     if let Some(name) = mutant {
         case.mutant = Some(Mutant::parse(name).ok_or_else(|| format!("no reference mutant named `{name}`"))?);
     }

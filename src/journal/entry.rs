@@ -1,5 +1,6 @@
 //! A journal entry as the admin API and the suite see it, and the facts known on arrival.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,10 @@ pub struct JournalEntry {
     pub method: String,
     /// Relative to the base URL, e.g. `/responses`.
     pub path: String,
+    /// The model API the request spoke — `responses`, `chat` or `messages` — or null for a
+    /// request that is not a model call (`/models`, an unknown path).
+    #[serde(default)]
+    pub api: Option<Cow<'static, str>>,
     /// The request headers, names lower-cased.
     pub headers: BTreeMap<String, String>,
     /// The request body: parsed JSON, or the raw text when it is not JSON.

@@ -89,6 +89,7 @@ impl Journal {
             attempt: None,
             method: arrival.method,
             path: arrival.path,
+            api: None,
             headers: BTreeMap::new(),
             body: Value::Null,
             stream: false,

@@ -5,7 +5,8 @@ use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
 use super::limits::check_delay_ms;
 use super::model::{Attempt, FaultKind, FaultPoint, Scenario, Track};
-use crate::wire::{responses, ReplyContext};
+use crate::wire::reply::Api;
+use crate::wire::ReplyContext;
 
 /// Check a scenario; the error names the first field at fault.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
@@ -135,31 +136,35 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
 }
 
 /// A fault must fire inside the reply: an offset past the end would silently never fire.
+/// Offsets count the stream of whichever API a request speaks, so each API's stream is
+/// checked, and the error says which ones the offset is past the end of.
 fn check_fault_offset(attempt: &Attempt, path: &FieldPath, point: FaultPoint) -> Result<(), ScenarioError> {
-    let ctx = ReplyContext::placeholder();
-    let events =
-        if attempt.is_status_reply() { Vec::new() } else { responses::stream_events(&attempt.content(), &ctx) };
-    match point {
-        FaultPoint::Events(n) if n as usize > events.len() => Err(ScenarioError::new(
-            path.key("after_events"),
-            format!("{n} is beyond the end of the stream: this reply has {} events (Responses API)", events.len()),
-        )),
-        FaultPoint::Bytes(n) => {
-            let total: usize = if attempt.is_status_reply() {
-                attempt.body.as_ref().map_or(256, String::len)
-            } else {
-                events.iter().map(|e| e.to_bytes().len()).sum()
-            };
-            if n as usize > total && !attempt.is_status_reply() {
-                return Err(ScenarioError::new(
-                    path.key("after_bytes"),
-                    format!("{n} is beyond the end of the stream: this reply has {total} body bytes (Responses API)"),
-                ));
-            }
-            Ok(())
-        }
-        FaultPoint::Events(_) => Ok(()),
+    if attempt.is_status_reply() {
+        return Ok(());
     }
+    let ctx = ReplyContext::placeholder();
+    let content = attempt.content();
+    let (field, unit, offset) = match point {
+        FaultPoint::Events(n) => ("after_events", "events", n as usize),
+        FaultPoint::Bytes(n) => ("after_bytes", "body bytes", n as usize),
+    };
+    let lengths = Api::ALL.map(|api| {
+        let events = api.stream_events(&content, &ctx);
+        let length = match point {
+            FaultPoint::Events(_) => events.len(),
+            FaultPoint::Bytes(_) => events.iter().map(|e| e.to_bytes().len()).sum(),
+        };
+        (api, length)
+    });
+    let past: Vec<String> = lengths
+        .iter()
+        .filter(|(_, length)| offset > *length)
+        .map(|(api, length)| format!("the {} stream has {length} {unit}", api.title()))
+        .collect();
+    if past.is_empty() {
+        return Ok(());
+    }
+    Err(ScenarioError::new(path.key(field), format!("{offset} is beyond the end of the reply: {}", past.join("; "))))
 }
 
 #[cfg(test)]

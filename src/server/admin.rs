@@ -58,7 +58,7 @@ fn list_scenarios(state: &State) -> Response<ResponseBody> {
 async fn create_run(state: &State, request: Request<Incoming>) -> Response<ResponseBody> {
     let bytes = match read_body(request.into_body(), state.body_limit).await {
         Ok(bytes) => bytes,
-        Err(e) => return e.into_response(),
+        Err(e) => return e.into_response(None),
     };
     match parse_create_run(&bytes, &state.catalogue) {
         Ok((scenario, time_scale)) => {
@@ -74,6 +74,7 @@ fn run_summary(state: &State, run: &Run) -> Value {
     json!({
         "id": run.id,
         "base_url": state.base_url(&run.id),
+        "anthropic_base_url": state.anthropic_base_url(&run.id),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
         "requests": run.journal.total(),

@@ -1,5 +1,5 @@
 //! Small HTTP helpers shared by the admin API and the model endpoints: JSON replies,
-//! OpenAI-shaped errors and bounded request bodies.
+//! OpenAI- and Anthropic-shaped errors and bounded request bodies.
 
 use std::io;
 
@@ -9,7 +9,9 @@ use hyper::body::Incoming;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
+use crate::wire::anthropic_errors;
 use crate::wire::errors::error_body;
+use crate::wire::reply::Api;
 
 /// Every response body squall sends.
 pub(super) type ResponseBody = BoxBody<Bytes, io::Error>;
@@ -34,6 +36,23 @@ pub(super) fn openai_error(
 ) -> Response<ResponseBody> {
     let kind = if status.is_server_error() { "server_error" } else { "invalid_request_error" };
     json(status, &error_body(message, kind, param, Some(code)))
+}
+
+/// A refusal of a model request, in the shape of the API it was sent to: Anthropic's for
+/// the Messages API, OpenAI's for the others and for paths that are no API.
+pub(super) fn model_api_error(
+    api: Option<Api>,
+    status: StatusCode,
+    message: &str,
+    code: &str,
+) -> Response<ResponseBody> {
+    match api {
+        Some(Api::Messages) => {
+            let (kind, _) = anthropic_errors::status_defaults(status.as_u16());
+            json(status, &anthropic_errors::error_body(kind, message))
+        }
+        _ => openai_error(status, message, code, None),
+    }
 }
 
 /// Why a request body could not be read.
@@ -86,19 +105,19 @@ async fn drain(mut body: Incoming, mut drained: usize) {
 }
 
 impl BodyError {
-    pub(super) fn into_response(self) -> Response<ResponseBody> {
+    pub(super) fn into_response(self, api: Option<Api>) -> Response<ResponseBody> {
         match self {
-            BodyError::TooLarge { limit } => openai_error(
+            BodyError::TooLarge { limit } => model_api_error(
+                api,
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!("The request body is larger than the server's limit of {limit} bytes."),
                 "request_too_large",
-                None,
             ),
-            BodyError::Broken(reason) => openai_error(
+            BodyError::Broken(reason) => model_api_error(
+                api,
                 StatusCode::BAD_REQUEST,
                 &format!("The request body could not be read: {reason}"),
                 "invalid_body",
-                None,
             ),
         }
     }

@@ -96,6 +96,11 @@ impl State {
     pub(crate) fn base_url(&self, run_id: &str) -> String {
         format!("{}/runs/{run_id}/v1", self.origin)
     }
+
+    /// The Anthropic base URL of a run: without `/v1`, which Anthropic's SDKs append.
+    pub(crate) fn anthropic_base_url(&self, run_id: &str) -> String {
+        format!("{}/runs/{run_id}", self.origin)
+    }
 }
 
 /// A running server. Dropping it stops accepting connections.

@@ -1,5 +1,5 @@
-//! The OpenAI endpoints under a run's base URL: `POST /responses`, `POST /chat/completions`,
-//! `GET /models`. Each request is journaled on arrival, routed to a track, answered with the
+//! The model endpoints under a run's base URL: OpenAI's `POST /responses` and
+//! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is journaled on arrival, routed to a track, answered with the
 //! track's next scripted attempt, and played by a [`ScriptedBody`].
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::conn_io::KillSwitch;
-use super::http_util::{openai_error, read_body, ResponseBody};
+use super::http_util::{model_api_error, openai_error, read_body, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
 use super::runs::{Run, TemplateKey};
 use super::State;
@@ -41,25 +41,27 @@ pub(super) async fn handle(
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
 
+    let api = Api::at_path(path);
     let raw = match read_body(body, state.body_limit).await {
         Ok(raw) => raw,
-        Err(e) => return reply_directly(entry, e.into_response()),
+        Err(e) => return reply_directly(entry, e.into_response(api)),
     };
     run.journal.record_body(index, raw.clone());
-    let api = match (&parts.method, path) {
-        (&Method::POST, "/responses") => Api::Responses,
-        (&Method::POST, "/chat/completions") => Api::Chat,
-        (&Method::GET, "/models") => return reply_directly(entry, models()),
-        (_, "/responses" | "/chat/completions" | "/models") => {
-            let message = format!("{} is not allowed on {path}", parts.method);
-            let refusal = openai_error(StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed", None);
+    let api = match (&parts.method, api) {
+        (&Method::POST, Some(api)) => api,
+        (&Method::GET, None) if path == "/models" => return reply_directly(entry, models()),
+        (method, api) if api.is_some() || path == "/models" => {
+            let message = format!("{method} is not allowed on {path}");
+            let refusal = model_api_error(api, StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed");
             return reply_directly(entry, refusal);
         }
         _ => {
-            let message = format!("Unknown path {path}: squall serves /responses, /chat/completions and /models");
+            let message =
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages and /models");
             return reply_directly(entry, openai_error(StatusCode::NOT_FOUND, &message, "not_found", None));
         }
     };
+    entry.update(|e| e.api = Some(api.as_str().into()));
     if let Some(kind) = parts
         .headers
         .get(CONTENT_TYPE)
@@ -67,12 +69,13 @@ pub(super) async fn handle(
         .filter(|k| !k.trim_start().to_ascii_lowercase().starts_with("application/json"))
     {
         let message = format!("Unsupported Content-Type `{kind}`: send the request body as application/json.");
-        let refusal = openai_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type", None);
+        let refusal =
+            model_api_error(Some(api), StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type");
         return reply_directly(entry, refusal);
     }
     let Some(body) = ModelRequest::parse(&raw) else {
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
-        return reply_directly(entry, openai_error(StatusCode::BAD_REQUEST, message, "invalid_json", None));
+        return reply_directly(entry, model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json"));
     };
 
     let text = String::from_utf8_lossy(&raw);
@@ -83,7 +86,7 @@ pub(super) async fn handle(
     let script = track.attempt(slot);
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),
-        model: body.model.as_ref().and_then(Value::as_str).unwrap_or("gpt-squall").to_owned(),
+        model: body.model.as_ref().and_then(Value::as_str).unwrap_or(default_model(api)).to_owned(),
         created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         input_tokens: estimate_tokens(&text),
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
@@ -121,6 +124,9 @@ pub(super) async fn handle(
         out.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
     if let Ok(value) = HeaderValue::from_str(&format!("req_{}", ctx.id_seed)) {
+        if api == Api::Messages {
+            out.insert(HeaderName::from_static("request-id"), value.clone());
+        }
         out.insert(HeaderName::from_static("x-request-id"), value);
     }
     if close {
@@ -158,6 +164,14 @@ impl ModelRequest {
 
     fn wants_stream(&self) -> bool {
         self.stream.as_ref().and_then(Value::as_bool) == Some(true)
+    }
+}
+
+/// The model echoed back when the request names none.
+fn default_model(api: Api) -> &'static str {
+    match api {
+        Api::Messages => "claude-squall",
+        Api::Responses | Api::Chat => "gpt-squall",
     }
 }
 

@@ -1,7 +1,8 @@
 //! What a journaled model request says about its conversation: the instructions, and the tool
 //! outputs the client sent back with the name of the tool that produced each. Reads both the
-//! Responses shape (`instructions`, `input[]` items `function_call` / `function_call_output`)
-//! and the Chat Completions shape (`messages[]` with `tool_calls` and `role: "tool"`).
+//! Responses shape (`instructions`, `input[]` items `function_call` / `function_call_output`),
+//! the Chat Completions shape (`messages[]` with `tool_calls` and `role: "tool"`) and the
+//! Messages shape (`system`, `messages[]` whose content blocks are `tool_use` / `tool_result`).
 
 use serde_json::Value;
 
@@ -22,6 +23,9 @@ pub(super) fn instructions(entry: &JournalEntry) -> String {
     if let Some(text) = body["instructions"].as_str() {
         parts.push(text.to_owned());
     }
+    if !body["system"].is_null() {
+        parts.push(text_of(&body["system"]));
+    }
     for message in items(body).filter(|m| m["role"] == "system" || m["role"] == "developer") {
         parts.push(text_of(&message["content"]));
     }
@@ -41,6 +45,9 @@ pub(super) fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
                 Some(ToolOutput { tool: name_of(id), output: text_of(&item["output"]) })
             } else if item["role"] == "tool" {
                 let id = item["tool_call_id"].as_str().unwrap_or("");
+                Some(ToolOutput { tool: name_of(id), output: text_of(&item["content"]) })
+            } else if item["type"] == "tool_result" {
+                let id = item["tool_use_id"].as_str().unwrap_or("");
                 Some(ToolOutput { tool: name_of(id), output: text_of(&item["content"]) })
             } else {
                 None
@@ -72,9 +79,12 @@ pub(super) fn all_outputs<'a>(entries: impl IntoIterator<Item = &'a JournalEntry
     seen
 }
 
-/// The conversation items: Responses `input` (when a list) or Chat `messages`.
+/// The conversation items: Responses `input` (when a list), Chat or Messages `messages`, and
+/// the content blocks of messages whose content is a list (Messages `tool_use`/`tool_result`).
 fn items(body: &Value) -> impl Iterator<Item = &Value> {
-    body["input"].as_array().into_iter().flatten().chain(body["messages"].as_array().into_iter().flatten())
+    let messages = body["messages"].as_array().into_iter().flatten();
+    let blocks = messages.clone().flat_map(|m| m["content"].as_array().into_iter().flatten());
+    body["input"].as_array().into_iter().flatten().chain(messages).chain(blocks)
 }
 
 /// `(call id, tool name)` of the calls in one item.
@@ -82,6 +92,9 @@ fn tool_calls(item: &Value) -> Vec<(String, String)> {
     let mut calls = Vec::new();
     if item["type"] == "function_call" {
         calls.push((str_field(&item["call_id"]), str_field(&item["name"])));
+    }
+    if item["type"] == "tool_use" {
+        calls.push((str_field(&item["id"]), str_field(&item["name"])));
     }
     for call in item["tool_calls"].as_array().into_iter().flatten() {
         calls.push((str_field(&call["id"]), str_field(&call["function"]["name"])));
@@ -141,5 +154,16 @@ mod tests {
         assert_eq!(tool_outputs(&request), vec![ToolOutput { tool: "web_search".into(), output: "found".into() }]);
         assert_eq!(instructions(&request), "rules");
         assert_eq!(outputs_of([&request, &request], "web_search"), vec!["found".to_owned()]);
+    }
+
+    #[test]
+    fn messages_tool_results_carry_the_name_of_their_tool_use() {
+        let request = entry(json!({"system": "rules", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "{\"ok\": false}"}]}
+        ]}));
+        assert_eq!(tool_outputs(&request), vec![ToolOutput { tool: "Task".into(), output: "{\"ok\": false}".into() }]);
+        assert_eq!(instructions(&request), "rules");
     }
 }

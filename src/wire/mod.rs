@@ -1,13 +1,16 @@
-//! The OpenAI wire format squall speaks: SSE framing, Responses API events and objects,
-//! Chat Completions chunks and objects, and OpenAI-shaped errors.
+//! The wire formats squall speaks: SSE framing; OpenAI's Responses API events and objects,
+//! Chat Completions chunks and objects, and OpenAI-shaped errors; Anthropic's Messages API
+//! events and message object, and Anthropic-shaped errors.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
-//! events or JSON bodies ([`responses`], [`chat`], [`errors`]), and [`reply`] turns a scripted
+//! events or JSON bodies ([`responses`], [`chat`], [`messages`], [`errors`], [`anthropic_errors`]), and [`reply`] turns a scripted
 //! attempt into a [`plan::ReplyPlan`] — the bytes, the waits and the fault — which the server
 //! plays on a socket.
 
+pub mod anthropic_errors;
 pub mod chat;
 pub mod errors;
+pub mod messages;
 pub mod plan;
 pub mod reply;
 pub mod responses;

@@ -5,11 +5,13 @@
 use bytes::Bytes;
 use http::StatusCode;
 
+use serde_json::Value;
+
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan};
-use super::{chat, responses, ReplyContext};
+use super::{anthropic_errors, chat, messages, responses, ReplyContext, SseEvent};
 use crate::journal::EndKind;
-use crate::scenario::Attempt;
+use crate::scenario::{Attempt, ErrorSpec, StreamFailure, StreamSpec};
 
 /// Which model API a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,6 +20,58 @@ pub enum Api {
     Responses,
     /// `POST /chat/completions`.
     Chat,
+    /// `POST /messages` (Anthropic's `/v1/messages`).
+    Messages,
+}
+
+impl Api {
+    /// Every API, in the order scenarios are validated and reported.
+    pub const ALL: [Api; 3] = [Api::Responses, Api::Chat, Api::Messages];
+
+    /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Responses => "responses",
+            Api::Chat => "chat",
+            Api::Messages => "messages",
+        }
+    }
+
+    /// The API's name for people: `Responses API`, ...
+    pub fn title(self) -> &'static str {
+        match self {
+            Api::Responses => "Responses API",
+            Api::Chat => "Chat Completions API",
+            Api::Messages => "Messages API",
+        }
+    }
+
+    /// The API served at a path under a run's base URL, if any.
+    pub fn at_path(path: &str) -> Option<Api> {
+        match path {
+            "/responses" => Some(Api::Responses),
+            "/chat/completions" => Some(Api::Chat),
+            "/messages" => Some(Api::Messages),
+            _ => None,
+        }
+    }
+
+    /// The streamed events of a successful (or in-stream failing) scripted reply.
+    pub fn stream_events(self, content: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
+        match self {
+            Api::Responses => responses::stream_events(content, ctx),
+            Api::Chat => chat::stream_events(content, ctx),
+            Api::Messages => messages::stream_events(content, ctx),
+        }
+    }
+
+    /// The error body of a scripted status reply, in this API's shape.
+    pub fn scripted_error(self, status: u16, spec: Option<&ErrorSpec>) -> Value {
+        match self {
+            Api::Responses | Api::Chat => scripted_error(status, spec),
+            Api::Messages => anthropic_errors::scripted_error(status, spec),
+        }
+    }
 }
 
 /// A reply decided by the script: status, content type and the body plan.
@@ -71,16 +125,13 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         let status = script.status_code();
         let body = match &script.body {
             Some(raw) => raw.clone(),
-            None => scripted_error(status, script.error.as_ref()).to_string(),
+            None => api.scripted_error(status, script.error.as_ref()).to_string(),
         };
         return whole(status, body, EndKind::ErrorStatus);
     }
     let content = script.content();
     if wants_stream {
-        let events = match api {
-            Api::Responses => responses::stream_events(&content, ctx),
-            Api::Chat => chat::stream_events(&content, ctx),
-        };
+        let events = api.stream_events(&content, ctx);
         return Rendered {
             status: StatusCode::OK,
             content_type: EVENT_STREAM,
@@ -91,13 +142,30 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
     }
     if let Some(failure) = &content.fail {
         // Without streaming, a provider reports the same failure as an error status.
-        let (kind, status) = code_type_and_status(&failure.code);
-        let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
-        return whole(status, error_body(&message, kind, None, Some(&failure.code)).to_string(), EndKind::ErrorStatus);
+        let (status, body) = failure_as_status(api, failure);
+        return whole(status, body.to_string(), EndKind::ErrorStatus);
     }
     let object = match api {
         Api::Responses => responses::response_object(&content, ctx),
         Api::Chat => chat::completion_object(&content, ctx),
+        Api::Messages => messages::message(&content, ctx),
     };
     whole(200, object.to_string(), EndKind::Completed)
+}
+
+/// A scripted stream failure answered without streaming: the status and error body the
+/// provider sends for it.
+fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value) {
+    match api {
+        Api::Responses | Api::Chat => {
+            let (kind, status) = code_type_and_status(&failure.code);
+            let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
+            (status, error_body(&message, kind, None, Some(&failure.code)))
+        }
+        Api::Messages => {
+            let (kind, status) = anthropic_errors::code_type_and_status(&failure.code);
+            let message = failure.message.clone().unwrap_or_else(|| anthropic_errors::code_message(&failure.code));
+            (status, anthropic_errors::error_body(kind, &message))
+        }
+    }
 }

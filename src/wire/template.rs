@@ -247,7 +247,7 @@ mod tests {
             include_usage: true,
         };
         for attempt in attempts() {
-            for api in [Api::Responses, Api::Chat] {
+            for api in Api::ALL {
                 for stream in [true, false] {
                     let template = ReplyTemplate::new(&attempt, api, stream, true, 1.0).expect("a template");
                     let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 1.0);

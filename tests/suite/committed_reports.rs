@@ -116,3 +116,13 @@ fn the_python_openai_report_agrees_with_a_fresh_run() {
 fn the_node_openai_report_agrees_with_a_fresh_run() {
     agrees_with_a_fresh_run("node-openai", Some(SDK_TAGS));
 }
+
+#[test]
+fn the_python_anthropic_report_agrees_with_a_fresh_run() {
+    agrees_with_a_fresh_run("python-anthropic", Some(SDK_TAGS));
+}
+
+#[test]
+fn the_node_anthropic_report_agrees_with_a_fresh_run() {
+    agrees_with_a_fresh_run("node-anthropic", Some(SDK_TAGS));
+}

@@ -19,6 +19,7 @@ mod robustness;
 mod run_verdicts;
 mod sdk;
 mod server_faults;
+mod server_messages;
 mod server_wire;
 mod suite_kit;
 mod support;

@@ -1,4 +1,4 @@
-//! The official OpenAI SDKs parse squall's streams as their own typed events.
+//! The official OpenAI and Anthropic SDKs parse squall's streams as their own typed events.
 //!
 //! The SDKs are installed by `scripts/setup-sdks.sh` under `target/sdk/` (the README's test
 //! command runs it). Without them these tests fail and say how to install them: a skipped
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-use squall::embedded::MockProvider;
+use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
 
 use super::suite_kit::ONE_SUITE_AT_A_TIME;
@@ -34,21 +34,57 @@ fn checker(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(relative)
 }
 
-/// Start a server with one run per case; returns the server and `{case: base_url}`.
-async fn runs() -> (MockProvider, String) {
-    let server = MockProvider::start().await;
-    let mut urls = BTreeMap::new();
-    for (case, body) in CASES {
-        let scenario = from_toml_str(case, &format!("name = \"{case}\"\n{body}")).expect("valid case");
-        urls.insert(*case, server.run(scenario).base_url().to_owned());
-    }
-    (server, serde_json::to_string(&urls).expect("json"))
+/// The Messages API cases; the checkers read each run at its Anthropic base URL.
+const ANTHROPIC_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    (
+        "rich",
+        "[[attempts]]\nstream = { reasoning = \"The user wants research.\", text = \"Let me delegate.\", function_call = { name = \"Task\", arguments = '{\"agent\": \"deep-research\", \"prompt\": \"x\"}' } }\n",
+    ),
+    ("overloaded", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"overloaded_error\" } }\n"),
+    ("overloaded_status", "[[attempts]]\nstatus = 529\n"),
+    (
+        "retried",
+        "[[attempts]]\nstatus = 529\nheaders = { \"retry-after\" = \"1\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n",
+    ),
+    ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 4 }\n"),
+];
+
+/// Which wire format a checker drives.
+#[derive(Clone, Copy)]
+enum Wire {
+    OpenAi,
+    Anthropic,
 }
 
-async fn run_checker(program: PathBuf, script: PathBuf) {
+/// Start a server with one run per case; returns the server, the runs, and `{case: base_url}`.
+async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>, String) {
+    let server = MockProvider::start().await;
+    let cases = match wire {
+        Wire::OpenAi => CASES,
+        Wire::Anthropic => ANTHROPIC_CASES,
+    };
+    let mut runs = BTreeMap::new();
+    let mut urls = BTreeMap::new();
+    for (case, body) in cases {
+        let scenario = from_toml_str(case, &format!("name = \"{case}\"\n{body}")).expect("valid case");
+        let run = server.run(scenario);
+        let url = match wire {
+            Wire::OpenAi => run.base_url(),
+            Wire::Anthropic => run.anthropic_base_url(),
+        };
+        urls.insert(*case, url.to_owned());
+        runs.insert(*case, run);
+    }
+    (server, runs, serde_json::to_string(&urls).expect("json"))
+}
+
+/// Runs a checker script against fresh runs; returns the runs, to read their journals.
+async fn run_checker(program: PathBuf, script: PathBuf, wire: Wire) -> BTreeMap<&'static str, ScriptedRun> {
     // Interpreters starting up are heavy: never beside a timing-sensitive suite run.
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
-    let (_server, urls) = runs().await;
+    let (_server, runs, urls) = runs(wire).await;
     let output =
         tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())
             .await
@@ -56,26 +92,61 @@ async fn run_checker(program: PathBuf, script: PathBuf) {
             .expect("the checker runs");
     let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the SDK rejected squall's wire format:\n{report}");
+    runs
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn python_openai_sdk_parses_every_stream() {
+/// The SDK retried the 529 once, after its Retry-After, and every request spoke Messages.
+fn assert_529_retried(runs: &BTreeMap<&'static str, ScriptedRun>) {
+    let journal = runs["retried"].journal();
+    let statuses: Vec<Option<u16>> = journal.iter().map(|e| e.status).collect();
+    assert_eq!(statuses, [Some(529), Some(200)], "the SDK retries a 529 once, then succeeds");
+    let waited = journal[1].received_at_ms - journal[0].finished_at_ms.unwrap_or(journal[0].received_at_ms);
+    assert!(waited >= 900.0, "the retry came {waited:.0} ms after the 529 that said `retry-after: 1`");
+    assert!(journal.iter().all(|e| e.api.as_deref() == Some("messages")), "journaled as Messages API requests");
+}
+
+fn python() -> PathBuf {
     let python = sdk_dir().join("python/bin/python");
     assert!(
         python.exists(),
         "{} is missing: install the SDKs with `scripts/setup-sdks.sh` (the README's test command does)",
         python.display()
     );
-    run_checker(python, checker("python/parse_streams.py")).await;
+    python
+}
+
+/// A node checker copied beside the installed packages: ES modules resolve packages from
+/// the script's own directory.
+fn node_checker(name: &str, package: &str) -> PathBuf {
+    let node_dir = sdk_dir().join("node");
+    assert!(
+        node_dir.join("node_modules").join(package).exists(),
+        "node SDK {package} missing: run `scripts/setup-sdks.sh`"
+    );
+    let script = node_dir.join(name);
+    std::fs::copy(checker(&format!("node/{name}")), &script).expect("copy the node checker");
+    script
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_openai_sdk_parses_every_stream() {
+    run_checker(python(), checker("python/parse_streams.py"), Wire::OpenAi).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn node_openai_sdk_parses_every_stream() {
-    let node_dir = sdk_dir().join("node");
-    assert!(node_dir.join("node_modules/openai").exists(), "node SDK missing: run `scripts/setup-sdks.sh`");
-    // ES modules resolve `openai` from the script's own directory, so the checker runs
-    // beside the installed package.
-    let script = node_dir.join("parse_streams.mjs");
-    std::fs::copy(checker("node/parse_streams.mjs"), &script).expect("copy the node checker");
-    run_checker(PathBuf::from("node"), script).await;
+    run_checker(PathBuf::from("node"), node_checker("parse_streams.mjs", "openai"), Wire::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_anthropic_sdk_parses_every_messages_stream() {
+    let runs = run_checker(python(), checker("python/parse_anthropic.py"), Wire::Anthropic).await;
+    assert_529_retried(&runs);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_anthropic_sdk_parses_every_messages_stream() {
+    let script = node_checker("parse_anthropic.mjs", "@anthropic-ai/sdk");
+    let runs = run_checker(PathBuf::from("node"), script, Wire::Anthropic).await;
+    assert_529_retried(&runs);
 }

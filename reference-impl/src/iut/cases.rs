@@ -12,7 +12,7 @@ use crate::engine::{AttemptFailure, RetryEngine};
 use crate::events::{degraded_event, result_event, EventSink, JsonlEvents};
 use crate::mutants::{self, Mutant};
 use crate::policy::RetryPolicy;
-use crate::provider::{Api, Delta, HttpProvider, ModelRequest, OutputMode};
+use crate::provider::{Delta, HttpProvider, ModelRequest, OutputMode};
 use crate::research::FixtureBackend;
 use crate::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use crate::task::{run_deep_research, run_main_turn, TaskConfig, TaskTool};
@@ -22,7 +22,7 @@ fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
 }
 
 fn provider(env: &CaseEnv) -> HttpProvider {
-    HttpProvider::new(&env.base_url, &env.api_key, Api::Responses)
+    HttpProvider::new(&env.base_url, &env.api_key, env.provider)
 }
 
 /// One streamed model call through the retry pipeline (`SQUALL_TASK=stream`).

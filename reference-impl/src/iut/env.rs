@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::mutants::Mutant;
 use crate::policy::{AgentProfile, RetryPolicy};
+use crate::provider::Api;
 
 /// What kind of case to run (`SQUALL_TASK`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub struct CaseEnv {
     pub seed: Option<u64>,
     /// `SQUALL_REFERENCE_MUTANT`: run a deliberately broken variant.
     pub mutant: Option<Mutant>,
+    /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages).
+    pub provider: Api,
 }
 
 impl CaseEnv {
@@ -72,6 +75,11 @@ impl CaseEnv {
         let max_retries = number("SQUALL_MAX_RETRIES")?
             .map(|n| u32::try_from(n).map_err(|_| format!("SQUALL_MAX_RETRIES={n}: too large")))
             .transpose()?;
+        let provider = match set("SQUALL_REFERENCE_PROVIDER") {
+            Some(name) => Api::parse(&name)
+                .ok_or_else(|| format!("SQUALL_REFERENCE_PROVIDER={name}: expected responses, chat or messages"))?,
+            None => Api::default(),
+        };
         let mutant = match set("SQUALL_REFERENCE_MUTANT") {
             Some(name) => {
                 Some(Mutant::parse(&name).ok_or_else(|| format!("SQUALL_REFERENCE_MUTANT={name}: no such mutant"))?)
@@ -91,6 +99,7 @@ impl CaseEnv {
             max_retries,
             seed: number("SQUALL_SEED")?,
             mutant,
+            provider,
         })
     }
 

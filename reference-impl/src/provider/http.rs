@@ -1,9 +1,10 @@
-//! The HTTP transport shared by both APIs: send, time out, read the stream, classify.
+//! The HTTP transport shared by every API: send, time out, read the stream, classify.
 
 use futures_util::StreamExt;
 use reqwest::header::HeaderMap;
 
 use super::chat::{self, ChatAccumulator};
+use super::messages::{self, MessagesAccumulator};
 use super::responses::{self, Observed, Progress, ResponsesAccumulator};
 use super::sse::SseDecoder;
 use super::{Api, Delta, ModelOutput, ModelRequest, OutputMode};
@@ -11,7 +12,7 @@ use crate::classify::{classify_status, classify_transport, ProviderError, Transp
 use crate::engine::{AttemptContext, AttemptFailure};
 use crate::gate::AttemptObservation;
 
-/// An OpenAI-compatible provider over reqwest.
+/// A provider over reqwest, speaking one of the [`Api`]s.
 #[derive(Debug, Clone)]
 pub struct HttpProvider {
     client: reqwest::Client,
@@ -21,7 +22,7 @@ pub struct HttpProvider {
 }
 
 impl HttpProvider {
-    /// `base_url` ends in `/v1`, as with the OpenAI SDKs.
+    /// `base_url` ends in `/v1`, as with the OpenAI SDKs (the Messages API is `{base_url}/messages`).
     pub fn new(base_url: &str, api_key: &str, api: Api) -> Self {
         HttpProvider {
             client: reqwest::Client::new(),
@@ -55,8 +56,13 @@ impl HttpProvider {
         let (path, body) = match self.api {
             Api::Responses => ("/responses", responses::request_body(request)),
             Api::Chat => ("/chat/completions", chat::request_body(request)),
+            Api::Messages => ("/messages", messages::request_body(request)),
         };
-        let mut builder = self.client.post(format!("{}{path}", self.base_url)).bearer_auth(&self.api_key).json(&body);
+        let builder = self.client.post(format!("{}{path}", self.base_url)).json(&body);
+        let mut builder = match self.api {
+            Api::Messages => builder.header("x-api-key", &self.api_key).header("anthropic-version", ANTHROPIC_VERSION),
+            Api::Responses | Api::Chat => builder.bearer_auth(&self.api_key),
+        };
         if let Some(session_id) = &request.session_id {
             builder = builder.header("x-session-id", session_id);
         }
@@ -106,10 +112,14 @@ impl HttpProvider {
     }
 }
 
+/// The `anthropic-version` header the Messages API requires.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
 /// One accumulator per API, behind one interface.
 enum Accumulator {
     Responses(ResponsesAccumulator),
     Chat(ChatAccumulator),
+    Messages(MessagesAccumulator),
 }
 
 impl Accumulator {
@@ -117,6 +127,7 @@ impl Accumulator {
         match api {
             Api::Responses => Accumulator::Responses(ResponsesAccumulator::default()),
             Api::Chat => Accumulator::Chat(ChatAccumulator::default()),
+            Api::Messages => Accumulator::Messages(MessagesAccumulator::default()),
         }
     }
 
@@ -128,6 +139,7 @@ impl Accumulator {
         match self {
             Accumulator::Responses(a) => a.on_message(message, observe),
             Accumulator::Chat(a) => a.on_message(message, observe),
+            Accumulator::Messages(a) => a.on_message(message, observe),
         }
     }
 
@@ -135,6 +147,7 @@ impl Accumulator {
         match self {
             Accumulator::Responses(a) => a.into_output(),
             Accumulator::Chat(a) => a.into_output(),
+            Accumulator::Messages(a) => a.into_output(),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod chat;
 pub mod http;
+pub mod messages;
 pub mod responses;
 pub mod sse;
 
@@ -15,11 +16,25 @@ use serde_json::Value;
 
 pub use http::HttpProvider;
 
-/// Which OpenAI API to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which model API to speak: OpenAI's Responses or Chat Completions, or Anthropic's Messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Api {
+    #[default]
     Responses,
     Chat,
+    Messages,
+}
+
+impl Api {
+    /// `responses`, `chat` or `messages`.
+    pub fn parse(name: &str) -> Option<Api> {
+        match name {
+            "responses" => Some(Api::Responses),
+            "chat" => Some(Api::Chat),
+            "messages" => Some(Api::Messages),
+            _ => None,
+        }
+    }
 }
 
 /// A tool the model may call.

@@ -62,9 +62,8 @@ impl ResponsesAccumulator {
         message: &SseMessage,
         observe: &mut dyn FnMut(Observed<'_>),
     ) -> Result<Progress, ProviderError> {
-        let event: Value = serde_json::from_str(&message.data)
-            .map_err(|e| classify_transport(TransportFailure::Garbage, &format!("event data is not JSON ({e})")))?;
-        let kind = event["type"].as_str().or(message.event.as_deref()).unwrap_or("");
+        let event = message.json()?;
+        let kind = message.kind(&event);
         match kind {
             "response.output_text.delta" => {
                 let delta = event["delta"].as_str().unwrap_or("");

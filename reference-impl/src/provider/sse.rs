@@ -11,6 +11,21 @@ pub struct SseMessage {
     pub data: String,
 }
 
+impl SseMessage {
+    /// The data as a JSON event; data that is not JSON is a garbled stream.
+    pub fn json(&self) -> Result<serde_json::Value, crate::classify::ProviderError> {
+        serde_json::from_str(&self.data).map_err(|e| {
+            let detail = format!("event data is not JSON ({e})");
+            crate::classify::classify_transport(crate::classify::TransportFailure::Garbage, &detail)
+        })
+    }
+
+    /// An event's type: its data's `type`, else the `event:` line.
+    pub fn kind<'a>(&'a self, event: &'a serde_json::Value) -> &'a str {
+        event["type"].as_str().or(self.event.as_deref()).unwrap_or("")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the event stream is not valid UTF-8 near byte {offset}")]
 pub struct SseError {

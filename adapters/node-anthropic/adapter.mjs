@@ -1,0 +1,41 @@
+// The official `@anthropic-ai/sdk` npm package, as shipped, behind squall's IUT contract.
+//
+// Runs one streamed Messages call (SQUALL_TASK=stream) with the SDK's own retry settings
+// (maxRetries 2, its own backoff, statuses and Retry-After handling) against the run's
+// ANTHROPIC_BASE_URL, and writes $SQUALL_OUT/result.json. The only change: every timer the
+// process sets is multiplied by SQUALL_TIME_SCALE — the SDK's retry sleeps and its request
+// timeout both use setTimeout — so the suite can run production values quickly without altering
+// what the SDK decides. When a case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it
+// becomes the SDK's maxRetries.
+//
+// The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+
+const scale = Number(process.env.SQUALL_TIME_SCALE ?? "1");
+const realSetTimeout = globalThis.setTimeout;
+globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
+
+const out = process.env.SQUALL_OUT;
+const writeResult = (result) => writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale }));
+
+if (process.env.SQUALL_TASK !== "stream") {
+  writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "the SDK has no Task runner" });
+  process.exit(0);
+}
+
+// providerRetry.maxRetries, when the case configures it: the SDK's own setting.
+const retries = process.env.SQUALL_MAX_RETRIES ? { maxRetries: Number(process.env.SQUALL_MAX_RETRIES) } : {};
+const client = new Anthropic({ baseURL: process.env.ANTHROPIC_BASE_URL, apiKey: process.env.ANTHROPIC_API_KEY ?? "test", ...retries });
+const text = [];
+try {
+  const messages = [{ role: "user", content: process.env.SQUALL_PROMPT ?? "hi" }];
+  const stream = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 1024, stream: true, messages });
+  for await (const event of stream) {
+    if (event.type === "content_block_delta" && event.delta.type === "text_delta") text.push(event.delta.text);
+  }
+  writeResult({ ok: true, stop_reason: "end_turn", final_text: text.join(""), error_type: null, error_message: null });
+} catch (error) {
+  writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: error?.constructor?.name ?? "Error", error_message: String(error?.message ?? error) });
+}

@@ -1,0 +1,80 @@
+"""The official `anthropic` Python SDK, as shipped, behind squall's IUT contract.
+
+Runs one streamed Messages call (SQUALL_TASK=stream) with the SDK's own retry settings
+(max_retries=2, its own backoff, statuses and Retry-After handling) against the run's
+ANTHROPIC_BASE_URL, and writes $SQUALL_OUT/result.json. The only change: every wait the SDK
+makes is multiplied by SQUALL_TIME_SCALE — its retry sleeps and its default timeouts — so that
+the suite can run production values quickly without altering *what* the SDK decides. When a
+case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's own
+max_retries.
+
+The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
+judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an SDK does.
+"""
+
+import json
+import os
+import time
+
+import anthropic
+from anthropic import Anthropic
+import anthropic._base_client as base_client
+
+SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
+OUT = os.environ["SQUALL_OUT"]
+
+
+class _ScaledTime:
+    """The `time` module as the SDK sees it, with `sleep` scaled."""
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds):
+        time.sleep(seconds * SCALE)
+
+
+base_client.time = _ScaledTime()
+default = anthropic.DEFAULT_TIMEOUT
+scaled_timeout = type(default)(
+    connect=default.connect * SCALE,
+    read=default.read * SCALE,
+    write=default.write * SCALE,
+    pool=default.pool * SCALE,
+)
+
+
+def write_result(result):
+    result["time_scale"] = SCALE
+    with open(os.path.join(OUT, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+def main():
+    if os.environ.get("SQUALL_TASK") != "stream":
+        write_result({"ok": False, "stop_reason": "error", "final_text": None,
+                      "error_type": "NotSupported", "error_message": "the SDK has no Task runner"})
+        return
+    # providerRetry.maxRetries, when the case configures it: the SDK's own setting.
+    retries = {"max_retries": int(os.environ["SQUALL_MAX_RETRIES"])} if os.environ.get("SQUALL_MAX_RETRIES") else {}
+    client = Anthropic(base_url=os.environ["ANTHROPIC_BASE_URL"], api_key=os.environ.get("ANTHROPIC_API_KEY", "test"),
+                       timeout=scaled_timeout, **retries)
+    text = []
+    try:
+        prompt = os.environ.get("SQUALL_PROMPT", "hi")
+        stream = client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, stream=True,
+                                        messages=[{"role": "user", "content": prompt}])
+        for event in stream:
+            if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                text.append(event.delta.text)
+    except Exception as error:  # what a caller of the SDK sees
+        write_result({"ok": False, "stop_reason": "error", "final_text": None,
+                      "error_type": type(error).__name__, "error_message": str(error)})
+        return
+    write_result({"ok": True, "stop_reason": "end_turn", "final_text": "".join(text),
+                  "error_type": None, "error_message": None})
+
+
+if __name__ == "__main__":
+    main()
