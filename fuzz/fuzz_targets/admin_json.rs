@@ -1,6 +1,6 @@
 //! The admin API's create-run body on arbitrary bytes: a 400 naming the field at fault, a 404
-//! for an unknown catalogue name, or a scenario whose every attempt can be planned for both
-//! APIs — never a panic.
+//! for an unknown catalogue name, or a scenario whose every attempt can be planned for every
+//! API (Responses, Chat Completions, Messages) — never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,6 +1,7 @@
 //! The scenario parser (TOML and inline JSON) and the reply planner on arbitrary input: an
 //! error naming the field for anything invalid, never a panic; every valid scenario's attempts
-//! can be rendered and planned for both APIs, streamed or not.
+//! can be rendered and planned for every API (Responses, Chat Completions, Messages), streamed
+//! or not.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

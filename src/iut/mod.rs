@@ -23,11 +23,17 @@ pub enum Iut {
 }
 
 impl Iut {
-    /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command.
+    /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command;
+    /// the reference names the API it speaks when `SQUALL_REFERENCE_PROVIDER` picks another.
     pub fn describe(&self) -> String {
+        let api = std::env::var("SQUALL_REFERENCE_PROVIDER")
+            .ok()
+            .filter(|api| !api.is_empty() && api != "responses")
+            .map(|api| format!(", {api} API"))
+            .unwrap_or_default();
         match self {
-            Iut::Reference { mutant: None } => "reference (in-process)".to_owned(),
-            Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process)"),
+            Iut::Reference { mutant: None } => format!("reference (in-process{api})"),
+            Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process{api})"),
             Iut::Command(command) => command.clone(),
         }
     }
