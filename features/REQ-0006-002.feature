@@ -16,25 +16,25 @@ Feature: REQ-0006-002 Retry is bounded, controllable, on by default (ECN-0003)
     And the events contain exactly 1 "runtime.error"
 
     Examples:
-      | kind               | failure                                                                     |
-      | status 500         | every attempt answers with status 500                                       |
-      | status 502         | every attempt answers with status 502                                       |
-      | status 503         | every attempt answers with status 503                                       |
-      | status 504         | every attempt answers with status 504                                       |
-      | status 408         | every attempt answers with status 408                                       |
-      | status 425         | every attempt answers with status 425                                       |
-      | status 429         | every attempt answers with status 429                                       |
-      | a header timeout   | every attempt sends no headers for 3600 seconds                             |
-      | an EOF mid-stream  | the provider breaks the stream with "eof" after 2 events on every attempt      |
-      | a connection reset | the provider breaks the stream with "reset" after 2 events on every attempt    |
-      | a truncated stream | the provider breaks the stream with "truncate" after 2 events on every attempt |
-      | a stalled stream   | the provider breaks the stream with "stall" after 2 events on every attempt    |
+      | kind               | failure                                                                           |
+      | status 500         | every attempt answers with status 500                                             |
+      | status 502         | every attempt answers with status 502                                             |
+      | status 503         | every attempt answers with status 503                                             |
+      | status 504         | every attempt answers with status 504                                             |
+      | status 408         | every attempt answers with status 408                                             |
+      | status 425         | every attempt answers with status 425                                             |
+      | status 429         | every attempt answers with status 429                                             |
+      | a header timeout   | every attempt sends no headers for 3600 seconds                                   |
+      | an EOF mid-stream  | the provider breaks the stream with "eof" before any output on every attempt      |
+      | a connection reset | the provider breaks the stream with "reset" before any output on every attempt    |
+      | a truncated stream | the provider breaks the stream with "truncate" before any output on every attempt |
+      | a stalled stream   | the provider breaks the stream with "stall" before any output on every attempt    |
 
   # Bytes that are not an event stream may be read as a protocol incompatibility, which the
   # PRD's background lists as unrecoverable; retrying them is advice, not a demand.
   @wire @should
   Scenario: The defaults make exactly 7 attempts when the stream keeps turning to garbage
-    Given the provider breaks the stream with "garbage" after 2 events on every attempt
+    Given the provider breaks the stream with "garbage" before any output on every attempt
     When the implementation streams one model call
     Then the server sees exactly 7 attempts
 

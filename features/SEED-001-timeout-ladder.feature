@@ -8,7 +8,7 @@ Feature: SEED-001 Reasoning-model timeout ladder
   @wire @events
   Scenario: A reasoning model that stalls gets 60 s, then 120 s, then stops
     Given the implementation runs with the "reasoning" profile
-    And the provider breaks the stream with "stall" after 2 events on every attempt
+    And the provider breaks the stream with "stall" before any output on every attempt
     When the implementation streams one model call
     Then the server sees exactly 2 attempts
     And attempt 1 lasts between 59 and 65 seconds

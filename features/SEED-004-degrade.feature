@@ -12,9 +12,9 @@ Feature: SEED-004 Per-error-kind limits and degrade instead of fail
     And the result has ok false
 
     Examples:
-      | kind             | failure                                                                  |
-      | a stalled stream | the provider breaks the stream with "stall" after 2 events on every attempt |
-      | a header timeout | every attempt sends no headers for 3600 seconds                          |
+      | kind             | failure                                                                        |
+      | a stalled stream | the provider breaks the stream with "stall" before any output on every attempt |
+      | a header timeout | every attempt sends no headers for 3600 seconds                                |
 
   @wire @SEED-004-LIMITS
   Scenario Outline: Status <status> on every attempt gets 3 attempts
@@ -36,7 +36,7 @@ Feature: SEED-004 Per-error-kind limits and degrade instead of fail
   Scenario: An unavailable provider degrades within 5 minutes
     Given the implementation runs with the "fast-fail" profile
     And a fallback answering "AST-only summary" is attached
-    And the provider breaks the stream with "stall" after 2 events on every attempt
+    And the provider breaks the stream with "stall" before any output on every attempt
     When the implementation streams one model call
     Then the call ends within 300 seconds
     And the result records the degradation and its cause

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs the SDKs the SDK tests drive (once), checks formatting and lints,
 # runs the whole workspace's tests and the conformance suite against the reference speaking
-# the Messages API, checks that the harness builds without the reference
+# Chat Completions and the Messages API (the workspace tests cover Responses), checks that the harness builds without the reference
 # implementation and that the benches build (they are run by hand: see BENCHMARKS.md), and
 # ends with one line totalling every test run.
 set -euo pipefail
@@ -12,9 +12,12 @@ mkdir -p target
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
-# One suite, every wire format: the reference again, speaking Anthropic's Messages API.
-SQUALL_REFERENCE_PROVIDER=messages SQUALL_PROFILE=all cargo test --all-features --test conformance 2>&1 \
-  | tee -a target/test-output.log
+# One suite, every wire format: the reference again, speaking Chat Completions, then
+# Anthropic's Messages API.
+for provider in chat messages; do
+  SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILE=all cargo test --all-features --test conformance 2>&1 \
+    | tee -a target/test-output.log
+done
 cargo build -p squall --no-default-features
 cargo bench --workspace --all-features --no-run
 awk '/^test result:/ { passed += $4; failed += $6 }

@@ -11,7 +11,8 @@
 //! ```
 
 use super::model::{
-    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, Scenario, StreamFailure, StreamSpec,
+    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Scenario, StreamFailure,
+    StreamSpec,
 };
 
 impl Scenario {
@@ -94,8 +95,14 @@ impl Attempt {
         self
     }
 
-    fn fault(mut self, kind: FaultKind, after_events: u32, ms: Option<u64>) -> Self {
-        self.fault = Some(Fault { kind, after_events: Some(after_events), after_bytes: None, ms });
+    fn fault(self, kind: FaultKind, after_events: u32, ms: Option<u64>) -> Self {
+        self.fault_at(Fault { ms, ..Fault::at(kind, FaultPoint::Events(after_events)) })
+    }
+
+    /// Any fault, at any point: `Fault::at(FaultKind::Reset, FaultPoint::Deltas(0))` resets the
+    /// stream right before its first output in whichever API the client speaks.
+    pub fn fault_at(mut self, fault: Fault) -> Self {
+        self.fault = Some(fault);
         self
     }
 

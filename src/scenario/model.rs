@@ -201,6 +201,10 @@ pub struct Fault {
     /// Fire after this many complete events (default 0: right after the headers).
     #[serde(default)]
     pub after_events: Option<u32>,
+    /// Fire after this many output deltas — pieces of text, reasoning or tool-call arguments —
+    /// counted alike in every API; 0 fires right before the first, after the framing events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_deltas: Option<u32>,
     /// Fire after this many body bytes (may cut an event in half).
     #[serde(default)]
     pub after_bytes: Option<u64>,
@@ -247,17 +251,42 @@ impl FaultKind {
 pub enum FaultPoint {
     /// After this many complete events.
     Events(u32),
+    /// After this many output deltas (0: right before the first one).
+    Deltas(u32),
     /// After this many body bytes (possibly mid-event).
     Bytes(u64),
 }
 
 impl Fault {
-    /// Where the fault fires (`after_bytes` if set, else `after_events`, else right away).
-    pub fn point(&self) -> FaultPoint {
-        match (self.after_bytes, self.after_events) {
-            (Some(bytes), _) => FaultPoint::Bytes(bytes),
-            (None, events) => FaultPoint::Events(events.unwrap_or(0)),
+    /// A fault of `kind` firing at `point`.
+    pub fn at(kind: FaultKind, point: FaultPoint) -> Fault {
+        let mut fault = Fault { kind, after_events: None, after_deltas: None, after_bytes: None, ms: None };
+        match point {
+            FaultPoint::Events(n) => fault.after_events = Some(n),
+            FaultPoint::Deltas(n) => fault.after_deltas = Some(n),
+            FaultPoint::Bytes(n) => fault.after_bytes = Some(n),
         }
+        fault
+    }
+
+    /// Where the fault fires: `after_bytes` if set, else `after_deltas`, else `after_events`,
+    /// else right after the headers. (Loading rejects a fault with more than one of them.)
+    pub fn point(&self) -> FaultPoint {
+        match (self.after_bytes, self.after_deltas, self.after_events) {
+            (Some(bytes), ..) => FaultPoint::Bytes(bytes),
+            (None, Some(deltas), _) => FaultPoint::Deltas(deltas),
+            (None, None, events) => FaultPoint::Events(events.unwrap_or(0)),
+        }
+    }
+
+    /// The offset fields that are set, by name.
+    pub fn offsets_set(&self) -> Vec<&'static str> {
+        let fields = [
+            ("after_events", self.after_events.is_some()),
+            ("after_deltas", self.after_deltas.is_some()),
+            ("after_bytes", self.after_bytes.is_some()),
+        ];
+        fields.into_iter().filter(|(_, set)| *set).map(|(name, _)| name).collect()
     }
 }
 

@@ -118,10 +118,13 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
     }
     if let Some(fault) = &attempt.fault {
         let fault_path = path.key("fault");
-        if fault.after_events.is_some() && fault.after_bytes.is_some() {
+        let offsets = fault.offsets_set();
+        if let [first, second, ..] = offsets[..] {
             return Err(ScenarioError::new(
-                fault_path.key("after_bytes"),
-                "set `after_events` or `after_bytes`, not both",
+                fault_path.key(second),
+                format!(
+                    "set one of `after_events`, `after_deltas` or `after_bytes`, not both `{first}` and `{second}`"
+                ),
             ));
         }
         if fault.ms.is_some() && fault.kind != FaultKind::Stall {
@@ -148,12 +151,14 @@ fn check_fault_offset(attempt: &Attempt, path: &FieldPath, point: FaultPoint) ->
     let content = attempt.content();
     let (field, unit, offset) = match point {
         FaultPoint::Events(n) => ("after_events", "events", n as usize),
+        FaultPoint::Deltas(n) => ("after_deltas", "output deltas", n as usize),
         FaultPoint::Bytes(n) => ("after_bytes", "body bytes", n as usize),
     };
     let lengths = Api::ALL.map(|api| {
         let events = api.stream_events(&content, &ctx);
         let length = match point {
             FaultPoint::Events(_) => events.len(),
+            FaultPoint::Deltas(_) => events.iter().filter(|e| e.output).count(),
             FaultPoint::Bytes(_) => events.iter().map(|e| e.to_bytes().len()).sum(),
         };
         (api, length)
@@ -175,9 +180,29 @@ mod tests {
     fn attempt_with_fault(kind: FaultKind, after_events: u32) -> Attempt {
         Attempt {
             stream: Some(StreamSpec { text: Some("a b c".into()), ..StreamSpec::default() }),
-            fault: Some(Fault { kind, after_events: Some(after_events), after_bytes: None, ms: None }),
+            fault: Some(Fault::at(kind, FaultPoint::Events(after_events))),
             ..Attempt::default()
         }
+    }
+
+    #[test]
+    fn delta_offset_beyond_the_output_names_each_apis_count() {
+        let mut attempt = attempt_with_fault(FaultKind::Eof, 0);
+        attempt.fault = Some(Fault::at(FaultKind::Eof, FaultPoint::Deltas(4)));
+        let error = check_attempt(&attempt, &FieldPath::root()).expect_err("3 words are 3 deltas");
+        assert_eq!(error.field.to_string(), "fault.after_deltas");
+        assert!(error.message.contains("has 3 output deltas"), "{}", error.message);
+        attempt.fault = Some(Fault::at(FaultKind::Eof, FaultPoint::Deltas(3)));
+        assert!(check_attempt(&attempt, &FieldPath::root()).is_ok());
+    }
+
+    #[test]
+    fn two_offsets_are_rejected_naming_both() {
+        let mut attempt = attempt_with_fault(FaultKind::Eof, 1);
+        attempt.fault.as_mut().expect("fault").after_deltas = Some(0);
+        let error = check_attempt(&attempt, &FieldPath::root()).expect_err("two offsets");
+        assert_eq!(error.field.to_string(), "fault.after_deltas");
+        assert!(error.message.contains("`after_events` and `after_deltas`"), "{}", error.message);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
     let mut events = vec![SseEvent::data(&chunk(json!({"role": "assistant", "content": ""}), Value::Null))];
     if let Some(text) = spec.effective_text() {
         for piece in deltas(text, spec.chunks) {
-            events.push(SseEvent::data(&chunk(json!({"content": piece}), Value::Null)));
+            events.push(SseEvent::data(&chunk(json!({"content": piece}), Value::Null)).output());
         }
     }
     if let Some(call) = &spec.function_call {
@@ -36,7 +36,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
         events.push(SseEvent::data(&chunk(opening, Value::Null)));
         for piece in deltas(&call.arguments, Some(3)) {
             let delta = json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]});
-            events.push(SseEvent::data(&chunk(delta, Value::Null)));
+            events.push(SseEvent::data(&chunk(delta, Value::Null)).output());
         }
     }
     if let Some(failure) = &spec.fail {
@@ -52,7 +52,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
         usage_chunk["usage"] = usage(ctx, spec);
         events.push(SseEvent::data(&usage_chunk));
     }
-    events.push(SseEvent { event: None, data: "[DONE]".to_owned(), terminal: true });
+    events.push(SseEvent { event: None, data: "[DONE]".to_owned(), terminal: true, output: false });
     events
 }
 

@@ -55,21 +55,22 @@ impl Block<'_> {
         }
     }
 
-    /// The block's deltas, in order.
-    fn deltas(&self, spec: &StreamSpec, ctx: &ReplyContext) -> Vec<Value> {
+    /// The block's deltas, in order, each with whether it carries output (the signature that
+    /// closes a thinking block does not).
+    fn deltas(&self, spec: &StreamSpec, ctx: &ReplyContext) -> Vec<(Value, bool)> {
         match self {
             Block::Thinking(text) => deltas(text, spec.chunks)
                 .into_iter()
-                .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
-                .chain([json!({"type": "signature_delta", "signature": signature(ctx)})])
+                .map(|piece| (json!({"type": "thinking_delta", "thinking": piece}), true))
+                .chain([(json!({"type": "signature_delta", "signature": signature(ctx)}), false)])
                 .collect(),
             Block::Text(text) => deltas(text, spec.chunks)
                 .into_iter()
-                .map(|piece| json!({"type": "text_delta", "text": piece}))
+                .map(|piece| (json!({"type": "text_delta", "text": piece}), true))
                 .collect(),
             Block::ToolUse { arguments, .. } => deltas(arguments, Some(3))
                 .into_iter()
-                .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
+                .map(|piece| (json!({"type": "input_json_delta", "partial_json": piece}), true))
                 .collect(),
         }
     }
@@ -101,8 +102,9 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
     let mut events = vec![event("message_start", json!({"message": starting})), event("ping", json!({}))];
     for (index, block) in blocks(spec, ctx).iter().enumerate() {
         events.push(event("content_block_start", json!({"index": index, "content_block": block.json(ctx, false)})));
-        for delta in block.deltas(spec, ctx) {
-            events.push(event("content_block_delta", json!({"index": index, "delta": delta})));
+        for (delta, output) in block.deltas(spec, ctx) {
+            let delta = event("content_block_delta", json!({"index": index, "delta": delta}));
+            events.push(if output { delta.output() } else { delta });
         }
         events.push(event("content_block_stop", json!({"index": index})));
     }

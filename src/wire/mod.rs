@@ -29,22 +29,31 @@ pub struct SseEvent {
     pub data: String,
     /// Whether this event ends the stream successfully (`response.completed`, `[DONE]`).
     pub terminal: bool,
+    /// Whether it carries output: a piece of text, reasoning or tool-call arguments. Fault
+    /// offsets in output deltas (`after_deltas`) count these, so they mean the same in every API.
+    pub output: bool,
 }
 
 impl SseEvent {
     /// An event with an `event:` line (the Responses API).
     pub fn named(event: &str, data: &Value) -> Self {
-        SseEvent { event: Some(event.to_owned()), data: data.to_string(), terminal: false }
+        SseEvent { event: Some(event.to_owned()), data: data.to_string(), terminal: false, output: false }
     }
 
     /// An event with only a `data:` line (Chat Completions).
     pub fn data(data: &Value) -> Self {
-        SseEvent { event: None, data: data.to_string(), terminal: false }
+        SseEvent { event: None, data: data.to_string(), terminal: false, output: false }
     }
 
     /// The same event, marked as the stream's successful end.
     pub fn terminal(mut self) -> Self {
         self.terminal = true;
+        self
+    }
+
+    /// The same event, marked as an output delta.
+    pub fn output(mut self) -> Self {
+        self.output = true;
         self
     }
 

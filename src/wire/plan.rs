@@ -71,6 +71,8 @@ pub struct Span {
     pub is_event: bool,
     /// It is the terminal success event.
     pub terminal: bool,
+    /// It carries output: an output delta event, or a whole body.
+    pub output: bool,
 }
 
 /// A reply's whole body and its pieces, in order.
@@ -90,14 +92,19 @@ impl Body {
         for event in events {
             let before = buffer.len();
             event.write_to(&mut buffer);
-            spans.push(Span { len: buffer.len() - before, is_event: true, terminal: event.terminal });
+            spans.push(Span {
+                len: buffer.len() - before,
+                is_event: true,
+                terminal: event.terminal,
+                output: event.output,
+            });
         }
         Body { bytes: Bytes::from(buffer), spans }
     }
 
     /// One whole body (a JSON object or error).
     pub fn whole(bytes: Bytes) -> Body {
-        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false }];
+        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true }];
         Body { bytes, spans }
     }
 }
@@ -115,7 +122,8 @@ pub fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, tim
     plan
 }
 
-/// Plan a whole-body reply (a JSON object or error). An event offset fires before the body.
+/// Plan a whole-body reply (a JSON object or error). An offset of 0 events or 0 deltas fires
+/// before the body, a larger one after it.
 pub fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
     build(Body::whole(body), end, fault, Duration::ZERO, time_scale)
 }
@@ -170,12 +178,19 @@ fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration,
     let mut run = Run::default();
     let mut pending = fault;
     let mut events_before = 0u32;
+    let mut outputs_before = 0u32;
     for (i, span) in body.spans.iter().enumerate() {
         if i > 0 && !event_delay.is_zero() {
             run.flush(&body.bytes, &mut plan.steps);
             plan.steps.push_back(Step::Wait(event_delay));
         }
-        if let Some(f) = pending.filter(|f| matches!(f.point(), FaultPoint::Events(n) if n <= events_before)) {
+        let due = |f: &&Fault| match f.point() {
+            FaultPoint::Events(n) => n <= events_before,
+            // After the n-th output piece; for 0, right before the first one.
+            FaultPoint::Deltas(n) => n <= outputs_before && (n > 0 || span.output),
+            FaultPoint::Bytes(_) => false,
+        };
+        if let Some(f) = pending.filter(due) {
             pending = None;
             run.flush(&body.bytes, &mut plan.steps);
             if splice_fault(&mut plan.steps, f, time_scale) {
@@ -201,6 +216,7 @@ fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration,
             run.add(span.len, u32::from(span.is_event), span.terminal);
         }
         events_before += u32::from(span.is_event);
+        outputs_before += u32::from(span.output);
     }
     run.flush(&body.bytes, &mut plan.steps);
     // An offset at (or, for chat replies, past) the end fires after the last byte.
@@ -246,7 +262,23 @@ mod tests {
     }
 
     fn fault(kind: FaultKind, after_events: Option<u32>, after_bytes: Option<u64>) -> Fault {
-        Fault { kind, after_events, after_bytes, ms: None }
+        Fault { kind, after_events, after_deltas: None, after_bytes, ms: None }
+    }
+
+    /// Two framing events, `outputs` output deltas, one closing event.
+    fn stream_with_outputs(outputs: usize) -> Vec<SseEvent> {
+        let framing = |i: usize| SseEvent::named("frame", &json!({"i": i}));
+        let deltas = (0..outputs).map(|i| SseEvent::named("delta", &json!({"piece": i})).output());
+        [framing(0), framing(1)].into_iter().chain(deltas).chain([framing(2)]).collect()
+    }
+
+    fn written_text(plan: &ReplyPlan) -> String {
+        let bytes: Vec<u8> = plan
+            .steps
+            .iter()
+            .flat_map(|s| if let Step::Data { bytes, .. } = s { bytes.to_vec() } else { Vec::new() })
+            .collect();
+        String::from_utf8(bytes).expect("utf-8")
     }
 
     fn data_len(plan: &ReplyPlan) -> usize {
@@ -263,6 +295,51 @@ mod tests {
         assert_eq!(events_written(&plan), 3);
         assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+    }
+
+    #[test]
+    fn zero_deltas_fires_after_the_framing_right_before_the_first_output() {
+        let reset = Fault::at(FaultKind::Reset, FaultPoint::Deltas(0));
+        let plan = plan_events(&stream_with_outputs(3), Some(&reset), Duration::ZERO, 1.0);
+        assert_eq!(events_written(&plan), 2);
+        assert!(!written_text(&plan).contains("piece"), "{}", written_text(&plan));
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+    }
+
+    #[test]
+    fn n_deltas_fires_right_after_the_nth_output() {
+        let eof = Fault::at(FaultKind::Eof, FaultPoint::Deltas(2));
+        let plan = plan_events(&stream_with_outputs(3), Some(&eof), Duration::ZERO, 1.0);
+        assert_eq!(events_written(&plan), 4, "2 framing + 2 outputs");
+        let text = written_text(&plan);
+        assert!(text.contains(r#""piece":1"#) && !text.contains(r#""piece":2"#), "{text}");
+    }
+
+    #[test]
+    fn zero_deltas_on_a_whole_body_fires_before_the_body() {
+        let eof = Fault::at(FaultKind::Eof, FaultPoint::Deltas(0));
+        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::Completed, Some(&eof), 1.0);
+        assert_eq!(data_len(&plan), 0);
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Eof)));
+    }
+
+    #[test]
+    fn a_delta_offset_means_the_same_output_in_every_api() {
+        use crate::scenario::StreamSpec;
+        use crate::wire::reply::Api;
+        use crate::wire::ReplyContext;
+        let spec = StreamSpec { text: Some("alpha beta gamma omega".into()), ..StreamSpec::default() };
+        let ctx = ReplyContext::placeholder();
+        for api in Api::ALL {
+            let events = api.stream_events(&spec, &ctx);
+            let before =
+                plan_events(&events, Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(0))), Duration::ZERO, 1.0);
+            assert!(!written_text(&before).contains("alpha"), "{}: {}", api.title(), written_text(&before));
+            let two =
+                plan_events(&events, Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(2))), Duration::ZERO, 1.0);
+            let text = written_text(&two);
+            assert!(text.contains("beta") && !text.contains("gamma"), "{}: {text}", api.title());
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ impl EventLog {
         self.events.push(SseEvent::named(kind, &payload));
     }
 
-    /// A delta event, formatted directly: deltas are most of a stream's events, and building
+    /// An output delta event, formatted directly: deltas are most of a stream's events, and building
     /// a JSON map for each one was most of the time squall spent per request. `at` is the
     /// item's location fields, rendered once per item (`"item_id":…,"output_index":…`).
     fn push_delta(&mut self, kind: &str, at: &str, delta: &str, extra: &str) {
@@ -34,7 +34,7 @@ impl EventLog {
             self.events.len(),
             Value::from(delta)
         );
-        self.events.push(SseEvent { event: Some(kind.to_owned()), data, terminal: false });
+        self.events.push(SseEvent { event: Some(kind.to_owned()), data, terminal: false, output: true });
     }
 }
 

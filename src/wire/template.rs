@@ -214,7 +214,7 @@ fn sentinel_at(rest: &[u8]) -> Option<(Piece, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Fault, FaultKind, FunctionCallSpec, StreamSpec};
+    use crate::scenario::{Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamSpec};
 
     fn attempts() -> Vec<Attempt> {
         let call = FunctionCallSpec { name: "Task".into(), arguments: r#"{"a": 1}"#.into(), call_id: None };
@@ -230,7 +230,7 @@ mod tests {
                     function_call: Some(call),
                     ..StreamSpec::default()
                 }),
-                fault: Some(Fault { kind: FaultKind::Reset, after_events: Some(5), after_bytes: None, ms: None }),
+                fault: Some(Fault::at(FaultKind::Reset, FaultPoint::Events(5))),
                 ..Attempt::default()
             },
             Attempt { status: Some(503), ..Attempt::default() },

@@ -74,6 +74,28 @@ async fn chat_truncate_has_no_done_line() {
     assert!(!read.text().contains("[DONE]"));
 }
 
+/// `after_deltas` places a break by what the client has seen, whichever API it speaks: 0 is after
+/// the framing and before any text, 2 right after the second text piece.
+#[tokio::test]
+async fn delta_offsets_break_every_api_at_the_same_output() {
+    let requests = [
+        ("/responses", serde_json::json!({"model": "m", "input": "hi", "stream": true})),
+        ("/chat/completions", serde_json::json!({"model": "m", "messages": [], "stream": true})),
+        ("/messages", serde_json::json!({"model": "m", "max_tokens": 8, "messages": [], "stream": true})),
+    ];
+    for (deltas, seen, unseen) in [(0, "", "alpha"), (2, "beta", "gamma")] {
+        let fault = format!("{{ kind = \"eof\", after_deltas = {deltas} }}");
+        let h = Harness::new(&one_attempt(r#"{ text = "alpha beta gamma omega" }"#, &fault)).await;
+        for (path, body) in &requests {
+            let read = read_body(h.post(path, body.clone()).await).await;
+            let text = read.text();
+            assert!(read.error.is_some(), "{path}: the body must break");
+            assert!(!read.events().is_empty(), "{path}: the framing events arrive first");
+            assert!(text.contains(seen) && !text.contains(unseen), "{path} after {deltas} deltas: {text}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn timed_stall_is_a_measured_gap_then_the_rest() {
     let h =

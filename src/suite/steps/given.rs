@@ -4,7 +4,7 @@ use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 
 use super::{arg, done, num, StepFn};
-use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FunctionCallSpec, StreamFailure, StreamSpec};
+use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec};
 use crate::suite::world::SuiteWorld;
 
 pub(super) const STEPS: &[(&str, StepFn)] = &[
@@ -16,15 +16,12 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r#"^every attempt sends no headers for (\d+) seconds$"#, every_no_headers),
     (r#"^attempt (\d+) succeeds(?: with "([^"]*)")?$"#, succeeds),
     (
-        r#"^the provider breaks the stream with "(eof|reset|truncate|stall|garbage)" after (\d+) events? on (?:attempt (\d+)|(every) attempt)$"#,
+        r#"^the provider breaks the stream with "(eof|reset|truncate|stall|garbage)" (.+) on (?:attempt (\d+)|(every) attempt)$"#,
         breaks,
     ),
-    (r#"^the provider resets the stream after (\d+) events? on attempt (\d+)$"#, resets),
-    (r#"^attempt (\d+) streams "([^"]*)" and breaks with "(eof|reset)" after (\d+) events$"#, text_then_break),
-    (
-        r#"^attempt (\d+) streams a call to tool "([^"]+)" and breaks with "(eof|reset)" after (\d+) events$"#,
-        call_then_break,
-    ),
+    (r#"^the provider resets the stream (.+) on attempt (\d+)$"#, resets),
+    (r#"^attempt (\d+) streams "([^"]*)" and breaks with "(eof|reset)" (.+)$"#, text_then_break),
+    (r#"^attempt (\d+) streams a call to tool "([^"]+)" and breaks with "(eof|reset)" (.+)$"#, call_then_break),
     (r#"^attempt (\d+) fails in the stream with "([^"]+)"(?: and message "([^"]*)")?$"#, stream_failure),
     (r#"^the scenario "([^"]+)"$"#, catalogue),
     (r#"^the implementation runs with the "([^"]+)" profile$"#, profile),
@@ -40,12 +37,37 @@ fn status_reply(status: u16) -> Attempt {
     Attempt { status: Some(status), ..Attempt::default() }
 }
 
-fn broken(kind: FaultKind, after_events: u32) -> Attempt {
+fn broken(kind: FaultKind, point: FaultPoint) -> Attempt {
     Attempt {
         stream: Some(StreamSpec { text: Some(TEXT.to_owned()), ..StreamSpec::default() }),
-        fault: Some(Fault { kind, after_events: Some(after_events), after_bytes: None, ms: None }),
+        fault: Some(Fault::at(kind, point)),
         ..Attempt::default()
     }
+}
+
+/// Where in the stream a step's fault fires. The API-neutral points name what the client has
+/// seen: "right after the headers" (no event yet), "before any output" (the framing events of
+/// whichever API it speaks, no text), "after N output deltas" (N pieces of text, reasoning or
+/// tool input). "after N events" counts raw events, which differ between APIs.
+fn fault_point(text: &str) -> FaultPoint {
+    let count = |rest: &str, units: [&str; 2]| {
+        let rest = units.iter().find_map(|unit| rest.strip_suffix(unit))?;
+        rest.trim().parse::<u32>().ok()
+    };
+    let point = match text {
+        "right after the headers" => Some(FaultPoint::Events(0)),
+        "before any output" => Some(FaultPoint::Deltas(0)),
+        _ => text.strip_prefix("after ").and_then(|rest| {
+            count(rest, [" output deltas", " output delta"])
+                .map(FaultPoint::Deltas)
+                .or_else(|| count(rest, [" events", " event"]).map(FaultPoint::Events))
+        }),
+    };
+    point.unwrap_or_else(|| {
+        panic!(
+            "unknown point in the stream `{text}`: say \"right after the headers\", \"before any output\", \"after N output deltas\" or \"after N events\""
+        )
+    })
 }
 
 fn fault_kind(text: &str) -> FaultKind {
@@ -100,7 +122,7 @@ fn succeeds(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 }
 
 fn breaks(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let reply = broken(fault_kind(arg(&ctx, 1)), num(&ctx, 2));
+    let reply = broken(fault_kind(arg(&ctx, 1)), fault_point(arg(&ctx, 2)));
     if arg(&ctx, 4) == "every" {
         world.script.every = Some(reply);
     } else {
@@ -110,19 +132,19 @@ fn breaks(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 }
 
 fn resets(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    *world.script.attempt(num(&ctx, 2)) = broken(FaultKind::Reset, num(&ctx, 1));
+    *world.script.attempt(num(&ctx, 2)) = broken(FaultKind::Reset, fault_point(arg(&ctx, 1)));
     done()
 }
 
 fn text_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = broken(fault_kind(arg(&ctx, 3)), num(&ctx, 4));
+    let mut reply = broken(fault_kind(arg(&ctx, 3)), fault_point(arg(&ctx, 4)));
     reply.stream = Some(StreamSpec { text: Some(arg(&ctx, 2).to_owned()), ..StreamSpec::default() });
     *world.script.attempt(num(&ctx, 1)) = reply;
     done()
 }
 
 fn call_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = broken(fault_kind(arg(&ctx, 3)), num(&ctx, 4));
+    let mut reply = broken(fault_kind(arg(&ctx, 3)), fault_point(arg(&ctx, 4)));
     let call = FunctionCallSpec {
         name: arg(&ctx, 2).to_owned(),
         arguments: r#"{"path": "notes.md", "content": "draft"}"#.to_owned(),
@@ -172,4 +194,24 @@ fn time_scale(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     // Never faster than the suite itself runs.
     world.time_scale = Some((1.0 / divisor).max(world.ctx().time_scale));
     done()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_in_the_stream_read_as_written() {
+        assert_eq!(fault_point("right after the headers"), FaultPoint::Events(0));
+        assert_eq!(fault_point("before any output"), FaultPoint::Deltas(0));
+        assert_eq!(fault_point("after 1 output delta"), FaultPoint::Deltas(1));
+        assert_eq!(fault_point("after 4 output deltas"), FaultPoint::Deltas(4));
+        assert_eq!(fault_point("after 3 events"), FaultPoint::Events(3));
+    }
+
+    #[test]
+    #[should_panic(expected = "unknown point in the stream `after lunch`")]
+    fn an_unknown_point_names_itself() {
+        fault_point("after lunch");
+    }
 }
