@@ -1,6 +1,7 @@
 //! What a scripted attempt answers to one request — status, content type, and the plan of the
-//! body with its fault — for either model API, streamed or not. Pure: the server plays the plan
-//! on a socket, the wiremock bridge and the fuzz targets read it.
+//! body with its fault — for each model API (Responses, Chat Completions, Messages), streamed or
+//! not. Pure: the server plays the plan on a socket, the wiremock bridge and the fuzz targets
+//! read it.
 
 use bytes::Bytes;
 use http::StatusCode;
