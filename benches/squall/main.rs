@@ -6,6 +6,8 @@
 //! - `server_throughput` — squall vs wiremock-rs serving the same SSE body; fault overhead
 //! - `fault_precision` — how close stalls, event delays and header delays land to target
 //! - `server_cpu` — the server process's own CPU per request, squall vs wiremock-rs
+//! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair) and
+//!   `benches/aimock.sh` (aimock side by side)
 //!
 //! Figures and how they were obtained: `BENCHMARKS.md`.
 
@@ -13,6 +15,7 @@ mod aimock;
 mod backoff;
 mod common;
 mod degrade;
+mod paired;
 mod precision;
 mod server_cpu;
 mod throughput;
@@ -25,6 +28,8 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some(server_cpu::SERVE_WIREMOCK) => return server_cpu::serve_wiremock(),
         // By hand, through benches/aimock.sh.
+        // By hand: squall and wiremock-rs measured alternately, ratios per pair.
+        Some(paired::PAIRED) => return paired::paired(),
         Some(aimock::AIMOCK_SIDE_BY_SIDE) => {
             return aimock::side_by_side(args.get(2).expect("the path of aimock's dist/cli.js"));
         }
