@@ -30,9 +30,16 @@ pub(super) const SOME_JITTER_S: f64 = 0.1;
 /// real time is tenths of a second on waits of one or two.
 const MEASURABLE: f64 = 10.0;
 
+/// Seed 002's jitter is added to each wait and lies in 0-1 s ("base × 2^n + jitter(0..1 s)"): at
+/// base 1 s the wait two retries after a fully jittered first one (1 + 1 s) may be 4 + 0 s, exactly
+/// twice it, so one millisecond of scheduling delay would fail a correct client. Comparisons
+/// two retries apart allow this much additive jitter.
+const ADDITIVE_JITTER_S: f64 = 1.0;
+
 /// Exponential: the waits grow at least 4× overall, and until the first one nears the longest
 /// wait (the cap; later ones may dip with jitter) each wait long enough to measure well is at
-/// most half the one two retries later — a factor of √2 or more per retry, whatever the jitter.
+/// most half the one two retries later (less seed 002's additive jitter) — a factor of √2 or more
+/// per retry.
 /// Linear and constant waits fail.
 ///
 /// A measured wait can only come out longer than the client's own, never shorter (a stalled
@@ -48,7 +55,7 @@ pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
             .windows(3)
             .take_while(|w| w[2] < BELOW_CAP * top)
             .filter(|w| w[0] >= MEASURABLE * tolerance && w[0] <= w[1] + tolerance)
-            .all(|w| w[2] >= 2.0 * w[0] - tolerance)
+            .all(|w| w[2] >= 2.0 * w[0] - ADDITIVE_JITTER_S - tolerance)
 }
 
 /// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
@@ -148,6 +155,9 @@ mod tests {
         assert!(!grows_exponentially(&[1.0, 2.0], 0.05), "too few to tell");
         // One wait stretched by a stalled machine (seen in CI at 1/100): still exponential.
         assert!(grows_exponentially(&[6.60, 2.73, 6.92, 10.40, 18.08, 30.30, 30.26, 30.30, 30.32, 30.23], 0.3));
+        // Seed 002 at base 1 s, a full jitter on the first wait and none two retries later, the
+        // first wait stretched 4 ms at 1/100 (seen in CI against tests/iut/prd0006).
+        assert!(grows_exponentially(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.3));
         // An outlier does not hide a schedule that stops growing.
         assert!(!grows_exponentially(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
     }
