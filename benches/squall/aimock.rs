@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::common::runtime;
-use super::server_cpu::{server_cpu, squall_server, wiremock_server, ServerProcess};
-use super::throughput::fifty_event_text;
+use super::same_bytes::{fifty_event_text, WARM_UP_REQUESTS};
+use super::server_cpu::{server_cpu, squall_server, warm_up_and_compare, wiremock_server, ServerProcess};
 
 /// The argument that runs this comparison: `--aimock-side-by-side <aimock's dist/cli.js>`.
 pub const AIMOCK_SIDE_BY_SIDE: &str = "--aimock-side-by-side";
@@ -58,11 +58,13 @@ pub fn side_by_side(cli_js: &str) {
     let rt = runtime();
     let servers =
         [("squall", squall_server(&rt, None)), ("wiremock-rs", wiremock_server()), ("aimock", aimock_server(cli_js))];
+    // Every journal equally warm; squall and wiremock-rs checked to serve the same bytes.
+    warm_up_and_compare(&rt, &[&servers[0].1], &servers[1].1);
+    rt.block_on(server_cpu(&servers[2].1, WARM_UP_REQUESTS, 4));
     println!("server CPU per request (µs, median of 3 rounds) and requests/s (client included)");
     println!("{:<12} {:>10} {:>10} {:>12}", "server", "1 conn", "16 conn", "req/s 16");
     let mut rows = Vec::new();
     for (name, server) in &servers {
-        rt.block_on(server_cpu(server, 200, 4)); // warm-up
         let mut row = Vec::new();
         let mut rates = Vec::new();
         for (connections, requests) in ROUNDS {

@@ -21,9 +21,13 @@ pub async fn server() -> MockProvider {
     MockProvider::start_with(config).await
 }
 
-/// Sends the bench's streamed Responses request to `url` (a run's `/responses`).
+/// The benches' streamed Responses request.
+pub const STREAMED_REQUEST: &str = r#"{"model": "m", "input": "x", "stream": true}"#;
+
+/// Sends [`STREAMED_REQUEST`] to `url` (a run's `/responses`).
 pub async fn send_streamed(client: &reqwest::Client, url: &str) -> reqwest::Response {
-    client.post(url).json(&serde_json::json!({"model": "m", "input": "x", "stream": true})).send().await.expect("sent")
+    let request = client.post(url).header("content-type", "application/json").body(STREAMED_REQUEST);
+    request.send().await.expect("sent")
 }
 
 /// One streamed request read to its end (or to the fault that ends it); returns the bytes read.

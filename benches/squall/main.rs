@@ -17,6 +17,7 @@ mod common;
 mod degrade;
 mod paired;
 mod precision;
+mod same_bytes;
 mod server_cpu;
 mod throughput;
 

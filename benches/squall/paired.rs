@@ -5,7 +5,7 @@
 //! median of the per-round ratios, with its spread, instead of two medians taken minutes apart.
 
 use super::common::runtime;
-use super::server_cpu::{server_cpu, squall_server, wiremock_server, ServerProcess};
+use super::server_cpu::{server_cpu, squall_server, warm_up_and_compare, wiremock_server, ServerProcess};
 
 /// The argument that runs the paired comparison.
 pub const PAIRED: &str = "--paired";
@@ -30,9 +30,7 @@ fn quantile(values: &[f64], q: f64) -> f64 {
 pub fn paired() {
     let rt = runtime();
     let (squall, wiremock) = (squall_server(&rt, None), wiremock_server());
-    for server in [&squall, &wiremock] {
-        rt.block_on(server_cpu(server, 500, 4)); // warm-up
-    }
+    warm_up_and_compare(&rt, &[&squall], &wiremock);
     println!("server CPU per request, {PAIRS} paired rounds (squall, then wiremock-rs, alternately)");
     println!("{:>5} {:>12} {:>14} {:>22} {:>12}", "conn", "squall µs", "wiremock µs", "ratio median [IQR]", "squall ≤");
     for (connections, requests) in REQUESTS {

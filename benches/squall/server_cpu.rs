@@ -5,7 +5,8 @@
 //!
 //! Servers: squall (`squall serve`, the release binary) streaming 50 Responses events, plain and
 //! with a scripted fault that keeps the connection (a truncation after 49 events); wiremock-rs
-//! serving the same bytes as a fixed body (this bench binary re-run as `--serve-wiremock`).
+//! serving the same bytes as a fixed body, chunked as squall's (this bench binary re-run as
+//! `--serve-wiremock`; see `same_bytes`).
 //! Journals on in both. One connection, then 16 at once.
 
 use std::io::{BufRead, BufReader, Write};
@@ -16,7 +17,7 @@ use criterion::Criterion;
 use futures_util::future::join_all;
 
 use super::common::{drain, runtime};
-use super::throughput::{fifty_event_body, fifty_event_text};
+use super::same_bytes::{assert_same_bytes, fifty_event_text, wiremock_same_bytes, WARM_UP_REQUESTS};
 
 /// The argument that turns this bench binary into a wiremock-rs server.
 pub const SERVE_WIREMOCK: &str = "--serve-wiremock";
@@ -83,18 +84,11 @@ pub(super) fn wiremock_server() -> ServerProcess {
     ServerProcess { child, url: format!("{uri}/v1/responses") }
 }
 
-/// Serve the 50-event body with wiremock-rs until stdin closes (run by `main`).
+/// Serve squall's 50-event body with wiremock-rs until stdin closes (run by `main`).
 pub fn serve_wiremock() {
-    use wiremock::matchers::{method, path};
-    use wiremock::{Mock, MockServer, ResponseTemplate};
     let rt = runtime();
     rt.block_on(async {
-        let mock = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/responses"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(fifty_event_body().to_vec(), "text/event-stream"))
-            .mount(&mock)
-            .await;
+        let mock = wiremock_same_bytes().await;
         println!("{}", mock.uri());
         let _ = std::io::stdout().flush();
         // Until the bench closes our stdin.
@@ -118,6 +112,15 @@ pub(super) async fn server_cpu(server: &ServerProcess, iters: u64, connections: 
     Duration::from_nanos(used * iters / (per_client * connections))
 }
 
+/// Warm each server up with [`WARM_UP_REQUESTS`] (4 connections), then check that squall and
+/// wiremock-rs serve the same bytes.
+pub(super) fn warm_up_and_compare(rt: &tokio::runtime::Runtime, squall: &[&ServerProcess], wiremock: &ServerProcess) {
+    for server in squall.iter().chain([&wiremock]) {
+        rt.block_on(server_cpu(server, WARM_UP_REQUESTS, 4));
+    }
+    rt.block_on(assert_same_bytes(&squall[0].url, &wiremock.url));
+}
+
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
     let servers = [
@@ -125,6 +128,7 @@ pub fn benches(c: &mut Criterion) {
         ("squall_truncate_after_49", squall_server(&rt, Some(r#"{"kind": "truncate", "after_events": 49}"#))),
         ("wiremock_same_bytes", wiremock_server()),
     ];
+    warm_up_and_compare(&rt, &[&servers[0].1, &servers[1].1], &servers[2].1);
     let mut group = c.benchmark_group("server_cpu");
     group.sample_size(20).measurement_time(Duration::from_secs(5));
     for connections in [1, 16] {

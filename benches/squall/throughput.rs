@@ -1,31 +1,16 @@
 //! Server throughput: squall generating and serving a 50-event Responses stream versus
-//! wiremock-rs serving the same bytes as a fixed body, with the same client in the same run;
+//! wiremock-rs serving the same bytes as a fixed body (chunked, as squall's), with the same
+//! client in the same run;
 //! and what a fault costs compared with a plain stream.
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use criterion::{Criterion, Throughput};
 use squall::scenario::StreamSpec;
 use squall::wire::{responses, ReplyContext};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::common::{drain, runtime, scripted, server};
-
-/// A text that the Responses API streams as exactly 50 events.
-pub(super) fn fifty_event_text() -> String {
-    // 8 framing events + 42 deltas, one per word.
-    (0..42).map(|i| format!("word{i}")).collect::<Vec<_>>().join(" ")
-}
-
-/// The bytes squall streams for [`fifty_event_text`], as one fixed body.
-pub(super) fn fifty_event_body() -> Bytes {
-    let spec = StreamSpec { text: Some(fifty_event_text()), ..StreamSpec::default() };
-    let events = responses::stream_events(&spec, &ReplyContext::placeholder());
-    assert_eq!(events.len(), 50);
-    events.iter().flat_map(|e| e.to_bytes().to_vec()).collect::<Vec<u8>>().into()
-}
+use super::same_bytes::{fifty_event_body, fifty_event_text, wiremock_same_bytes};
 
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
@@ -47,15 +32,7 @@ pub fn benches(c: &mut Criterion) {
         &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"reset\", after_events = 49 }}\n"),
         1.0,
     );
-    let wiremock = rt.block_on(async {
-        let mock = MockServer::start().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/responses"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(body.to_vec(), "text/event-stream"))
-            .mount(&mock)
-            .await;
-        mock
-    });
+    let wiremock = rt.block_on(wiremock_same_bytes());
     let wiremock_url = format!("{}/v1/responses", wiremock.uri());
     let client = reqwest::Client::new();
 
