@@ -14,6 +14,7 @@ KNOWN = {
     "silent-turn-end": "after refusing a relaunch the turn ends without a word to the user",
     "head-only-budget": "long tool outputs keep their head only",
     "sleep-3x-announced": "the retry loop sleeps three times the backoff it announced",
+    "linear-backoff": "waits grow by 1 s a retry (1, 2, 3, ... s plus the jitter) instead of doubling",
 }
 
 ACTIVE = os.environ.get("PRD0006_BUG", "")

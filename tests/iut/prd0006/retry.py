@@ -53,7 +53,8 @@ class Policy:
         return self.timeout_s
 
     def backoff(self, retry):
-        return min(1.0 * 2**retry + self.random.random(), 20.0)
+        base = 1.0 * (retry + 1) if bugs.on("linear-backoff") else 1.0 * 2**retry
+        return min(base + self.random.random(), 20.0)
 
 
 def error_type(error):
