@@ -8,8 +8,7 @@ Feature: SEED-001 Observability: every failure has a decision record
 
   @events
   Scenario: Every failure carries a decision record with its values
-    Given timing is measured at 1/20 of real time
-    And attempt 1 answers with status 429
+    Given attempt 1 answers with status 429
     And attempt 2 answers with status 503
     And attempt 3 answers with status 400
     When the implementation streams one model call

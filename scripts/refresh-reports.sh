@@ -24,12 +24,13 @@ run() {
 }
 
 run --iut reference --profile all --name reference --report-dir reports/reference
-# Interpreted clients spend milliseconds per request: a slower time scale, fewer at once.
+# At the default time scale: squall measures each client's own time per retry and takes it out.
+# Node starts slowly: fewer at once.
 run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --level wire --profile all \
-  --name python-openai --time-scale 0.05 --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
+  --name python-openai --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
 run --iut "node adapters/node-openai/adapter.mjs" --level wire --profile all \
-  --name node-openai --time-scale 0.05 --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
+  --name node-openai --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
 run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --level wire --profile all \
-  --name python-anthropic --time-scale 0.05 --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
+  --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
 run --iut "node adapters/node-anthropic/adapter.mjs" --level wire --profile all \
-  --name node-anthropic --time-scale 0.05 --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic
+  --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic

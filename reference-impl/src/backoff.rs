@@ -89,7 +89,7 @@ impl Iterator for Backoff {
 
 /// A small seedable generator (SplitMix64): reproducible jitter without a dependency.
 #[derive(Debug, Clone)]
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
@@ -101,7 +101,7 @@ impl SplitMix64 {
     }
 
     /// Uniform in `[0, 1)`.
-    fn next_unit(&mut self) -> f64 {
+    pub(crate) fn next_unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }

@@ -174,7 +174,7 @@ impl RetryPolicy {
 }
 
 /// A seed for jitter that differs between processes and between calls.
-fn random_seed() -> u64 {
+pub(crate) fn random_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher

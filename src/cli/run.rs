@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
+    /// The most a case's time scale may be raised to, so that its timing checks can judge the
+    /// implementation's measured reaction time (checks that need more are `error`).
+    #[arg(long, default_value_t = 1.0)]
+    pub max_time_scale: f64,
     /// Where the reports go (default: target/squall/<name>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,
@@ -78,6 +82,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !(args.time_scale > 0.0 && args.time_scale <= 1.0) {
         bail!("--time-scale {}: expected a number in (0, 1]", args.time_scale);
     }
+    if !(args.max_time_scale > 0.0 && args.max_time_scale <= 1.0) {
+        bail!("--max-time-scale {}: expected a number in (0, 1]", args.max_time_scale);
+    }
     let name = args.name.clone().unwrap_or_else(|| default_name(&iut));
     check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
     let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("target").join("squall").join(&name));
@@ -92,6 +99,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.concurrency = args.concurrency.max(1);
     config.seed = args.seed;
     config.time_scale = args.time_scale;
+    config.max_time_scale = args.max_time_scale;
     if !(args.case_timeout > 0.0 && args.case_timeout.is_finite()) {
         bail!("--case-timeout {}: expected a positive number of seconds", args.case_timeout);
     }
@@ -109,6 +117,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
+    eprintln!("squall run: {}", outcome.calibration.summary());
     // The summary is for a person; the reports are written whether or not anyone reads it.
     if !outcome.cases.is_empty() {
         let summary = format!(
@@ -128,6 +137,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         run_as: args.iut.trim().to_owned(),
         level,
         time_scale: args.time_scale,
+        max_time_scale: args.max_time_scale,
         case_timeout: config.case_timeout,
         concurrency: config.concurrency,
     };

@@ -60,6 +60,7 @@ pub(super) fn render(report: &Value) -> String {
         summary.not_applicable,
         summary.error,
     );
+    let _ = write!(out, "<p>{}</p>", escape(str_of(&report["calibration"]["summary"])));
     if !not_judged.is_empty() {
         let ids: Vec<String> = not_judged.iter().map(|p| escape(str_of(&p["id"]))).collect();
         let _ = write!(out, "<p class=\"na\">Not judged: {} (choose with <code>--profile</code>)</p>", ids.join(", "));
@@ -127,6 +128,10 @@ fn render_case(out: &mut String, case: &Value, anchor: &str) {
     // The case's own scale: precise cases run slower than the suite's default.
     let time_scale = case["time_scale"].as_f64();
     let scale_note = time_scale.map(|s| format!(" · ran at time scale {s}")).unwrap_or_default();
+    let scale_note = match case["time_scale_note"].as_str() {
+        Some(why) => format!("{scale_note}: {why}"),
+        None => scale_note,
+    };
     let _ = write!(
         out,
         "<div class=\"case\" id=\"{}\" data-verdict=\"{}\"><h3><span class=\"v {}\">{}</span> {} <small>({}{})</small></h3>",
@@ -167,7 +172,8 @@ fn render_case(out: &mut String, case: &Value, anchor: &str) {
         .filter_map(|e| e["delay_ms"].as_f64())
         .map(|ms| ms / 1000.0)
         .collect();
-    out.push_str(&timeline::svg(journal, &planned, time_scale.unwrap_or(1.0)));
+    let reaction_ms = case["reaction_ms"]["center"].as_f64().unwrap_or(0.0);
+    out.push_str(&timeline::svg(journal, &planned, time_scale.unwrap_or(1.0), reaction_ms));
     let pretty = |value: &Value| escape(&serde_json::to_string_pretty(value).unwrap_or_default());
     let _ = write!(
         out,

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::{timestamp, ReportMeta};
 use crate::journal::JournalEntry;
+use crate::suite::timing::{Calibration, Reaction};
 use crate::suite::{CaseRecord, SuiteOutcome};
 
 /// Request bodies in the evidence are cut to this many bytes per string.
@@ -34,6 +35,8 @@ pub(super) fn report(meta: &ReportMeta, outcome: &SuiteOutcome) -> Value {
         "started_at": timestamp(outcome.started_at),
         "duration_ms": outcome.duration.as_millis() as u64,
         "time_scale": meta.time_scale,
+        "max_time_scale": meta.max_time_scale,
+        "calibration": calibration(&outcome.calibration),
         "case_timeout_s": meta.case_timeout.as_secs_f64(),
         "concurrency": meta.concurrency,
         "verdict": outcome.verdict().as_str(),
@@ -53,6 +56,8 @@ fn case(record: &CaseRecord) -> Value {
         "verdict": record.verdict.as_str(),
         "error": record.error,
         "time_scale": record.time_scale,
+        "time_scale_note": record.time_scale_note,
+        "reaction_ms": record.reaction.as_ref().map(reaction_ms),
         "checks": record.checks,
         "evidence": {
             "journal": record.evidence.journal.iter().map(journal_entry).collect::<Vec<_>>(),
@@ -64,6 +69,28 @@ fn case(record: &CaseRecord) -> Value {
             "duration_ms": record.evidence.duration_ms,
         },
     })
+}
+
+/// How the implementation's reaction was measured, and what is taken out of every wait.
+fn calibration(calibration: &Calibration) -> Value {
+    let r = &calibration.reaction;
+    json!({
+        "summary": calibration.summary(),
+        "reaction_ms": reaction_ms(r),
+        "samples": r.samples,
+        "unasked_wait_ms": r.unasked_wait_ms,
+        "missing": r.missing,
+        "scales": calibration.samples,
+        "instances": calibration.instances,
+        "duration_ms": calibration.duration_ms,
+    })
+}
+
+/// A reaction as reports give it: median, the center taken out of waits, and its spread (`high`
+/// null when nothing was measured).
+fn reaction_ms(r: &Reaction) -> Value {
+    let finite = |ms: f64| if ms.is_finite() { json!(ms) } else { Value::Null };
+    json!({"median": r.median_ms, "center": r.center_ms, "low": r.low_ms, "high": finite(r.high_ms)})
 }
 
 /// A journal entry with long strings in its body cut, so a report stays readable.

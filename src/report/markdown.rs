@@ -39,6 +39,7 @@ pub(super) fn render(report: &Value) -> String {
         report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
         report["time_scale"]
     );
+    let _ = writeln!(out, "| Timing | {} |", cell(str_of(&report["calibration"]["summary"])));
     let _ = writeln!(out, "| Requirements | {} |", tally_of(&report["summary"]).describe());
     let _ = writeln!(out, "| Result | **{}** |\n", str_of(&report["verdict"]));
     let _ = writeln!(
@@ -68,6 +69,7 @@ pub(super) fn render(report: &Value) -> String {
             );
         }
     }
+    timing_section(&mut out, report, requirements);
     findings_section(&mut out, requirements, &["fail", "error"], "Failures: expected vs observed (MUST)");
     findings_section(&mut out, requirements, &["warn"], "Warnings (SHOULD): advisory, they do not fail a requirement");
     let _ = writeln!(
@@ -77,6 +79,37 @@ pub(super) fn render(report: &Value) -> String {
          | Role | Name | Decision | Date | Signature |\n|---|---|---|---|---|\n| Engineering | | | | |\n| QA | | | | |\n| Product | | | | |"
     );
     out
+}
+
+/// What was taken out of every wait, and the cases that ran at another time scale than they
+/// asked for, with why.
+fn timing_section(out: &mut String, report: &Value, requirements: &[Value]) {
+    let _ = writeln!(
+        out,
+        "\n## Timing\n\n{}. Each wait is judged as the real gap less this reaction, divided by the case's time \
+         scale; a timing check gives the benefit of the doubt within the noise that remains, and refuses to judge \
+         (`error`) when that noise reaches half of what the check must tell apart.",
+        str_of(&report["calibration"]["summary"])
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    let raised: Vec<&Value> = requirements
+        .iter()
+        .flat_map(|r| r["cases"].as_array().into_iter().flatten())
+        .filter(|c| !c["time_scale_note"].is_null() && seen.insert(str_of(&c["name"]).to_owned()))
+        .collect();
+    if raised.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n| Case | Time scale | Why |\n|---|---|---|");
+    for case in raised {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            cell(str_of(&case["name"])),
+            case["time_scale"],
+            cell(str_of(&case["time_scale_note"]))
+        );
+    }
 }
 
 /// The cases with one of `verdicts`, each with its checks of those verdicts and its error.

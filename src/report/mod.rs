@@ -37,6 +37,8 @@ pub struct ReportMeta {
     pub level: Level,
     /// The run's time scale (cases may run slower; each carries its own).
     pub time_scale: f64,
+    /// The most a case's time scale could be raised to for its timing checks.
+    pub max_time_scale: f64,
     /// Real time each case had before the implementation was killed.
     pub case_timeout: std::time::Duration,
     /// Cases run side by side.

@@ -1,7 +1,8 @@
 //! The attempt timeline of a case, as inline SVG: one bar per model request from arrival to
-//! end, the fault marked where it fired, and each gap labelled with the wait observed and the
-//! wait expected (the Retry-After squall sent, or the delay the implementation planned).
-//! Times are policy seconds (the run's time scale undone).
+//! end, the fault marked where it fired, and each gap labelled with the wait observed (the
+//! client's calibrated reaction taken out, and named) and the wait expected (the Retry-After
+//! squall sent, or the delay the implementation planned). Times are policy seconds (the case's
+//! time scale undone).
 
 use std::fmt::Write as _;
 
@@ -83,8 +84,12 @@ fn color(end: &str) -> &'static str {
     }
 }
 
-/// The SVG for one case; `planned` are the implementation's announced delays (seconds).
-pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String {
+/// Reactions this short are not named on the wait labels.
+const NAMED_REACTION_MS: f64 = 1.0;
+
+/// The SVG for one case; `planned` are the implementation's announced delays (seconds),
+/// `reaction_ms` the real time the client takes of its own per retry, taken out of each wait.
+pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64, reaction_ms: f64) -> String {
     let bars = bars(journal, time_scale);
     if bars.is_empty() {
         return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();
@@ -121,17 +126,20 @@ pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64) -> String
             escape(&mark)
         );
         if let Some(next) = bars.get(i + 1) {
-            let waited = next.start - bar.end;
+            let waited = next.start - bar.end - reaction_ms / time_scale / 1000.0;
             let expected = if bar.failed {
                 retries += 1;
                 bar.asked.clone().or_else(|| planned.get(retries - 1).map(|p| format!("planned {p:.2} s")))
             } else {
                 None
             };
-            let label = match expected {
+            let mut label = match expected {
                 Some(expected) => format!("waited {waited:.2} s · {expected}"),
                 None => format!("waited {waited:.2} s"),
             };
+            if reaction_ms >= NAMED_REACTION_MS {
+                label.push_str(&format!(" · client reaction {reaction_ms:.0} ms real"));
+            }
             let gap_y = y + 24.0;
             let _ = write!(
                 out,
@@ -174,8 +182,17 @@ mod tests {
             json!({"track": "default", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 1.0, "end": "error_status", "status": 429, "fault": null, "response_headers": {"retry-after": "2"}}),
             json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "terminal_sent": true, "status": 200, "fault": null, "response_headers": {}}),
         ];
-        let out = svg(&journal, &[], 0.01);
+        let out = svg(&journal, &[], 0.01, 0.0);
         assert!(out.contains("waited 2.00 s · asked 2 s (retry-after)"), "{out}");
+        // A client that spends 118 ms of its own before the retry: the wait is still 2 s.
+        let slow = |json: &serde_json::Value| {
+            let mut shifted = json.clone();
+            shifted["received_at_ms"] = (json["received_at_ms"].as_f64().unwrap_or(0.0) + 118.0).into();
+            shifted["finished_at_ms"] = (json["finished_at_ms"].as_f64().unwrap_or(0.0) + 118.0).into();
+            shifted
+        };
+        let out = svg(&[journal[0].clone(), slow(&journal[1])], &[], 0.01, 118.0);
+        assert!(out.contains("waited 2.00 s · asked 2 s (retry-after) · client reaction 118 ms real"), "{out}");
         assert_eq!(out.matches("<rect").count(), 2);
     }
 
@@ -185,7 +202,7 @@ mod tests {
         // A tool-call turn (completed), then a reset retried after a planned 2 s.
         let journal =
             vec![entry(0, 0.0, "completed", true), entry(1, 2.0, "reset", false), entry(2, 23.0, "completed", true)];
-        let out = svg(&journal, &[2.0], 0.01);
+        let out = svg(&journal, &[2.0], 0.01, 0.0);
         assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
         assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
     }
@@ -195,6 +212,6 @@ mod tests {
         let journal = vec![
             json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200}),
         ];
-        assert!(svg(&journal, &[], 1.0).contains("✕ reset"));
+        assert!(svg(&journal, &[], 1.0, 0.0).contains("✕ reset"));
     }
 }

@@ -12,8 +12,8 @@ use super::verdict::Level;
 /// `SQUALL_IUT` (a command, or unset / `reference` for the in-process reference),
 /// `SQUALL_REFERENCE_MUTANT`, `SQUALL_LEVEL`, `SQUALL_PROFILE` (profiles to judge, comma
 /// separated, or `all`; the IUT still receives its own agent profile in its `SQUALL_PROFILE`),
-/// `SQUALL_TIME_SCALE`, `SQUALL_TAGS`, `SQUALL_CUCUMBER_JSON`, `SQUALL_CONSOLE=1`. The error
-/// names the variable at fault.
+/// `SQUALL_TIME_SCALE`, `SQUALL_MAX_TIME_SCALE`, `SQUALL_TAGS`, `SQUALL_CUCUMBER_JSON`,
+/// `SQUALL_CONSOLE=1`. The error names the variable at fault.
 pub fn config_from_env(root: &Path) -> Result<SuiteConfig, String> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let iut = match var("SQUALL_IUT").as_deref() {
@@ -26,12 +26,21 @@ pub fn config_from_env(root: &Path) -> Result<SuiteConfig, String> {
         config.level =
             Level::parse(&level).ok_or_else(|| format!("SQUALL_LEVEL={level}: expected wire, events or tasks"))?;
     }
-    if let Some(scale) = var("SQUALL_TIME_SCALE") {
-        config.time_scale = scale
-            .parse()
-            .ok()
-            .filter(|s: &f64| *s > 0.0 && *s <= 1.0)
-            .ok_or_else(|| format!("SQUALL_TIME_SCALE={scale}: expected a number in (0, 1]"))?;
+    let scale = |name: &str| -> Result<Option<f64>, String> {
+        var(name)
+            .map(|text| {
+                text.parse()
+                    .ok()
+                    .filter(|s: &f64| *s > 0.0 && *s <= 1.0)
+                    .ok_or_else(|| format!("{name}={text}: expected a number in (0, 1]"))
+            })
+            .transpose()
+    };
+    if let Some(time_scale) = scale("SQUALL_TIME_SCALE")? {
+        config.time_scale = time_scale;
+    }
+    if let Some(max) = scale("SQUALL_MAX_TIME_SCALE")? {
+        config.max_time_scale = max;
     }
     if let Some(profiles) = var("SQUALL_PROFILE") {
         config.profiles =

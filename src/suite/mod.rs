@@ -6,6 +6,8 @@
 //! - [`results`] — what a run found, as data
 //! - [`conversation`] — what a journaled request says: instructions, tool outputs
 //! - [`world`], [`script`] — per-case state and the scenario the Given steps build
+//! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
+//!   time scale a case runs at; [`execute`] — one run of the implementation on a scenario
 //! - [`steps`] — the step definitions, shared by `cargo test` and `squall run`
 //! - [`runner`] — one suite run: server, IUT, cucumber, collected results
 //! - [`features`], [`env`], [`summary`] — where features come from, settings from the
@@ -13,6 +15,7 @@
 
 mod conversation;
 pub mod env;
+mod execute;
 pub mod features;
 pub mod requirements;
 pub mod results;
@@ -20,6 +23,7 @@ mod runner;
 mod script;
 mod steps;
 pub mod summary;
+pub mod timing;
 pub mod verdict;
 mod world;
 

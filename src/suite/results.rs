@@ -64,6 +64,14 @@ pub struct CaseRecord {
     /// Production values ran at this fraction of real time in this case (null when the
     /// implementation was not run). Journal times are real; divide by this to get policy time.
     pub time_scale: Option<f64>,
+    /// Why the case ran at another scale than it asked for (raised so that its timing checks
+    /// could judge the client's measured reaction), or which checks could not be judged even at
+    /// the largest scale allowed.
+    pub time_scale_note: Option<String>,
+    /// The client's reaction taken out of this case's waits, in real ms: the run's calibration,
+    /// reaching down to the fastest reaction measured again before a confirming run (see
+    /// `time_scale_note`). Null when not run.
+    pub reaction: Option<crate::suite::timing::Reaction>,
     /// What was left behind to look at.
     pub evidence: Evidence,
 }

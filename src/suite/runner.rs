@@ -15,6 +15,8 @@ use futures_util::FutureExt as _;
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseRecord, Evidence, ProfileResult, RequirementResult};
 use super::steps;
+use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
+use super::timing::Calibration;
 use super::verdict::{Level, RunVerdict, Tally, Verdict};
 use super::world::{SuiteContext, SuiteWorld};
 use crate::iut::Iut;
@@ -30,6 +32,9 @@ pub struct SuiteConfig {
     pub level: Level,
     /// Production values run at this fraction of real time.
     pub time_scale: f64,
+    /// The most a case's time scale may be raised to so that its timing checks can judge the
+    /// implementation's measured reaction (checks that would need more are `error`).
+    pub max_time_scale: f64,
     /// The directory of `.feature` files.
     pub features: PathBuf,
     /// The scenarios the features can name.
@@ -63,13 +68,14 @@ impl std::fmt::Debug for Progress {
 }
 
 impl SuiteConfig {
-    /// The defaults: level `tasks`, time scale 0.01, profile `prd-0006`, 8 cases at once, 60 s
-    /// per case.
+    /// The defaults: level `tasks`, time scale 0.01 (raised as far as real time where a timing
+    /// check needs it), profile `prd-0006`, 8 cases at once, 60 s per case.
     pub fn new(iut: Iut, features: PathBuf, catalogue: Catalogue) -> Self {
         SuiteConfig {
             iut,
             level: Level::Tasks,
             time_scale: 0.01,
+            max_time_scale: 1.0,
             features,
             catalogue,
             profiles: ProfileSelection::default(),
@@ -97,6 +103,8 @@ pub struct SuiteOutcome {
     pub selection: ProfileSelection,
     /// The tag expression the cases were filtered by, if any.
     pub tags: Option<String>,
+    /// The implementation's reaction, measured before the cases ran.
+    pub calibration: Calibration,
     /// When the run began.
     pub started_at: SystemTime,
     /// How long it took.
@@ -137,18 +145,24 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     let server = Server::start(ServerConfig::loopback(config.catalogue.clone()))
         .await
         .context("cannot start the squall server")?;
+    let started_at = SystemTime::now();
+    let clock = Instant::now();
+    let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
+    let calibration =
+        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await;
     let ctx = Arc::new(SuiteContext {
         server,
         catalogue: config.catalogue.clone(),
         iut: config.iut.clone(),
         level: config.level,
         time_scale: config.time_scale,
+        max_time_scale: config.max_time_scale,
         case_timeout: config.case_timeout,
         seed: config.seed,
+        calibration,
+        calibration_instances: instances,
     });
     let collected: Collected = Arc::default();
-    let started_at = SystemTime::now();
-    let clock = Instant::now();
     match (&config.cucumber_json, config.console) {
         (Some(path), _) => {
             let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
@@ -172,6 +186,7 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     Ok(SuiteOutcome {
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
+        calibration: ctx.calibration.clone(),
         cases,
         selection: config.profiles.clone(),
         tags: config.tags.clone(),
@@ -208,6 +223,7 @@ async fn drive<Wr>(
     .before(move |feature, rule, scenario, world| {
         world.ctx = Some(before_ctx.clone());
         world.advisory = all_tags(feature, rule, scenario).iter().any(|t| t == "should");
+        world.timing = steps::plan_timing_checks(scenario.steps.iter().map(|s| s.value.as_str()));
         async {}.boxed_local()
     })
     .after(move |feature, rule, scenario, finished, world| {
@@ -253,8 +269,12 @@ fn case_record(
     let unjudgeable = step_error.filter(|_| !failed_a_must);
     let verdict = Verdict::of_case(unjudgeable.as_deref(), checks.iter().map(|c| c.verdict));
     let run = world.and_then(|w| w.run.as_ref());
+    let unjudged_check = checks
+        .iter()
+        .find(|c| c.verdict == Verdict::Error)
+        .map(|c| format!("`{}` could not be judged: {}", c.name, c.observed));
     let error = match verdict {
-        Verdict::Error => Some(unjudgeable.unwrap_or_else(|| "the case made no check".to_owned())),
+        Verdict::Error => Some(unjudgeable.or(unjudged_check).unwrap_or_else(|| "the case made no check".to_owned())),
         _ => None,
     };
     let evidence = run
@@ -276,7 +296,9 @@ fn case_record(
         verdict,
         checks,
         error,
-        time_scale: run.map(|r| r.time_scale),
+        time_scale: run.map(|r| r.time_scale()),
+        time_scale_note: run.and_then(|r| r.scale_note.clone()),
+        reaction: run.map(|r| r.clock.reaction.clone()),
         evidence,
     }
 }

@@ -97,6 +97,8 @@ mod tests {
                 checks: vec![],
                 error: None,
                 time_scale: None,
+                time_scale_note: None,
+                reaction: None,
                 evidence: Evidence::default(),
             })
             .collect();
@@ -104,6 +106,7 @@ mod tests {
             requirements: by_requirement(&cases),
             cases,
             profiles: vec![],
+            calibration: crate::suite::timing::Calibration::assumed(crate::suite::timing::Reaction::exactly(1.0)),
             selection: ProfileSelection::default(),
             tags: Some("@typo".into()),
             started_at: SystemTime::now(),

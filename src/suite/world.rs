@@ -1,6 +1,7 @@
 //! The per-case state of the conformance suite: the scenario being scripted, the run, and
 //! the checks made so far. [`SuiteWorld::check`] records each check with the verdict
-//! [`super::verdict`] gives it.
+//! [`super::verdict`] gives it; [`SuiteWorld::check_timed`] does so for a timing check, which
+//! refuses to judge when the measurement's noise is too large for its margin.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,8 @@ use crate::server::Server;
 
 use super::results::CheckRecord;
 use super::script::ScriptBuilder;
+use super::timing::margin::describe_needed;
+use super::timing::{scale_name, Calibration, CaseClock, Margin};
 use super::verdict::{Level, Strength, Verdict};
 
 /// What every case of one suite run shares.
@@ -23,10 +26,17 @@ pub(super) struct SuiteContext {
     pub level: Level,
     /// Production values run at this fraction of real time.
     pub time_scale: f64,
-    /// Real time an implementation gets per case.
+    /// The most a case's time scale may be raised to so that its timing checks can judge.
+    pub max_time_scale: f64,
+    /// Real time an implementation gets per case (at the case's own time scale; more when the
+    /// scale is raised).
     pub case_timeout: Duration,
     /// Passed to every case as `SQUALL_SEED`, for reproducible jitter.
     pub seed: Option<u64>,
+    /// The implementation's reaction, measured before any case ran.
+    pub calibration: Calibration,
+    /// Calibration instances at each scale (for a case that measures the reaction again).
+    pub calibration_instances: usize,
 }
 
 /// What a case produced.
@@ -34,7 +44,10 @@ pub(super) struct SuiteContext {
 pub(super) struct CaseRun {
     pub journal: Vec<JournalEntry>,
     pub iut: IutRun,
-    pub time_scale: f64,
+    /// The case's time scale and the client's reaction: real time as policy time.
+    pub clock: CaseClock,
+    /// Why the case ran at another scale than it asked for, if it did.
+    pub scale_note: Option<String>,
     /// Real time from starting the implementation to collecting its outputs.
     pub real_duration: Duration,
 }
@@ -51,10 +64,19 @@ impl CaseRun {
         self.iut.result.as_ref().unwrap_or(&NULL)
     }
 
-    /// A real-time span in ms as policy seconds.
-    pub(super) fn policy_seconds(&self, real_ms: f64) -> f64 {
-        real_ms / self.time_scale / 1000.0
+    /// The case's time scale.
+    pub(super) fn time_scale(&self) -> f64 {
+        self.clock.time_scale
     }
+}
+
+/// What a check found: what it observed, and whether the bound held — `None` when it could not
+/// be judged (the verdict is then `error`, with the reason as the observation).
+struct Judgement {
+    observed: String,
+    held: Option<bool>,
+    /// Added to the expectation once the run is known (a timing check's margin in real time).
+    expected_note: String,
 }
 
 #[derive(Debug, Default)]
@@ -67,6 +89,8 @@ pub(super) struct SuiteWorld {
     pub max_retries: Option<u32>,
     /// A time scale for this case, when it needs more precision than the suite's.
     pub time_scale: Option<f64>,
+    /// The case's timing checks, read from its steps before it runs.
+    pub timing: Vec<super::steps::Planned>,
     pub run: Option<CaseRun>,
     pub checks: Vec<CheckRecord>,
     /// Set when the IUT's level does not reach the case: every check is `n/a`.
@@ -104,16 +128,66 @@ impl SuiteWorld {
         expected: impl Into<String>,
         judge: impl FnOnce(&CaseRun) -> (String, bool),
     ) {
-        let expected = expected.into();
+        self.record(level, name, expected.into(), |run| {
+            let (observed, held) = judge(run);
+            Judgement { observed, held: Some(held), expected_note: String::new() }
+        });
+    }
+
+    /// Judge a timing check. `judge` returns what it observed, whether the bound held with the
+    /// benefit of the doubt (within the noise), and that noise in policy seconds. When the noise
+    /// is not under half of `margin`, the check would let through clients it exists to reject:
+    /// it is `error`, with the reason, instead of a guess.
+    pub(super) fn check_timed(
+        &mut self,
+        level: Level,
+        name: &str,
+        expected: impl Into<String>,
+        margin: Margin,
+        judge: impl FnOnce(&CaseRun) -> (String, bool, f64),
+    ) {
+        self.record(level, name, expected.into(), |run| {
+            let (observed, held, noise) = judge(run);
+            let scale = run.time_scale();
+            let expected_note = format!(
+                " (it tells apart clients {} s beyond: {:.1} ms real at {})",
+                margin.seconds,
+                margin.seconds * scale * 1000.0,
+                scale_name(scale)
+            );
+            if margin.judges(held, noise) {
+                return Judgement { observed, held: Some(held), expected_note };
+            }
+            let reaction = &run.clock.reaction;
+            let why = match &reaction.missing {
+                Some(missing) => missing.clone(),
+                None => format!(
+                    "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}), is not under half the {} s margin; it needs {} (--max-time-scale)",
+                    reaction.low_ms,
+                    reaction.high_ms,
+                    scale_name(scale),
+                    margin.seconds,
+                    describe_needed(scale * noise / margin.max_noise())
+                ),
+            };
+            Judgement { observed: format!("cannot judge: {why}; observed {observed}"), held: None, expected_note }
+        });
+    }
+
+    fn record(&mut self, level: Level, name: &str, expected: String, judge: impl FnOnce(&CaseRun) -> Judgement) {
         let strength = if self.advisory || name.starts_with(SHOULD_PREFIX) { Strength::Should } else { Strength::Must };
         let applicable = self.not_applicable.is_none() && self.ctx().level >= level;
-        let (verdict, observed) = match (&self.run, applicable) {
-            (_, false) => (Verdict::NotApplicable, String::new()),
+        let (verdict, observed, expected) = match (&self.run, applicable) {
+            (_, false) => (Verdict::NotApplicable, String::new(), expected),
             // A harness error: the step fails without a failed check, so the case is `error`.
             (None, true) => panic!("no case ran before `{name}`: the scenario is missing its When step"),
             (Some(run), true) => {
-                let (observed, passed) = judge(run);
-                (Verdict::of_check(strength, true, passed), observed)
+                let judgement = judge(run);
+                let verdict = match judgement.held {
+                    Some(held) => Verdict::of_check(strength, true, held),
+                    None => Verdict::Error,
+                };
+                (verdict, judgement.observed, expected + &judgement.expected_note)
             }
         };
         self.checks.push(CheckRecord {

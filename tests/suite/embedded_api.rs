@@ -46,7 +46,8 @@ async fn assert_attempts_fails_with_what_the_server_saw() {
 #[test]
 fn the_example_runs() {
     let output = std::process::Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", "embedded"])
+        // The features `cargo test --all-features` built with, so nothing is compiled again.
+        .args(["run", "--quiet", "--all-features", "--example", "embedded"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo runs the example");

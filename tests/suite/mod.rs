@@ -21,7 +21,9 @@ mod sdk;
 mod server_faults;
 mod server_messages;
 mod server_wire;
+mod slow_clients;
 mod suite_kit;
 mod support;
+mod timing_verdicts;
 #[cfg(feature = "wiremock")]
 mod wiremock_bridge;

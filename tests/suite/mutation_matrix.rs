@@ -11,7 +11,9 @@ use squall::suite::requirements::requirement_title;
 use squall::suite::{run_suite, SuiteConfig, Verdict};
 use squall_reference::mutants::{Breaks, Mutant};
 
-use super::suite_kit::{config, failing, independent_config, unexpected_findings, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{
+    config, failing, independent_config, run_side_by_side, unexpected_findings, ONE_SUITE_AT_A_TIME,
+};
 use super::support::require;
 
 /// The independent implementation's bugs (`tests/iut/prd0006/bugs.py`) and what they break.
@@ -91,8 +93,10 @@ struct Subject {
 }
 
 fn subjects() -> Vec<Subject> {
+    // The slow mutants break nothing: `slow_clients.rs` holds them to their fast twin's verdicts.
     let mut subjects: Vec<Subject> = Mutant::ALL
         .iter()
+        .filter(|m| m.overhead_ms().is_none())
         .filter_map(|m| match m.breaks() {
             Breaks::Only(ids) => Some(Subject {
                 name: format!("reference:{}", m.name()),
@@ -100,7 +104,7 @@ fn subjects() -> Vec<Subject> {
                 breaks: ids.iter().map(|s| (*s).to_owned()).collect(),
                 config: config(Iut::Reference { mutant: Some(m.name().to_owned()) }),
             }),
-            Breaks::Everything => None,
+            Breaks::Everything | Breaks::NothingButUnjudgedTiming => None,
         })
         .collect();
     subjects.extend(INDEPENDENT_BUGS.iter().map(|(name, bug, breaks)| Subject {
@@ -112,12 +116,19 @@ fn subjects() -> Vec<Subject> {
     subjects
 }
 
+/// The subjects that take longest, run first so that the others run beside them: an uncapped
+/// backoff waits 1,023 s of policy time in the 11-attempt case, and its failure is confirmed by
+/// a slower run; sleeping three times seed 002's schedule takes 93 s for five retries.
+const LONGEST: [&str; 2] = ["reference:uncapped-backoff", "prd0006:sleep-3x-announced"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn every_broken_implementation_fails_exactly_the_requirements_it_breaks() {
     let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let mut subjects = subjects();
+    subjects.sort_by_key(|s| !LONGEST.contains(&s.name.as_str()));
+    let outcomes = run_side_by_side(subjects.iter().map(|s| s.config.clone()).collect()).await;
     let mut wrong = Vec::new();
-    for subject in subjects() {
-        let outcome = run_suite(&subject.config).await.expect("the suite runs");
+    for (subject, outcome) in subjects.iter().zip(outcomes) {
         let seen = failing(&outcome);
         if seen != subject.breaks {
             wrong.push(format!(
@@ -192,6 +203,25 @@ fn matrix_markdown() -> String {
     for subject in &subjects {
         let breaks: Vec<&str> = subject.breaks.iter().map(String::as_str).collect();
         out.push_str(&format!("| `{}` | {} | {} |\n", subject.name, subject.bug, breaks.join(", ")));
+    }
+    for mutant in Mutant::ALL.iter().filter(|m| m.overhead_ms().is_some()) {
+        let verdicts = match mutant.breaks() {
+            Breaks::NothingButUnjudgedTiming => {
+                "none: the reference's verdict on every check, or `error` where the noise is too large to judge"
+            }
+            _ => "none: exactly the reference's verdicts",
+        };
+        out.push_str(&format!("| `reference:{}` | {} | {verdicts} |\n", mutant.name(), mutant.bug()));
+    }
+    for (overhead, verdicts) in [
+        ("50", "none: exactly its fast twin's verdicts"),
+        ("150", "none: exactly its fast twin's verdicts"),
+        ("300", "none: exactly its fast twin's verdicts"),
+        ("20-300", "none: its fast twin's verdict on every check, or `error` where the noise is too large to judge"),
+    ] {
+        out.push_str(&format!(
+            "| `prd0006` with `PRD0006_OVERHEAD_MS={overhead}` | Correct, but spends {overhead} ms of real time of its own before each retry. | {verdicts} |\n"
+        ));
     }
     for mutant in Mutant::ALL.iter().filter(|m| m.breaks() == Breaks::Everything) {
         out.push_str(&format!(

@@ -90,9 +90,11 @@ fn number_after(text: &str, prefix: &str) -> Option<f64> {
 #[test]
 fn every_report_states_a_slower_case_in_production_seconds() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // Retry-After ignored: the 1/20 case waits its backoff (1-2 s) instead of the 4 s asked.
+    // Retry-After ignored: the case waits its backoff (1-2 s) instead of the 4 s asked. At 1/500
+    // of real time the client's reaction is too uncertain for its check: the case runs slower.
     let tags = "@REQ-0006-001 and @wire and not @events and not @should";
-    let output = squall_run(&["--iut", "reference:ignore-retry-after", "--tags", tags], dir.path());
+    let output =
+        squall_run(&["--iut", "reference:ignore-retry-after", "--tags", tags, "--time-scale", "0.002"], dir.path());
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     let report = report(dir.path());
     let case = report["requirements"][0]["cases"]
@@ -102,22 +104,26 @@ fn every_report_states_a_slower_case_in_production_seconds() {
         .find(|c| c["name"] == "A 429 with retry-after in seconds is honoured")
         .expect("the retry-after case")
         .clone();
-    assert_eq!(case["time_scale"], 0.05, "the case carries its own time scale");
+    let time_scale = case["time_scale"].as_f64().expect("the case carries its own time scale");
+    assert!(time_scale > 0.002, "the case ran slower than the run: {time_scale}");
     let journal = case["evidence"]["journal"].as_array().expect("journal");
     let real_ms =
         journal[1]["received_at_ms"].as_f64().expect("ms") - journal[0]["finished_at_ms"].as_f64().expect("ms");
-    let truth = real_ms / 0.05 / 1000.0;
+    let reaction_ms = case["reaction_ms"]["center"].as_f64().expect("the reaction taken out");
+    let truth = (real_ms - reaction_ms) / time_scale / 1000.0;
     let check =
         case["checks"].as_array().expect("checks").iter().find(|c| c["verdict"] == "fail").expect("a failed check");
     let in_json = number_after(check["observed"].as_str().expect("observed"), "").expect("a figure in report.json");
     let acceptance = std::fs::read_to_string(dir.path().join("acceptance.md")).expect("acceptance.md");
-    let after_case =
-        acceptance.split("A 429 with retry-after in seconds is honoured").nth(1).expect("the case in acceptance.md");
+    let after_case = acceptance
+        .split("**A 429 with retry-after in seconds is honoured**")
+        .nth(1)
+        .expect("the case among the failures in acceptance.md");
     let line = after_case
         .lines()
         .find(|l| l.contains("attempt 2 starts at least 4 seconds"))
         .expect("its failure in acceptance.md");
-    let in_markdown = number_after(line, "observed").expect("a figure in acceptance.md");
+    let in_markdown = number_after(line, "observed waited").expect("a figure in acceptance.md");
     let html = std::fs::read_to_string(dir.path().join("index.html")).expect("index.html");
     let section = html
         .split("A 429 with retry-after in seconds is honoured <small>")
@@ -125,7 +131,7 @@ fn every_report_states_a_slower_case_in_production_seconds() {
         .expect("the case's section in index.html");
     let in_html = number_after(section, "waited").expect("a figure in the timeline");
     for (name, figure, precision) in
-        [("report.json", in_json, 0.001), ("acceptance.md", in_markdown, 0.001), ("index.html", in_html, 0.01)]
+        [("report.json", in_json, 0.006), ("acceptance.md", in_markdown, 0.006), ("index.html", in_html, 0.01)]
     {
         assert!((figure - truth).abs() <= precision, "{name} says {figure} s, the journal {truth:.3} s");
     }

@@ -18,7 +18,14 @@ use crate::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use crate::task::{run_deep_research, run_main_turn, TaskConfig, TaskTool};
 
 fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
-    Arc::new(ScaledClock::new(env.time_scale))
+    let scaled: Arc<dyn Clock> = Arc::new(ScaledClock::new(env.time_scale));
+    match env.mutant.and_then(Mutant::overhead_ms) {
+        Some((low, high)) => {
+            let seed = env.seed.unwrap_or_else(crate::policy::random_seed);
+            Arc::new(mutants::SlowClock::new(scaled, low, high, seed))
+        }
+        None => scaled,
+    }
 }
 
 fn provider(env: &CaseEnv) -> HttpProvider {

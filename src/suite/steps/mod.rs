@@ -7,7 +7,10 @@ mod then_events;
 mod then_sessions;
 mod then_tasks;
 mod then_wire;
+mod timed;
 mod when;
+
+pub(crate) use timed::{plan as plan_timing_checks, Planned};
 
 use cucumber::step::{Collection, Context};
 use futures_util::future::LocalBoxFuture;
@@ -26,9 +29,12 @@ pub(super) fn collection() -> Collection<SuiteWorld> {
     for (pattern, step) in when::STEPS {
         steps = steps.when(None, regex(pattern), *step);
     }
-    let then = [then_wire::STEPS, then_backoff::STEPS, then_sessions::STEPS, then_events::STEPS, then_tasks::STEPS];
+    let then = [then_wire::STEPS, then_sessions::STEPS, then_events::STEPS, then_tasks::STEPS];
     for (pattern, step) in then.into_iter().flatten() {
         steps = steps.then(None, regex(&advisory_form(pattern)), *step);
+    }
+    for pattern in timed::patterns() {
+        steps = steps.then(None, pattern.clone(), timed::step);
     }
     steps
 }

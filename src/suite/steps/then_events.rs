@@ -5,7 +5,9 @@ use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 use serde_json::Value;
 
+use super::timed::{Args, Timed, TimedCheck};
 use super::{arg, done, num, result_field_is, StepFn};
+use crate::suite::timing::Margin;
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
@@ -27,8 +29,21 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the last decision says the retry was not made$", not_retried),
     (r"^the first decision says the gate allowed the retry$", gate_allowed),
     (r"^the result records the degradation and its cause$", degraded),
-    (r"^each provider.retry delay matches the wait the server saw$", delays_match),
 ];
+
+pub(super) const TIMED: &[TimedCheck] = &[TimedCheck {
+    pattern: r"^each provider.retry delay matches the wait the server saw$",
+    level: Level::Events,
+    margin: |_| ANNOUNCED_WAIT,
+    expected: |_| {
+        format!(
+            "one provider.retry per wait, each wait between its delay_ms and delay_ms + {ANNOUNCED_SLACK_S} s + {}%",
+            ANNOUNCED_SLACK_SHARE * 100.0
+        )
+    },
+    judge: delays_match,
+    lower_bound_only: false,
+}];
 
 fn of_type<'a>(run: &'a CaseRun, kind: &str) -> Vec<&'a Value> {
     run.iut.events.iter().filter(|e| e["type"] == kind).collect()
@@ -283,32 +298,24 @@ fn degraded(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     done()
 }
 
-/// How much longer than announced a wait may be: connection set-up and scheduling (policy
-/// time), on top of the wire's real-time slack for an upper bound (tolerance and the client's
-/// own overhead, which does not shrink with the time scale).
+/// How much longer than announced a wait may be: connection set-up and scheduling, in policy
+/// time (the client's calibrated reaction is already taken out of the waits).
 const ANNOUNCED_SLACK_S: f64 = 0.25;
 const ANNOUNCED_SLACK_SHARE: f64 = 0.1;
 
-fn delays_match(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let expected = format!(
-        "one provider.retry per wait, each wait between its delay_ms and delay_ms + {ANNOUNCED_SLACK_S} s + {}%",
-        ANNOUNCED_SLACK_SHARE * 100.0
-    );
-    world.check(Level::Events, &ctx.step.value, expected, |run| {
-        let planned: Vec<f64> = of_type(run, "provider.retry")
-            .iter()
-            .filter_map(|e| e["delay_ms"].as_f64())
-            .map(|ms| ms / 1000.0)
-            .collect();
-        let seen = super::then_wire::waits(run);
-        let (below, above) = (super::then_wire::tolerance(run), super::then_wire::upper_slack(run));
-        let ok = !planned.is_empty()
-            && planned.len() == seen.len()
-            && planned
-                .iter()
-                .zip(&seen)
-                .all(|(p, s)| *s >= p - below && *s <= p * (1.0 + ANNOUNCED_SLACK_SHARE) + ANNOUNCED_SLACK_S + above);
-        (format!("planned {planned:.2?} s, waited {seen:.2?} s"), ok)
-    });
-    done()
+/// It rejects a record whose wait is not the one slept: announcing 0 and sleeping seed 002's
+/// first wait (1 s or more, 0.75 s beyond the slack) or sleeping a multiple of the announced one.
+const ANNOUNCED_WAIT: Margin = Margin::of_waits(0.75);
+
+fn delays_match(run: &CaseRun, _: &Args) -> Timed {
+    let planned: Vec<f64> =
+        of_type(run, "provider.retry").iter().filter_map(|e| e["delay_ms"].as_f64()).map(|ms| ms / 1000.0).collect();
+    let seen = super::then_wire::waits(run);
+    let held = !planned.is_empty()
+        && planned.len() == seen.len()
+        && planned.iter().zip(&seen).all(|(p, s)| {
+            s.may_be_at_least(*p) && s.may_be_at_most(p * (1.0 + ANNOUNCED_SLACK_SHARE) + ANNOUNCED_SLACK_S)
+        });
+    let (shown, noise) = super::then_wire::waits_and_noise(run);
+    Timed { observed: format!("planned {planned:.2?} s, waited {shown:.2?} s"), held, noise }
 }

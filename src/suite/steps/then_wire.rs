@@ -1,61 +1,122 @@
 //! Then, judged on the wire: the server journal of what the implementation actually did.
-//! Times are converted back to policy seconds with the run's time scale; each timing check
-//! allows [`TOLERANCE_REAL_MS`] of real time on top of the scaled value, and an upper bound on
-//! a wait allows the client's own overhead too ([`CLIENT_OVERHEAD_REAL_MS`]).
+//! Times are converted back to policy seconds by the case's clock (its time scale undone, the
+//! client's calibrated reaction taken out), each with its noise; every timing check names what
+//! it must tell apart ([`Margin`]) and refuses to judge when the noise is too large for it.
 
 use std::collections::BTreeSet;
 
 use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 
+use super::timed::{number, Args, Timed, TimedCheck};
 use super::{done, num, StepFn};
 use crate::journal::JournalEntry;
+use crate::suite::timing::{Doubt, Estimate, Margin, SpanShape};
 use crate::suite::verdict::Level;
 use crate::suite::world::{CaseRun, SuiteWorld};
 
 pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the server sees exactly (\d+) attempts?$", exactly_attempts),
     (r"^the server sees at most (\d+) attempts?$", at_most_attempts),
-    (r"^attempt (\d+) starts at least ([\d.]+) seconds after attempt (\d+) ends$", gap_at_least),
-    (r"^attempt (\d+) starts within ([\d.]+) seconds after attempt (\d+) ends$", gap_within),
-    (r"^attempt (\d+) lasts between ([\d.]+) and ([\d.]+) seconds$", attempt_lasts),
-    (r"^the call ends within ([\d.]+) seconds$", call_ends_within),
     (r"^every attempt carries the same session id$", same_session),
 ];
 
-/// Real-time slack on every timing check (timer and scheduling jitter on a loaded machine).
-pub(super) const TOLERANCE_REAL_MS: f64 = 3.0;
+pub(super) const TIMED: &[TimedCheck] = &[
+    TimedCheck {
+        pattern: r"^attempt (\d+) starts at least ([\d.]+) seconds after attempt (\d+) ends$",
+        level: Level::Wire,
+        margin: asked_wait_margin,
+        expected: |args| format!("a wait of at least {} s", args[2]),
+        judge: gap_at_least,
+        lower_bound_only: true,
+    },
+    TimedCheck {
+        pattern: r"^attempt (\d+) starts within ([\d.]+) seconds after attempt (\d+) ends$",
+        level: Level::Wire,
+        margin: |_| WAIT_ALLOWANCE,
+        expected: |args| format!("a wait of at most {} s", args[2]),
+        judge: gap_within,
+        lower_bound_only: false,
+    },
+    TimedCheck {
+        pattern: r"^attempt (\d+) lasts between ([\d.]+) and ([\d.]+) seconds$",
+        level: Level::Wire,
+        margin: |args| Margin::of_attempts(number::<f64>(args, 2) / 2.0),
+        expected: |args| format!("between {} and {} s", args[2], args[3]),
+        judge: attempt_lasts,
+        lower_bound_only: false,
+    },
+    TimedCheck {
+        pattern: r"^the call ends within ([\d.]+) seconds$",
+        level: Level::Wire,
+        margin: |_| DEGRADE_BUDGET,
+        expected: |args| format!("≤ {} s from the first request to the last reply", args[1]),
+        judge: call_ends_within,
+        lower_bound_only: false,
+    },
+];
 
-/// What a client itself adds to a measured wait — noticing the failure, opening a connection,
-/// sending the request — in real time, which does not shrink with the time scale: an
-/// interpreted client on a busy machine takes tens of milliseconds. Upper bounds on waits
-/// allow it; lower bounds never need it.
-pub(super) const CLIENT_OVERHEAD_REAL_MS: f64 = 25.0;
+/// Seed 002's first backoff wait is 1-2 s ("第 1 次 | 1-2 秒"): a client that ignores an asked
+/// wait and backs off instead waits at most this long before its first retry.
+const SEED_002_FIRST_WAIT_MAX_S: f64 = 2.0;
 
-/// Policy seconds between attempt `later` starting and attempt `earlier` ending (1-based).
-pub(super) fn gap(run: &CaseRun, earlier: usize, later: usize) -> Option<f64> {
+/// "At least W s": it rejects a client that ignores the asked wait and backs off instead (at
+/// most seed 002's 2 s first wait), so the margin is W − 2 s. An ask of 2 s or less cannot be
+/// told from a backoff; the check then rejects a client that waits under half of it.
+fn asked_wait_margin(args: &Args) -> Margin {
+    let wait: f64 = number(args, 2);
+    Margin::of_waits(if wait > SEED_002_FIRST_WAIT_MAX_S { wait - SEED_002_FIRST_WAIT_MAX_S } else { wait / 2.0 })
+}
+
+/// "Within W s" (an allowance above the asked wait): it rejects a client that adds a backoff
+/// of its own on top — at least seed 002's 1 s base delay ("base_delay: 基础延迟（默认 1 秒）").
+const WAIT_ALLOWANCE: Margin = Margin::of_waits(1.0);
+
+/// "Lasts between lo and hi s": seed 001's ladder doubles the timeout ("60s -> 120s"), so the
+/// behaviour to reject is the other rung, at least half of lo away (see the table's margin).
+///
+/// "The call ends within T s": seed 004's worst case before its fix was "~366s" against
+/// "≤5 分钟" (300 s), 66 s apart; the span holds up to 3 attempts (429/5xx "3") and 2 waits.
+const DEGRADE_BUDGET: Margin = Margin { seconds: 60.0, waits: 2, attempts: 3, doubt: Doubt::ToClient };
+
+/// The wait between attempt `earlier` ending and attempt `later` starting (1-based), in real
+/// ms and as policy time.
+pub(super) fn gap(run: &CaseRun, earlier: usize, later: usize) -> Option<(f64, Estimate)> {
     let attempts = run.attempts();
     let (a, b) = (attempts.get(earlier.checked_sub(1)?)?, attempts.get(later.checked_sub(1)?)?);
-    Some(run.policy_seconds(b.received_at_ms - a.finished_at_ms?))
+    let real = b.received_at_ms - a.finished_at_ms?;
+    Some((real, run.clock.wait(real)))
 }
 
-/// All waits between consecutive attempts, in policy seconds.
-pub(super) fn waits(run: &CaseRun) -> Vec<f64> {
-    (1..run.attempts().len()).filter_map(|n| gap(run, n, n + 1)).collect()
+/// All waits between consecutive attempts, as policy time.
+pub(super) fn waits(run: &CaseRun) -> Vec<Estimate> {
+    (1..run.attempts().len()).filter_map(|n| gap(run, n, n + 1)).map(|(_, wait)| wait).collect()
 }
 
-pub(super) fn tolerance(run: &CaseRun) -> f64 {
-    run.policy_seconds(TOLERANCE_REAL_MS)
+/// The best estimates of `waits`.
+pub(super) fn values(waits: &[Estimate]) -> Vec<f64> {
+    waits.iter().map(|w| w.value).collect()
 }
 
-/// The slack on an upper bound: the tolerance and the client's overhead, in policy seconds.
-pub(super) fn upper_slack(run: &CaseRun) -> f64 {
-    run.policy_seconds(TOLERANCE_REAL_MS + CLIENT_OVERHEAD_REAL_MS)
+/// The waits' best estimates, and the largest noise among them: what a check over all of
+/// them must tolerate.
+pub(super) fn waits_and_noise(run: &CaseRun) -> (Vec<f64>, f64) {
+    let waits = waits(run);
+    (values(&waits), waits.iter().map(|w| w.noise).fold(0.0, f64::max))
 }
 
 pub(super) fn seconds(values: &[f64]) -> String {
     let shown: Vec<String> = values.iter().map(|v| format!("{v:.2}")).collect();
     format!("[{}] s", shown.join(", "))
+}
+
+/// "waited 4.02 s ± 0.06 (158.4 ms real, the client's reaction of 118.0 ms taken out)".
+fn describe_wait(run: &CaseRun, real_ms: f64, wait: &Estimate) -> String {
+    format!(
+        "waited {} ({real_ms:.1} ms real, the client's reaction of {:.1} ms taken out)",
+        wait.describe(),
+        run.clock.reaction.center_ms
+    )
 }
 
 fn exactly_attempts(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
@@ -76,59 +137,57 @@ fn at_most_attempts(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, 
     done()
 }
 
-fn gap_at_least(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let (later, wait, earlier): (usize, f64, usize) = (num(&ctx, 1), num(&ctx, 2), num(&ctx, 3));
-    world.check(Level::Wire, &ctx.step.value, format!("a wait of at least {wait} s"), |run| {
-        match gap(run, earlier, later) {
-            Some(seen) => (format!("{seen:.3} s"), seen >= wait - tolerance(run)),
-            None => (format!("only {} attempts", run.attempts().len()), false),
+fn gap_at_least(run: &CaseRun, args: &Args) -> Timed {
+    let (later, wait, earlier): (usize, f64, usize) = (number(args, 1), number(args, 2), number(args, 3));
+    match gap(run, earlier, later) {
+        Some((real, seen)) => {
+            Timed { observed: describe_wait(run, real, &seen), held: seen.may_be_at_least(wait), noise: seen.noise }
         }
-    });
-    done()
+        None => missing_attempts(run),
+    }
 }
 
-fn gap_within(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let (later, limit, earlier): (usize, f64, usize) = (num(&ctx, 1), num(&ctx, 2), num(&ctx, 3));
-    world.check(Level::Wire, &ctx.step.value, format!("a wait of at most {limit} s"), |run| {
-        match gap(run, earlier, later) {
-            Some(seen) => (format!("{seen:.3} s"), seen <= limit + upper_slack(run)),
-            None => (format!("only {} attempts", run.attempts().len()), false),
+fn gap_within(run: &CaseRun, args: &Args) -> Timed {
+    let (later, limit, earlier): (usize, f64, usize) = (number(args, 1), number(args, 2), number(args, 3));
+    match gap(run, earlier, later) {
+        Some((real, seen)) => {
+            Timed { observed: describe_wait(run, real, &seen), held: seen.may_be_at_most(limit), noise: seen.noise }
         }
-    });
-    done()
+        None => missing_attempts(run),
+    }
 }
 
-fn attempt_lasts(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let (number, low, high): (usize, f64, f64) = (num(&ctx, 1), num(&ctx, 2), num(&ctx, 3));
-    world.check(Level::Wire, &ctx.step.value, format!("between {low} and {high} s"), |run| {
-        let attempts = run.attempts();
-        match attempts.get(number.saturating_sub(1)) {
-            Some(entry) => {
-                let lasted = run.policy_seconds(entry.finished_at_ms.unwrap_or(f64::INFINITY) - entry.received_at_ms);
-                (format!("{lasted:.2} s"), lasted >= low - tolerance(run) && lasted <= high + tolerance(run))
-            }
-            None => (format!("only {} attempts", attempts.len()), false),
-        }
-    });
-    done()
+/// A check that cannot find the attempts it measures fails (it can always judge that).
+fn missing_attempts(run: &CaseRun) -> Timed {
+    Timed { observed: format!("only {} attempts", run.attempts().len()), held: false, noise: 0.0 }
 }
 
-fn call_ends_within(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let limit: f64 = num(&ctx, 1);
-    world.check(
-        Level::Wire,
-        &ctx.step.value,
-        format!("≤ {limit} s from the first request to the last reply"),
-        |run| {
-            let attempts = run.attempts();
-            let span = match (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) {
-                (Some(first), Some(end)) => run.policy_seconds(end - first.received_at_ms),
-                _ => f64::INFINITY,
-            };
-            (format!("{span:.2} s"), span <= limit)
-        },
-    );
-    done()
+fn attempt_lasts(run: &CaseRun, args: &Args) -> Timed {
+    let (number_of, low, high): (usize, f64, f64) = (number(args, 1), number(args, 2), number(args, 3));
+    let attempts = run.attempts();
+    let Some(entry) = attempts.get(number_of.saturating_sub(1)) else { return missing_attempts(run) };
+    let real = entry.finished_at_ms.unwrap_or(f64::INFINITY) - entry.received_at_ms;
+    let lasted = run.clock.duration(real);
+    Timed {
+        observed: format!("lasted {} ({real:.1} ms real)", lasted.describe()),
+        held: lasted.may_be_at_least(low) && lasted.may_be_at_most(high),
+        noise: lasted.noise,
+    }
+}
+
+fn call_ends_within(run: &CaseRun, args: &Args) -> Timed {
+    let limit: f64 = number(args, 1);
+    let attempts = run.attempts();
+    let (Some(first), Some(end)) = (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) else {
+        return Timed { observed: "no finished attempt".to_owned(), held: false, noise: 0.0 };
+    };
+    let real = end - first.received_at_ms;
+    let span = run.clock.span(real, SpanShape { waits: attempts.len() - 1, attempts: attempts.len() });
+    Timed {
+        observed: format!("{} ({real:.1} ms real)", span.describe()),
+        held: span.may_be_at_most(limit),
+        noise: span.noise,
+    }
 }
 
 /// The session id a request carried, in any of the headers clients use for it.

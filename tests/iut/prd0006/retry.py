@@ -11,6 +11,7 @@ and an event for each decision.
 
 import email.utils
 import json
+import os
 import random
 import time
 
@@ -55,6 +56,27 @@ class Policy:
     def backoff(self, retry):
         base = 1.0 * (retry + 1) if bugs.on("linear-backoff") else 1.0 * 2**retry
         return min(base + self.random.random(), 20.0)
+
+
+class Overhead:
+    """Real time of the client's own before each retry, from PRD0006_OVERHEAD_MS ("150", or
+    "20-300" for a fresh draw each time): how the suite's tests play a slow or jittery client on a
+    busy machine. It is not policy: it is not scaled, and the client's sense of elapsed policy time
+    leaves it out."""
+
+    def __init__(self):
+        text = os.environ.get("PRD0006_OVERHEAD_MS", "")
+        low, _, high = text.partition("-")
+        self.low_s = float(low) / 1000.0 if low else 0.0
+        self.high_s = float(high) / 1000.0 if high else self.low_s
+        self.random = random.Random()
+        self.spent_s = 0.0
+
+    def spend(self):
+        if self.high_s > 0:
+            overhead = self.random.uniform(self.low_s, self.high_s)
+            time.sleep(overhead)
+            self.spent_s += overhead
 
 
 def error_type(error):
@@ -128,6 +150,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
     policy seconds into real seconds (SQUALL_TIME_SCALE).
     """
     started = time.monotonic()
+    overhead = Overhead()
     number = 0
     while True:
         timeout = policy.timeout_for(number)
@@ -142,7 +165,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
         verdict = gate(failure, shows_output)
         asked = retry_after(failure)
         wait = asked if asked is not None else policy.backoff(number - 1)
-        elapsed = (time.monotonic() - started) / scale
+        elapsed = (time.monotonic() - started - overhead.spent_s) / scale
         if not technically:
             outcome = "not_retryable"
         elif verdict != "allowed":
@@ -174,6 +197,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
         events.emit({"type": "provider.retry", "attempt": number, "max_attempts": allowed, "delay_ms": decision["delay_ms"],
                      "error_type": decision["error_type"], "reason": str(failure), "timeout_ms": decision["timeout_ms"],
                      "decision": decision})
+        overhead.spend()
         slept = wait * 3 if bugs.on("sleep-3x-announced") and asked is None else wait
         time.sleep(slept * scale)
 

@@ -1,0 +1,169 @@
+//! Calibration: measuring how long the implementation under test takes of its own per retry,
+//! once per suite run, before any case is judged.
+//!
+//! Several instances run at once (so the machine is as busy as while cases run) on a scenario
+//! of 429 replies that each ask for `retry-after-ms: 1` — a wait PRD-0006 makes the client
+//! honour ("优先遵循 retryAfterMs") and that is nothing at any time scale — then a success. Half
+//! of them run at the suite's time scale and half at a second one, so that a client that waits
+//! anyway is told apart from a slow one ([`super::reaction`]).
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde::Serialize;
+
+use super::reaction::{Reaction, ScaleSamples};
+use crate::iut::{CaseSpec, Iut, TaskKind};
+use crate::journal::{EndKind, JournalEntry};
+use crate::scenario::{Attempt, Scenario};
+use crate::server::Server;
+use crate::suite::execute::execute;
+
+/// 429s before the success, in each instance.
+pub const RETRIES: usize = 6;
+
+/// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
+pub const INSTANCES_PER_SCALE: usize = 4;
+
+/// The most real time one calibration instance gets (less when the case timeout is shorter).
+const INSTANCE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What the calibration measured, as reports show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The samples at the suite's time scale and at the second scale.
+    pub samples: [ScaleSamples; 2],
+    /// The reaction the suite takes out of every wait.
+    pub reaction: Reaction,
+    /// Instances run at once.
+    pub instances: usize,
+    /// Real milliseconds the calibration took.
+    pub duration_ms: f64,
+}
+
+impl Calibration {
+    /// A calibration that measured `reaction` without samples (tests, recorded evidence).
+    pub fn assumed(reaction: Reaction) -> Calibration {
+        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0 }
+    }
+
+    /// One line for people: "client reaction: median 118 ms real (112–131 ms), 48 retries at 1/100 and 1/25".
+    pub fn summary(&self) -> String {
+        let r = &self.reaction;
+        if let Some(missing) = &r.missing {
+            return format!("client reaction: not measured — {missing}");
+        }
+        let scales: Vec<String> = self.samples.iter().map(|s| super::scale_name(s.time_scale)).collect();
+        let mut line = format!(
+            "client reaction: median {:.1} ms real ({:.1}–{:.1} ms), from {} retries at {}",
+            r.median_ms,
+            r.low_ms,
+            r.high_ms,
+            r.samples,
+            scales.join(" and ")
+        );
+        if !r.unasked_wait_ms.is_empty() {
+            let waits: Vec<String> = r.unasked_wait_ms.iter().map(|w| format!("{:.2}", w / 1000.0)).collect();
+            line.push_str(&format!(
+                "; asked to wait 1 ms, it waited [{}] s of policy time (taken out, not counted as reaction)",
+                waits.join(", ")
+            ));
+        }
+        line
+    }
+}
+
+/// The scenario every instance runs: [`RETRIES`] 429s asking for 1 ms, then a success.
+pub fn scenario() -> Scenario {
+    let ask = Attempt::status(429).header("retry-after-ms", "1");
+    (0..RETRIES)
+        .fold(Scenario::named("squall-calibration"), |scenario, _| scenario.attempt(ask.clone()))
+        .attempt(Attempt::text("calibrated"))
+}
+
+/// The second time scale: four times the suite's, or a quarter of it when that would pass 1.
+pub fn second_scale(time_scale: f64) -> f64 {
+    if time_scale * 4.0 <= 1.0 {
+        time_scale * 4.0
+    } else {
+        time_scale / 4.0
+    }
+}
+
+/// Measure `implementation`'s reaction with `instances` instances at each of two scales, all
+/// at once.
+pub(crate) async fn calibrate(
+    server: &Server,
+    implementation: &Iut,
+    time_scale: f64,
+    instances: usize,
+    case_timeout: Duration,
+    seed: Option<u64>,
+) -> Calibration {
+    let started = std::time::Instant::now();
+    let scales = [time_scale, second_scale(time_scale)];
+    let timeout = case_timeout.min(INSTANCE_TIMEOUT);
+    let runs = scales.iter().flat_map(|scale| {
+        (0..instances).map(move |n| {
+            let spec = CaseSpec {
+                case: format!("squall calibration {n} at {scale}"),
+                task: TaskKind::Stream,
+                prompt: "Calibrate".to_owned(),
+                base_url: String::new(),
+                time_scale: *scale,
+                profile: None,
+                fallback: None,
+                max_retries: Some(RETRIES as u32),
+                seed,
+                timeout,
+            };
+            async move {
+                let gaps = match execute(server, implementation, scenario(), spec).await {
+                    Ok(execution) => gaps_after_asks(&execution.journal),
+                    Err(_) => Vec::new(),
+                };
+                (*scale, gaps)
+            }
+        })
+    });
+    let measured = join_all(runs).await;
+    let samples = scales.map(|scale| ScaleSamples {
+        time_scale: scale,
+        gaps_ms: measured.iter().filter(|(s, _)| *s == scale).map(|(_, gaps)| gaps.clone()).collect(),
+    });
+    let reaction = Reaction::from_samples(&samples[0], &samples[1]);
+    Calibration { samples, reaction, instances: 2 * instances, duration_ms: started.elapsed().as_secs_f64() * 1000.0 }
+}
+
+/// Real ms from the end of each 429 to the next model request.
+fn gaps_after_asks(journal: &[JournalEntry]) -> Vec<f64> {
+    let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
+    calls
+        .windows(2)
+        .filter(|pair| pair[0].status == Some(429) && pair[0].end == Some(EndKind::ErrorStatus))
+        .filter_map(|pair| Some(pair[1].received_at_ms - pair[0].finished_at_ms?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scenario_asks_for_one_millisecond_six_times_then_answers() {
+        let scenario = scenario();
+        assert_eq!(scenario.attempts.len(), RETRIES + 1);
+        assert!(scenario.attempts[..RETRIES]
+            .iter()
+            .all(|a| a.status == Some(429) && a.headers.get("retry-after-ms").map(String::as_str) == Some("1")));
+        assert!(!scenario.attempts[RETRIES].is_status_reply());
+        crate::scenario::validate::validate(&scenario).expect("a valid scenario");
+    }
+
+    #[test]
+    fn the_second_scale_stays_within_real_time() {
+        assert_eq!(second_scale(0.01), 0.04);
+        assert_eq!(second_scale(0.5), 0.125);
+        assert_eq!(second_scale(1.0), 0.25);
+    }
+}

@@ -1,0 +1,128 @@
+//! Real time observed on the wire, turned into policy time for one case: the case's time scale
+//! undone and the client's reaction taken out. Every figure comes with its noise, so a check can
+//! give the benefit of the doubt within it — and refuse to judge when it is too large.
+
+use serde::Serialize;
+
+use super::reaction::{Reaction, TIMER_NOISE_MS};
+
+/// A policy-time figure and how far the truth may lie from it, in policy seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    /// The best estimate.
+    pub value: f64,
+    /// The truth lies within `value ± noise`.
+    pub noise: f64,
+}
+
+impl Estimate {
+    /// Whether the truth may be at least `bound`: a lower bound passes when some value within
+    /// the noise meets it.
+    pub fn may_be_at_least(&self, bound: f64) -> bool {
+        self.value + self.noise >= bound
+    }
+
+    /// Whether the truth may be at most `bound`.
+    pub fn may_be_at_most(&self, bound: f64) -> bool {
+        self.value - self.noise <= bound
+    }
+
+    /// "4.02 s ± 0.06".
+    pub fn describe(&self) -> String {
+        format!("{:.2} s ± {:.2}", self.value, self.noise)
+    }
+}
+
+/// What a measured span holds besides policy time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpanShape {
+    /// Waits between attempts: each holds one reaction.
+    pub waits: usize,
+    /// Attempts: each may hold up to one reaction (between the client's timer and its hang-up).
+    pub attempts: usize,
+}
+
+impl SpanShape {
+    /// The least and the most real time of the client's own in the span.
+    fn reaction_range(&self, reaction: &Reaction) -> (f64, f64) {
+        let (waits, attempts) = (self.waits as f64, self.attempts as f64);
+        (waits * reaction.low_ms, (waits + attempts) * reaction.high_ms)
+    }
+
+    /// The noise of the span's policy time, in real ms.
+    pub fn noise_real_ms(&self, reaction: &Reaction) -> f64 {
+        let (least, most) = self.reaction_range(reaction);
+        (most - least) / 2.0 + TIMER_NOISE_MS
+    }
+}
+
+/// How one case converts real time to policy time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseClock {
+    /// The fraction of real time the case ran at.
+    pub time_scale: f64,
+    /// The client's reaction, as calibrated for this run.
+    pub reaction: Reaction,
+}
+
+impl CaseClock {
+    /// A clock for a case at `time_scale` with a calibrated `reaction`.
+    pub fn new(time_scale: f64, reaction: Reaction) -> CaseClock {
+        CaseClock { time_scale, reaction }
+    }
+
+    /// A wait between two attempts, `real_ms` from the end of one to the arrival of the next:
+    /// the client's reaction is in it and is taken out.
+    pub fn wait(&self, real_ms: f64) -> Estimate {
+        self.span(real_ms, SpanShape { waits: 1, attempts: 0 })
+    }
+
+    /// How long one attempt lasted on the wire, `real_ms` from its arrival to its end. The
+    /// client's own timer ran for the policy part; anything between nothing and its slowest
+    /// reaction may have passed between the timer firing and the hang-up.
+    pub fn duration(&self, real_ms: f64) -> Estimate {
+        self.span(real_ms, SpanShape { waits: 0, attempts: 1 })
+    }
+
+    /// A span of `real_ms` with the given shape.
+    pub fn span(&self, real_ms: f64, shape: SpanShape) -> Estimate {
+        let (least, most) = shape.reaction_range(&self.reaction);
+        let policy_s = |real_ms: f64| real_ms / self.time_scale / 1000.0;
+        Estimate {
+            value: policy_s(real_ms - (least + most) / 2.0),
+            noise: policy_s(shape.noise_real_ms(&self.reaction)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(low: f64, high: f64) -> CaseClock {
+        CaseClock::new(0.01, Reaction { low_ms: low, high_ms: high, ..Reaction::exactly((low + high) / 2.0) })
+    }
+
+    #[test]
+    fn a_slow_clients_reaction_is_taken_out_of_its_wait() {
+        // 4 s asked at 1/100, and 118 ms of the client's own before the request.
+        let wait = clock(116.0, 120.0).wait(40.0 + 118.0);
+        assert!((wait.value - 4.0).abs() < 1e-9, "{wait:?}");
+        assert!((wait.noise - 0.3).abs() < 1e-9, "2 ms of reaction spread and 1 ms of timer noise: {wait:?}");
+        assert!(wait.may_be_at_least(4.0) && !wait.may_be_at_least(4.4));
+        assert!(wait.may_be_at_most(4.0) && !wait.may_be_at_most(3.6));
+    }
+
+    #[test]
+    fn an_attempt_may_hold_anything_up_to_the_slowest_reaction() {
+        let lasted = clock(100.0, 300.0).duration(750.0);
+        assert!((lasted.value - 60.0).abs() < 1e-9, "{lasted:?}");
+        assert!((lasted.noise - 15.1).abs() < 1e-9, "{lasted:?}");
+    }
+
+    #[test]
+    fn without_a_measurement_nothing_can_be_decided() {
+        let clock = CaseClock::new(0.01, Reaction::unknown("no calibration"));
+        assert!(clock.wait(40.0).noise.is_infinite());
+    }
+}

@@ -1,0 +1,265 @@
+//! The client's reaction time, from calibration samples: the real milliseconds a client spends
+//! of its own between a failed attempt and its next request (reading the reply, deciding,
+//! logging, reconnecting). It does not shrink with the time scale, so the suite measures it and
+//! takes it out of every wait before converting real time to policy time.
+//!
+//! The samples are gaps after replies that ask for a wait of one policy millisecond, taken at
+//! two time scales. A gap is `reaction + policy × scale`: what grows with the scale is policy
+//! (a client that did not honour the ask and backed off instead), what does not is reaction.
+//! The statistics are in `docs/requirements.md` ("Timing").
+
+use serde::Serialize;
+
+/// Real milliseconds of timer noise on every measured span beyond what the calibration saw: a
+/// long sleep may overshoot a little more than the calibration's near-zero ones.
+pub const TIMER_NOISE_MS: f64 = 1.0;
+
+/// The samples taken at one time scale: gaps in real ms, by calibration instance, in retry order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ScaleSamples {
+    /// The time scale the instances ran at.
+    pub time_scale: f64,
+    /// Real ms from the end of each 429 to the next request, per instance.
+    pub gaps_ms: Vec<Vec<f64>>,
+}
+
+/// What the suite knows of a client's reaction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reaction {
+    /// The middle of the interval, in real ms: what is taken out of each wait.
+    pub center_ms: f64,
+    /// The median of the corrected samples, in real ms (what reports quote).
+    pub median_ms: f64,
+    /// The lowest and highest reaction one retry is expected to take, in real ms: the samples'
+    /// range widened by an eighth of itself on each side for draws the calibration did not see.
+    pub low_ms: f64,
+    /// See `low_ms`.
+    pub high_ms: f64,
+    /// Samples behind it.
+    pub samples: usize,
+    /// Policy ms the client waited where it was asked for 1 ms, per retry, when that part is
+    /// larger than the measurement noise (it did not honour `retry-after-ms: 1`): taken out of
+    /// the samples, and named in the reports.
+    pub unasked_wait_ms: Vec<f64>,
+    /// Why there is no measurement, when there is none: every timing check is then `error`.
+    pub missing: Option<String>,
+}
+
+impl Reaction {
+    /// No measurement: the reason is shown on every timing check that needed one.
+    pub fn unknown(reason: impl Into<String>) -> Reaction {
+        Reaction {
+            center_ms: 0.0,
+            median_ms: 0.0,
+            low_ms: 0.0,
+            high_ms: f64::INFINITY,
+            samples: 0,
+            unasked_wait_ms: Vec::new(),
+            missing: Some(reason.into()),
+        }
+    }
+
+    /// A client that reacts in exactly `ms` (tests, and judging recorded evidence).
+    pub fn exactly(ms: f64) -> Reaction {
+        Reaction {
+            center_ms: ms,
+            median_ms: ms,
+            low_ms: ms,
+            high_ms: ms,
+            samples: 0,
+            unasked_wait_ms: Vec::new(),
+            missing: None,
+        }
+    }
+
+    /// Half the width of the interval one reaction falls in, in real ms.
+    pub fn half_width_ms(&self) -> f64 {
+        (self.high_ms - self.low_ms) / 2.0
+    }
+
+    /// The same reaction, taken to be as short as zero: the most generous reading of a wait
+    /// (all of a gap counted as waiting). A lower bound missed even so is missed by the
+    /// client's policy, whatever the machine did while it was calibrated.
+    pub fn down_to_zero(&self) -> Reaction {
+        Reaction { low_ms: 0.0, center_ms: self.high_ms / 2.0, ..self.clone() }
+    }
+
+    /// The same reaction, reaching down as far as `other` saw the client react: what a
+    /// confirmation run is judged against, so that a calibration taken while the machine was
+    /// busier than during the case (every sample slowed) cannot fail a client on a lower bound.
+    /// The high end stays: a slower moment of the machine is what the confirmation's slower
+    /// scale absorbs.
+    pub fn reaching_down_to(&self, other: &Reaction) -> Reaction {
+        if self.missing.is_some() || other.missing.is_some() || other.low_ms >= self.low_ms {
+            return self.clone();
+        }
+        let low_ms = other.low_ms;
+        Reaction { center_ms: (low_ms + self.high_ms) / 2.0, low_ms, ..self.clone() }
+    }
+
+    /// From samples at two time scales (either may be empty). See the module comment.
+    pub fn from_samples(a: &ScaleSamples, b: &ScaleSamples) -> Reaction {
+        let unasked = unasked_waits(a, b);
+        let corrected: Vec<f64> = [a, b]
+            .iter()
+            .flat_map(|set| {
+                let unasked = &unasked;
+                set.gaps_ms.iter().flat_map(move |gaps| {
+                    gaps.iter()
+                        .enumerate()
+                        .map(move |(k, gap)| gap - unasked.get(k).copied().unwrap_or(0.0) * set.time_scale)
+                })
+            })
+            .collect();
+        if corrected.is_empty() {
+            return Reaction::unknown(
+                "the calibration saw no retry: the implementation did not retry a 429 that asked for retry-after-ms: 1",
+            );
+        }
+        let (low, high) = min_max(&corrected);
+        let widen = (high - low) / 8.0 + 0.5;
+        let (low_ms, high_ms) = ((low - widen).max(0.0), high + widen);
+        Reaction {
+            center_ms: (low_ms + high_ms) / 2.0,
+            median_ms: median(&corrected),
+            low_ms,
+            high_ms,
+            samples: corrected.len(),
+            unasked_wait_ms: if unasked.iter().all(|w| *w == 0.0) { Vec::new() } else { unasked },
+            missing: None,
+        }
+    }
+}
+
+/// Per retry index: the policy ms a client waited although it was asked for 1 ms, or nothing
+/// when no such wait shows. Each retry's median gap is compared between the scales; a wait shows
+/// when the mean of those differences exceeds three standard errors (from the spread between
+/// instances of the same retry) and the timer noise — samples of one reaction at both scales
+/// would not differ that much. Each retry's wait is then its difference over the change of scale.
+fn unasked_waits(a: &ScaleSamples, b: &ScaleSamples) -> Vec<f64> {
+    let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+    let growth_per_scale = high.time_scale - low.time_scale;
+    if growth_per_scale <= 0.0 {
+        return Vec::new();
+    }
+    let pooled = |set: &ScaleSamples| variance(&set.gaps_ms.concat());
+    // (difference of medians, its squared standard error) for each retry both scales saw.
+    let differences: Vec<(f64, f64)> = (0..all_retries(low).max(all_retries(high)))
+        .filter_map(|k| {
+            let at =
+                |set: &ScaleSamples| -> Vec<f64> { set.gaps_ms.iter().filter_map(|g| g.get(k).copied()).collect() };
+            let (slow, fast) = (at(low), at(high));
+            if slow.is_empty() || fast.is_empty() {
+                return None;
+            }
+            // The standard error of a median is 1.25 σ/√n; one instance says nothing of σ.
+            let squared_error = |samples: &[f64], set: &ScaleSamples| {
+                let variance = if samples.len() > 1 { variance(samples) } else { pooled(set) };
+                1.25 * 1.25 * variance / samples.len() as f64
+            };
+            Some((median(&fast) - median(&slow), squared_error(&slow, low) + squared_error(&fast, high)))
+        })
+        .collect();
+    if differences.is_empty() {
+        return Vec::new();
+    }
+    let count = differences.len() as f64;
+    let mean = differences.iter().map(|(d, _)| d).sum::<f64>() / count;
+    let error = differences.iter().map(|(_, e)| e).sum::<f64>().sqrt() / count;
+    if mean <= (3.0 * error).max(TIMER_NOISE_MS) {
+        return Vec::new();
+    }
+    differences.iter().map(|(difference, _)| difference.max(0.0) / growth_per_scale).collect()
+}
+
+fn all_retries(set: &ScaleSamples) -> usize {
+    set.gaps_ms.iter().map(Vec::len).max().unwrap_or(0)
+}
+
+/// The sample variance (0 for fewer than two).
+fn variance(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64
+}
+
+fn min_max(values: &[f64]) -> (f64, f64) {
+    values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)))
+}
+
+/// The median (0 for none).
+pub(crate) fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(time_scale: f64, gaps: &[&[f64]]) -> ScaleSamples {
+        ScaleSamples { time_scale, gaps_ms: gaps.iter().map(|g| g.to_vec()).collect() }
+    }
+
+    #[test]
+    fn a_confirmation_reaches_down_to_the_fastest_reaction_seen_and_keeps_its_high_end() {
+        let busy = Reaction { low_ms: 40.0, high_ms: 90.0, ..Reaction::exactly(65.0) };
+        let calm = Reaction { low_ms: 1.0, high_ms: 300.0, ..Reaction::exactly(3.0) };
+        let confirmed = busy.reaching_down_to(&calm);
+        assert_eq!((confirmed.low_ms, confirmed.high_ms, confirmed.center_ms), (1.0, 90.0, 45.5));
+        assert_eq!(calm.reaching_down_to(&busy), calm, "a slower measurement changes nothing");
+        assert_eq!(busy.reaching_down_to(&Reaction::unknown("none")), busy);
+    }
+
+    #[test]
+    fn a_steady_client_is_measured_to_within_its_own_spread() {
+        let a = set(0.01, &[&[151.0, 152.0, 150.5, 151.5], &[150.8, 151.2, 152.4, 151.0]]);
+        let b = set(0.04, &[&[151.3, 150.9, 151.8, 152.0], &[151.1, 150.7, 151.6, 152.1]]);
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.unasked_wait_ms.is_empty(), "{reaction:?}");
+        assert_eq!(reaction.samples, 16);
+        assert!((reaction.median_ms - 151.35).abs() < 0.5, "{reaction:?}");
+        assert!(reaction.low_ms < 150.5 && reaction.high_ms > 152.4 && reaction.half_width_ms() < 2.0, "{reaction:?}");
+    }
+
+    #[test]
+    fn a_wait_the_client_made_although_asked_not_to_is_taken_out_not_read_as_reaction() {
+        // A client that ignores retry-after-ms and backs off 1 s, 2 s, 4 s, with 5 ms of reaction.
+        let backoff = [1000.0, 2000.0, 4000.0];
+        let gaps = |scale: f64| -> Vec<f64> { backoff.iter().map(|p| 5.0 + p * scale).collect() };
+        let a = ScaleSamples { time_scale: 0.01, gaps_ms: vec![gaps(0.01), gaps(0.01)] };
+        let b = ScaleSamples { time_scale: 0.04, gaps_ms: vec![gaps(0.04), gaps(0.04)] };
+        let reaction = Reaction::from_samples(&a, &b);
+        assert_eq!(reaction.unasked_wait_ms.len(), 3);
+        for (seen, expected) in reaction.unasked_wait_ms.iter().zip(backoff) {
+            assert!((seen - expected).abs() < 1.0, "{:?}", reaction.unasked_wait_ms);
+        }
+        assert!((reaction.median_ms - 5.0).abs() < 0.1 && reaction.high_ms < 6.0, "{reaction:?}");
+    }
+
+    #[test]
+    fn a_constant_unasked_wait_is_found_although_one_scale_alone_would_read_it_as_reaction() {
+        let a = set(0.01, &[&[15.0, 15.2, 14.9], &[15.1, 15.0, 14.8]]);
+        let b = set(0.04, &[&[45.0, 45.1, 44.9], &[45.2, 44.8, 45.0]]);
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.median_ms < 6.0 && reaction.median_ms > 4.0, "{reaction:?}");
+    }
+
+    #[test]
+    fn a_jittery_client_gets_a_wide_interval_and_no_retry_means_no_measurement() {
+        let a = set(0.01, &[&[25.0, 290.0, 140.0], &[60.0, 210.0, 33.0]]);
+        let b = set(0.04, &[&[280.0, 45.0, 120.0], &[199.0, 70.0, 260.0]]);
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.low_ms < 25.0 && reaction.high_ms > 290.0, "{reaction:?}");
+        assert!(reaction.unasked_wait_ms.is_empty(), "noise is not a wait: {reaction:?}");
+        let none = Reaction::from_samples(&set(0.01, &[&[]]), &set(0.04, &[]));
+        assert!(none.missing.is_some() && none.high_ms.is_infinite());
+    }
+}

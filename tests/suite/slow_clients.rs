@@ -1,0 +1,136 @@
+//! Verdicts true for real clients: what a client spends of its own per retry is never read as
+//! its retry policy. Correct implementations that spend 50, 150 or 300 ms of real time before
+//! each retry get exactly the verdicts of their fast twins at the default time scale; a jittery
+//! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained `error`
+//! where the noise is too large to judge; a slow client that ignores "try again in 3s" warns on
+//! that SHOULD at every time scale.
+
+use squall::iut::Iut;
+use squall::suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
+
+use super::suite_kit::{
+    config, independent_config, run_side_by_side, slow_independent_config, verdicts, ONE_SUITE_AT_A_TIME,
+};
+use super::support::require;
+
+fn reference(mutant: Option<&str>) -> SuiteConfig {
+    config(Iut::Reference { mutant: mutant.map(str::to_owned) })
+}
+
+/// The requirements whose verdicts differ between a twin and its slow variant.
+fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
+    let (fast, slow) = (verdicts(fast), verdicts(slow));
+    if fast.len() != slow.len() {
+        return vec![format!("{} requirements judged, not {}", slow.len(), fast.len())];
+    }
+    fast.iter()
+        .zip(&slow)
+        .filter(|(f, s)| f != s)
+        .map(|((id, f), (_, s))| format!("{id}: {} for the fast twin, {} for the slow one", f.as_str(), s.as_str()))
+        .collect()
+}
+
+/// Where a jittery client's checks differ from its twin's other than by an explained `error`.
+fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
+    let case = |outcome: &SuiteOutcome, name: &str| -> Option<CaseRecord> {
+        outcome.cases.iter().find(|c| c.name == name).cloned()
+    };
+    let mut wrong = Vec::new();
+    for twin in &fast.cases {
+        let Some(seen) = case(jittery, &twin.name) else {
+            wrong.push(format!("{}: not run", twin.name));
+            continue;
+        };
+        for check in &seen.checks {
+            let expected = twin.checks.iter().find(|c| c.name == check.name).map(|c| c.verdict);
+            let explained = check.verdict == Verdict::Error && check.observed.starts_with("cannot judge: the noise");
+            if Some(check.verdict) != expected && !explained {
+                wrong.push(format!(
+                    "{} — {}: {} (the fast twin: {:?}); observed {}",
+                    twin.name,
+                    check.name,
+                    check.verdict.as_str(),
+                    expected.map(Verdict::as_str),
+                    check.observed
+                ));
+            }
+        }
+        if seen.verdict == Verdict::Error && !seen.checks.iter().any(|c| c.verdict == Verdict::Error) {
+            wrong.push(format!("{}: error without an unjudged check: {:?}", twin.name, seen.error));
+        }
+    }
+    wrong
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    // A jittery client is judged up to 1/4 of real time: beyond it, an explained `error`.
+    let capped = |config: SuiteConfig| SuiteConfig { max_time_scale: 0.25, ..config };
+    // Each family's fast twin first, then its 50, 150 and 300 ms twins, then its jittery one.
+    let families = [
+        (
+            "reference",
+            [
+                reference(None),
+                reference(Some("slow-50")),
+                reference(Some("slow-150")),
+                reference(Some("slow-300")),
+                capped(reference(Some("jittery"))),
+            ],
+        ),
+        (
+            "prd0006",
+            [
+                independent_config(None),
+                slow_independent_config("50"),
+                slow_independent_config("150"),
+                slow_independent_config("300"),
+                capped(slow_independent_config("20-300")),
+            ],
+        ),
+    ];
+    let names = ["fast", "+50 ms", "+150 ms", "+300 ms", "+20-300 ms"];
+    let configs: Vec<SuiteConfig> =
+        (0..5).flat_map(|i| families.iter().map(move |(_, configs)| configs[i].clone())).collect();
+    let outcomes = run_side_by_side(configs).await;
+    let mut wrong = Vec::new();
+    for (f, (family, _)) in families.iter().enumerate() {
+        let of = |i: usize| &outcomes[i * families.len() + f];
+        let fast = of(0);
+        for (i, name) in names.iter().enumerate().take(4).skip(1) {
+            let slow = of(i);
+            wrong.extend(differences(fast, slow).into_iter().map(|d| format!("{family} {name}: {d}")));
+            require(
+                slow.calibration.reaction.median_ms > 40.0,
+                &format!("{family} {name}: {}", slow.calibration.summary()),
+            );
+        }
+        wrong.extend(wrong_checks(fast, of(4)).into_iter().map(|d| format!("{family} {}: {d}", names[4])));
+    }
+    require(wrong.is_empty(), &wrong.join("\n"));
+}
+
+/// The independent implementation ignores "try again in 3s" in an in-stream rate limit and
+/// backs off 1-2 s (seed 002): slowed by 300 ms, it must still be caught at any time scale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
+    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    for time_scale in [0.002, 0.01, 0.04, 0.25, 1.0] {
+        let config = SuiteConfig {
+            time_scale,
+            tags: Some("@REQ-0006-001 and @should".to_owned()),
+            ..slow_independent_config("300")
+        };
+        let outcome = run_suite(&config).await.expect("the suite runs");
+        let case = outcome
+            .cases
+            .iter()
+            .find(|c| c.name == "An in-stream rate limit waits as long as it asks")
+            .expect("the case ran");
+        require(
+            case.verdict == Verdict::Warn,
+            &format!("at {time_scale}: {} {:?} {:?}", case.verdict.as_str(), case.checks, case.error),
+        );
+    }
+}
