@@ -8,6 +8,7 @@ pub mod stdout;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
@@ -15,7 +16,7 @@ use clap::{Parser, Subcommand};
 use squall::journal::DEFAULT_JOURNAL_MAX;
 use squall::scenario::load::from_file;
 use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_MAX_RUNS};
+use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -58,6 +59,10 @@ pub enum Command {
         /// Threads serving connections, each a single-threaded runtime (default: one per core).
         #[arg(long, value_parser = at_least_one)]
         threads: Option<usize>,
+        /// Seconds a connection has to send a complete request head, from its opening or the
+        /// end of its last reply; a silent, trickling or idle connection is closed after it.
+        #[arg(long, default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = seconds_at_least_one)]
+        header_timeout: u64,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
@@ -91,7 +96,17 @@ pub enum ScenariosCommand {
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Serve { addr, scenarios, body_limit, allow_remote, admin_token, max_runs, journal_max, threads } => {
+        Command::Serve {
+            addr,
+            scenarios,
+            body_limit,
+            allow_remote,
+            admin_token,
+            max_runs,
+            journal_max,
+            threads,
+            header_timeout,
+        } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
             }
@@ -104,7 +119,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let serving = threads
                 .and_then(std::num::NonZeroUsize::new)
                 .map_or_else(Serving::one_thread_per_core, Serving::OwnThreads);
-            serve(ServerConfig { addr, catalogue, body_limit, admin_token, max_runs, journal_max, serving }).await
+            let header_timeout = Duration::from_secs(header_timeout);
+            serve(ServerConfig {
+                addr,
+                catalogue,
+                body_limit,
+                admin_token,
+                max_runs,
+                journal_max,
+                serving,
+                header_timeout,
+            })
+            .await
         }
         Command::Run(args) => run::run(args).await,
         #[cfg(feature = "reference")]
@@ -134,8 +160,28 @@ async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
         server.origin(),
         server.origin()
     );
-    tokio::signal::ctrl_c().await.context("cannot wait for Ctrl-C")?;
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).context("cannot wait for SIGTERM")?;
+    tokio::select! {
+        interrupted = tokio::signal::ctrl_c() => interrupted.context("cannot wait for Ctrl-C")?,
+        _ = terminate.recv() => {}
+    }
+    eprintln!("squall: stopping: no new connections; replies in progress get {} s to end", SHUTDOWN_GRACE.as_secs());
+    let cut = server.stop(SHUTDOWN_GRACE).await;
+    if cut > 0 {
+        eprintln!("squall: {cut} connections still open after {} s are cut", SHUTDOWN_GRACE.as_secs());
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How long replies in progress may go on once `squall serve` is asked to stop (SIGTERM or
+/// Ctrl-C): long enough for a scripted stream to end, short enough for a CI system's own
+/// grace period (commonly 10 s or more) before it kills.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A whole number of seconds, at least 1.
+fn seconds_at_least_one(text: &str) -> Result<u64, String> {
+    at_least_one(text).map(|n| n as u64)
 }
 
 fn check(files: &[PathBuf]) -> anyhow::Result<ExitCode> {

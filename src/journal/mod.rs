@@ -9,6 +9,7 @@
 //! its index for life; `dropped` says how many came before the first one kept.
 
 mod entry;
+mod kept;
 mod recorded;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -19,8 +20,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use self::entry::{Arrival, EndKind, JournalEntry};
+pub use self::kept::KeptEntry;
+use self::recorded::Recorded;
 pub use self::recorded::RecordedHeaders;
-use self::recorded::{body_as_json, Recorded};
 
 /// The entries a journal keeps unless told otherwise.
 pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
@@ -38,25 +40,6 @@ pub struct Journal {
 struct Kept {
     entries: VecDeque<KeptEntry>,
     dropped: usize,
-}
-
-/// One entry as kept: what happened, and the request's recorded parts, which become the
-/// entry's `headers`, `body` and `response_headers` when the journal is read.
-#[derive(Debug, Clone)]
-struct KeptEntry {
-    entry: JournalEntry,
-    recorded: Recorded,
-}
-
-impl KeptEntry {
-    fn read(self) -> JournalEntry {
-        JournalEntry {
-            headers: self.recorded.headers.to_map(),
-            body: body_as_json(&self.recorded.body),
-            response_headers: self.recorded.response_headers.to_map(),
-            ..self.entry
-        }
-    }
 }
 
 impl Journal {
@@ -146,8 +129,13 @@ impl Journal {
     /// The entries kept, oldest first. Bodies are parsed after the lock is released, so a
     /// large journal being read does not hold up the requests being recorded.
     pub fn snapshot(&self) -> Vec<JournalEntry> {
-        let copied: Vec<KeptEntry> = self.lock().entries.iter().cloned().collect();
-        copied.into_iter().map(KeptEntry::read).collect()
+        self.kept().into_iter().map(KeptEntry::read).collect()
+    }
+
+    /// The entries kept, oldest first, as kept: cheap to copy (bodies are shared, not copied)
+    /// and written out as JSON without parsing their bodies.
+    pub fn kept(&self) -> Vec<KeptEntry> {
+        self.lock().entries.iter().cloned().collect()
     }
 
     /// Entries kept.

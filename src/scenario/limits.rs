@@ -13,6 +13,32 @@ pub const MAX_HEADER_DATE_S: f64 = 365.0 * 24.0 * 3600.0;
 /// The largest time scale a run may have (it multiplies every wait; 100 is slow motion).
 pub const MAX_TIME_SCALE: f64 = 100.0;
 
+/// The most attempts one list — a scenario's `attempts`, or a track's — may hold.
+pub const MAX_ATTEMPTS: usize = 1_000;
+
+/// The most tracks a scenario may have.
+pub const MAX_TRACKS: usize = 100;
+
+/// The most pieces a stream's text may be cut into (`chunks`).
+pub const MAX_CHUNKS: u32 = 10_000;
+
+/// The most output deltas one attempt's reply may stream.
+pub const MAX_DELTAS: usize = 10_000;
+
+/// The largest body one attempt's reply may render to, in any API: 8 MiB.
+pub const MAX_REPLY_BYTES: usize = 8 << 20;
+
+/// The largest all of a scenario's replies together may render to: 64 MiB.
+pub const MAX_SCENARIO_REPLY_BYTES: usize = 64 << 20;
+
+/// A count (attempts, tracks, chunks) against its limit.
+pub fn check_count(count: usize, max: usize, what: &str, field: &FieldPath) -> Result<(), ScenarioError> {
+    if count > max {
+        return Err(ScenarioError::new(field.clone(), format!("{count} {what} is more than the {max} allowed")));
+    }
+    Ok(())
+}
+
 /// A scripted wait in milliseconds.
 pub fn check_delay_ms(ms: u64, field: &FieldPath) -> Result<(), ScenarioError> {
     if ms > MAX_DELAY_MS {
@@ -47,5 +73,12 @@ mod tests {
             assert!(check_time_scale(bad).is_err(), "{bad}");
         }
         assert!(check_time_scale(0.01).is_ok());
+        let error =
+            check_count(1_001, MAX_ATTEMPTS, "attempts", &FieldPath::root().key("attempts")).expect_err("too many");
+        assert_eq!(
+            (error.field.to_string(), error.message.as_str()),
+            ("attempts".to_owned(), "1001 attempts is more than the 1000 allowed")
+        );
+        assert!(check_count(1_000, MAX_ATTEMPTS, "attempts", &FieldPath::root()).is_ok());
     }
 }

@@ -3,8 +3,11 @@
 
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
-use super::limits::check_delay_ms;
-use super::model::{Attempt, FaultKind, FaultPoint, Scenario, Track};
+use super::limits::{
+    check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_REPLY_BYTES, MAX_SCENARIO_REPLY_BYTES,
+    MAX_TRACKS,
+};
+use super::model::{Attempt, FaultKind, FaultPoint, Scenario, StreamSpec, Track};
 use crate::wire::reply::Api;
 use crate::wire::ReplyContext;
 
@@ -12,11 +15,58 @@ use crate::wire::ReplyContext;
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     let root = FieldPath::root();
     check_name(&scenario.name).map_err(|m| ScenarioError::new(root.key("name"), m))?;
+    check_count(scenario.attempts.len(), MAX_ATTEMPTS, "attempts", &root.key("attempts"))?;
+    check_count(scenario.tracks.len(), MAX_TRACKS, "tracks", &root.key("tracks"))?;
+    let mut rendered = RenderedSize::default();
     for (i, attempt) in scenario.attempts.iter().enumerate() {
         check_attempt(attempt, &root.key("attempts").index(i))?;
+        rendered.add(attempt, &root.key("attempts").index(i))?;
     }
-    check_tracks(scenario)?;
+    check_tracks(scenario, &mut rendered)?;
     Ok(())
+}
+
+/// The bytes a scenario's replies render to, kept within [`MAX_REPLY_BYTES`] per attempt and
+/// [`MAX_SCENARIO_REPLY_BYTES`] in all: what the server may hold rendered for one run.
+#[derive(Default)]
+struct RenderedSize {
+    total: usize,
+}
+
+impl RenderedSize {
+    fn add(&mut self, attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioError> {
+        if attempt.is_status_reply() {
+            return Ok(());
+        }
+        let content = attempt.content();
+        // Cheap bounds first, so that no scenario makes the check itself render gigabytes.
+        let deltas = output_deltas(&content);
+        if deltas > MAX_DELTAS {
+            let message = format!("the reply would stream {deltas} output deltas (one per word unless `chunks` is set), more than the {MAX_DELTAS} allowed: set `chunks`");
+            return Err(ScenarioError::new(path.key("stream"), message));
+        }
+        let ctx = ReplyContext::placeholder();
+        let largest = Api::ALL
+            .iter()
+            .map(|api| api.stream_events(&content, &ctx).iter().map(|e| e.to_bytes().len()).sum::<usize>())
+            .max()
+            .unwrap_or(0);
+        if largest > MAX_REPLY_BYTES {
+            let message = format!(
+                "the reply renders to {largest} bytes, more than the {MAX_REPLY_BYTES} allowed for one attempt"
+            );
+            return Err(ScenarioError::new(path.key("stream"), message));
+        }
+        self.total += largest;
+        if self.total > MAX_SCENARIO_REPLY_BYTES {
+            let message = format!(
+                "the scenario's replies render to more than the {MAX_SCENARIO_REPLY_BYTES} bytes allowed in all (this attempt reaches {})",
+                self.total
+            );
+            return Err(ScenarioError::new(path.key("stream"), message));
+        }
+        Ok(())
+    }
 }
 
 /// Names and ids travel in URLs and file names: keep them to a safe alphabet.
@@ -33,7 +83,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_tracks(scenario: &Scenario) -> Result<(), ScenarioError> {
+fn check_tracks(scenario: &Scenario, rendered: &mut RenderedSize) -> Result<(), ScenarioError> {
     let root = FieldPath::root();
     let mut seen = std::collections::BTreeSet::new();
     for (i, track) in scenario.tracks.iter().enumerate() {
@@ -51,8 +101,10 @@ fn check_tracks(scenario: &Scenario) -> Result<(), ScenarioError> {
                 format!("track `{}` has no `match`, so it claims every request and the tracks or attempts after it could never run; give it a `match` or move it last", track.name),
             ));
         }
+        check_count(track.attempts.len(), MAX_ATTEMPTS, "attempts", &path.key("attempts"))?;
         for (j, attempt) in track.attempts.iter().enumerate() {
             check_attempt(attempt, &path.key("attempts").index(j))?;
+            rendered.add(attempt, &path.key("attempts").index(j))?;
         }
     }
     Ok(())
@@ -79,10 +131,8 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
             check_delay_ms(ms, &field)?;
         }
     }
+    check_status(attempt.status_code()).map_err(|m| ScenarioError::new(path.key("status"), m))?;
     let status = attempt.status_code();
-    if !(100..=599).contains(&status) {
-        return Err(ScenarioError::new(path.key("status"), format!("{status} is not an HTTP status (100-599)")));
-    }
     if attempt.is_status_reply() && attempt.stream.is_some() {
         return Err(ScenarioError::new(
             path.key("stream"),
@@ -104,11 +154,20 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             return Err(ScenarioError::new(header_path, format!("`{name}` is not a valid header name")));
         }
+        if FRAMING_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(ScenarioError::new(
+                header_path,
+                format!("`{name}` frames the HTTP message, and squall sets it from the reply it really sends: a scripted one would make the bytes on the wire disagree with it and with the journal. Cut a reply with a fault (`truncate`, `eof`, `reset`) instead"),
+            ));
+        }
         parse_header_template(value).map_err(|m| ScenarioError::new(header_path, m))?;
     }
     if let Some(stream) = &attempt.stream {
         if stream.chunks == Some(0) {
             return Err(ScenarioError::new(path.key("stream").key("chunks"), "0 chunks: use at least 1"));
+        }
+        if let Some(chunks) = stream.chunks {
+            check_count(chunks as usize, MAX_CHUNKS as usize, "chunks", &path.key("stream").key("chunks"))?;
         }
         if let Some(fail) = &stream.fail {
             if fail.code.trim().is_empty() {
@@ -136,6 +195,37 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
         check_fault_offset(attempt, &fault_path, fault.point())?;
     }
     Ok(())
+}
+
+/// How many output deltas a reply streams: its text and reasoning cut into `chunks` pieces or
+/// one per word, and a tool call's arguments in three.
+fn output_deltas(content: &StreamSpec) -> usize {
+    let pieces = |text: &Option<String>| {
+        text.as_deref().map_or(0, |t| match content.chunks {
+            Some(n) => (n as usize).min(t.chars().count()),
+            None => t.split_whitespace().count(),
+        })
+    };
+    pieces(&content.text) + pieces(&content.reasoning) + content.function_call.as_ref().map_or(0, |_| 3)
+}
+
+/// Headers that define how an HTTP message is framed or how its connection goes on.
+const FRAMING_HEADERS: [&str; 8] =
+    ["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection"];
+
+/// A status squall can send as a reply with a body: 1xx are interim responses that HTTP cannot
+/// send as the reply, and 204, 205 and 304 carry no body, while every squall reply has one.
+fn check_status(status: u16) -> Result<(), String> {
+    match status {
+        100..=199 => {
+            Err(format!("{status} is an interim (1xx) response, which HTTP cannot send as a reply: use 200-599"))
+        }
+        204 | 205 | 304 => {
+            Err(format!("{status} carries no body in HTTP, and every squall reply has one: use another status"))
+        }
+        200..=599 => Ok(()),
+        _ => Err(format!("{status} is not an HTTP status (200-599)")),
+    }
 }
 
 /// A fault must be able to fire: an offset past the end of the reply in every API would
@@ -237,6 +327,56 @@ mod tests {
             "name = \"x\"\n[[tracks]]\nname = \"all\"\n[[tracks]]\nname = \"never\"\nmatch = { tool = \"Task\" }\n";
         let error = load::from_toml_str("x.toml", text).expect_err("must fail");
         assert_eq!(error.field.to_string(), "tracks[0].match");
+    }
+
+    #[test]
+    fn statuses_http_cannot_send_with_a_body_are_rejected() {
+        for (status, says) in [
+            (100, "interim"),
+            (103, "interim"),
+            (101, "interim"),
+            (204, "no body"),
+            (304, "no body"),
+            (600, "not an HTTP status"),
+        ] {
+            let attempt = Attempt { status: Some(status), ..Attempt::default() };
+            let error = check_attempt(&attempt, &FieldPath::root()).expect_err("refused");
+            assert_eq!(error.field.to_string(), "status");
+            assert!(error.message.contains(says), "{status}: {}", error.message);
+        }
+        assert!(check_attempt(&Attempt { status: Some(429), ..Attempt::default() }, &FieldPath::root()).is_ok());
+    }
+
+    #[test]
+    fn framing_headers_are_rejected_in_any_case() {
+        for name in ["content-length", "Transfer-Encoding", "connection", "upgrade"] {
+            let attempt = Attempt {
+                status: Some(429),
+                headers: [(name.to_owned(), "5".to_owned())].into_iter().collect(),
+                ..Attempt::default()
+            };
+            let error = check_attempt(&attempt, &FieldPath::root()).expect_err("refused");
+            assert!(error.field.to_string().starts_with("headers"), "{}", error.field);
+            assert!(error.message.contains("frames the HTTP message"), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn counts_and_rendered_sizes_are_bounded() {
+        let text = "name = \"x\"\n[[attempts]]\nstream = { text = \"a b\", chunks = 10001 }\n";
+        let error = load::from_toml_str("x.toml", text).expect_err("too many chunks");
+        assert_eq!(error.field.to_string(), "attempts[0].stream.chunks");
+        let attempts = "[[attempts]]\nstatus = 503\n".repeat(1_001);
+        let error = load::from_toml_str("x.toml", &format!("name = \"x\"\n{attempts}")).expect_err("too many attempts");
+        assert_eq!(error.field.to_string(), "attempts");
+        let words = "word ".repeat(10_001);
+        let text = format!("name = \"x\"\n[[attempts]]\nstream = {{ text = \"{words}\" }}\n");
+        let error = load::from_toml_str("x.toml", &text).expect_err("too many deltas");
+        assert!(error.message.contains("10001 output deltas"), "{}", error.message);
+        let big = "x".repeat(9 << 20);
+        let text = format!("name = \"x\"\n[[attempts]]\nstream = {{ text = \"{big}\", chunks = 1 }}\n");
+        let error = load::from_toml_str("x.toml", &text).expect_err("too large a reply");
+        assert!(error.message.contains("more than the 8388608 allowed"), "{}", error.message);
     }
 
     #[test]

@@ -2,15 +2,18 @@
 //! delete runs, list scenarios, health.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use super::create_run::{parse_create_run, CreateRunError};
-use super::http_util::{json, openai_error, read_body, ResponseBody};
+use super::http_util::{declares_too_large, json, openai_error, read_body, BodyError, ResponseBody};
+use super::journal_out::journal_response;
 use super::runs::Run;
 use super::State;
+use crate::journal::KeptEntry;
 use crate::scenario::Scenario;
 
 pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
@@ -31,9 +34,11 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
             json(StatusCode::OK, &json!({"runs": runs}))
         }
         (&Method::GET, ["runs", id]) => with_run(state, id, |run| json(StatusCode::OK, &run_summary(state, run))),
-        (&Method::GET, ["runs", id, "journal"]) => with_run(state, id, |run| json(StatusCode::OK, &journal_json(run))),
+        (&Method::GET, ["runs", id, "journal"]) => {
+            with_run(state, id, |run| journal_response(run, run.journal.kept(), json!({})))
+        }
         (&Method::DELETE, ["runs", id]) => match state.runs.remove(id) {
-            Some(run) => json(StatusCode::OK, &journal_json(&run)),
+            Some(run) => delete_run(&run).await,
             None => unknown_run(id),
         },
         (_, ["health" | "scenarios" | "runs", ..]) => openai_error(
@@ -56,11 +61,22 @@ fn list_scenarios(state: &State) -> Response<ResponseBody> {
 }
 
 async fn create_run(state: &State, request: Request<Incoming>) -> Response<ResponseBody> {
+    if declares_too_large(request.headers(), state.body_limit) {
+        return BodyError::TooLarge { limit: state.body_limit }.into_response(None);
+    }
     let bytes = match read_body(request.into_body(), state.body_limit).await {
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(None),
     };
-    match parse_create_run(&bytes, &state.catalogue) {
+    // Parsing and checking a large inline scenario takes a while: not on a serving thread,
+    // where it would hold up every stream and scheduled fault that thread serves.
+    let catalogue = state.catalogue.clone();
+    let parsed = tokio::task::spawn_blocking(move || parse_create_run(&bytes, &catalogue)).await;
+    let Ok(parsed) = parsed else {
+        let message = "The scenario could not be checked (the server is shutting down)";
+        return openai_error(StatusCode::SERVICE_UNAVAILABLE, message, "unavailable", None);
+    };
+    match parsed {
         Ok((scenario, time_scale)) => {
             let run = state.runs.create(scenario, time_scale);
             json(StatusCode::CREATED, &run_summary(state, &run))
@@ -82,14 +98,22 @@ fn run_summary(state: &State, run: &Run) -> Value {
     })
 }
 
-fn journal_json(run: &Run) -> Value {
-    json!({
-        "id": run.id,
-        "scenario": run.scenario.name,
-        "time_scale": run.time_scale,
-        "requests": run.journal.snapshot(),
-        "dropped": run.journal.dropped(),
-    })
+/// How long a deleted run's replies in flight are waited for before its journal is returned:
+/// the journal is never readable again, so an entry still in flight after this is counted in
+/// `in_flight` (its `end` stays null).
+const DELETE_WAITS_FOR_REPLIES: Duration = Duration::from_secs(2);
+
+/// The journal of a run just deleted, once its replies in flight ended or after
+/// [`DELETE_WAITS_FOR_REPLIES`].
+async fn delete_run(run: &Run) -> Response<ResponseBody> {
+    let deadline = tokio::time::Instant::now() + DELETE_WAITS_FOR_REPLIES;
+    let mut entries = run.journal.kept();
+    while entries.iter().any(KeptEntry::in_flight) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        entries = run.journal.kept();
+    }
+    let in_flight = entries.iter().filter(|e| e.in_flight()).count();
+    journal_response(run, entries, json!({"in_flight": in_flight}))
 }
 
 fn with_run(state: &State, id: &str, reply: impl FnOnce(&Run) -> Response<ResponseBody>) -> Response<ResponseBody> {

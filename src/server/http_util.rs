@@ -61,8 +61,22 @@ pub(super) enum BodyError {
     TooLarge {
         limit: usize,
     },
-    /// The client went away or sent a broken body.
+    /// The client sent a broken body.
     Broken(String),
+    /// The client went away before its body was complete.
+    ClientLeft,
+}
+
+/// Whether a request declares a body over `limit` and waits for `100 Continue` before sending
+/// it: such a request is refused at once, without inviting the body.
+pub(super) fn declares_too_large(headers: &hyper::HeaderMap, limit: usize) -> bool {
+    let expects_continue =
+        headers.get(hyper::header::EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    let declared = headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    expects_continue && declared.is_some_and(|length| length > limit as u64)
 }
 
 /// After a body passed its limit, this much more of it is read and thrown away, within
@@ -78,7 +92,11 @@ pub(super) async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes,
     loop {
         match body.frame().await {
             None => return Ok(Bytes::from(kept)),
-            Some(Err(e)) => return Err(BodyError::Broken(e.to_string())),
+            Some(Err(e)) => {
+                let left = e.is_incomplete_message()
+                    || std::error::Error::source(&e).is_some_and(|source| source.is::<io::Error>());
+                return Err(if left { BodyError::ClientLeft } else { BodyError::Broken(e.to_string()) });
+            }
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else { continue };
                 if kept.len() + data.len() > limit {
@@ -107,11 +125,24 @@ async fn drain(mut body: Incoming, mut drained: usize) {
 impl BodyError {
     pub(super) fn into_response(self, api: Option<Api>) -> Response<ResponseBody> {
         match self {
-            BodyError::TooLarge { limit } => model_api_error(
+            BodyError::TooLarge { limit } => {
+                let mut refusal = model_api_error(
+                    api,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    &format!("The request body is larger than the server's limit of {limit} bytes."),
+                    "request_too_large",
+                );
+                // The body was not read (or not all of it): the connection cannot carry another request.
+                refusal
+                    .headers_mut()
+                    .insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+                refusal
+            }
+            BodyError::ClientLeft => model_api_error(
                 api,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("The request body is larger than the server's limit of {limit} bytes."),
-                "request_too_large",
+                StatusCode::BAD_REQUEST,
+                "The client closed the connection before its request body was complete.",
+                "incomplete_body",
             ),
             BodyError::Broken(reason) => model_api_error(
                 api,

@@ -9,7 +9,9 @@
 mod admin;
 mod conn_io;
 pub mod create_run;
+mod hang_up;
 mod http_util;
+mod journal_out;
 mod model_api;
 mod precise_sleep;
 mod reply_body;
@@ -20,16 +22,18 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use self::conn_io::{KillSwitch, KillableStream};
+use self::hang_up::HangUp;
 use self::http_util::{openai_error, ResponseBody};
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
@@ -43,6 +47,11 @@ pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Default cap on live runs: creating one more expires the oldest.
 pub const DEFAULT_MAX_RUNS: usize = 10_000;
+
+/// Default time a connection has to send a complete request head, counted from its opening or
+/// from the end of its last reply: a connection silent, trickling, or idle in a client's
+/// keep-alive pool for longer is closed.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How to start a server.
 #[derive(Debug, Clone)]
@@ -61,6 +70,8 @@ pub struct ServerConfig {
     pub journal_max: usize,
     /// Where connections are served.
     pub serving: Serving,
+    /// How long a connection may take to send a request head ([`DEFAULT_HEADER_TIMEOUT`]).
+    pub header_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -74,6 +85,7 @@ impl ServerConfig {
             max_runs: DEFAULT_MAX_RUNS,
             journal_max: crate::journal::DEFAULT_JOURNAL_MAX,
             serving: Serving::CallerRuntime,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
         }
     }
 }
@@ -89,6 +101,10 @@ pub(crate) struct State {
     pub origin: String,
     /// Connections being served right now.
     pub connections: std::sync::atomic::AtomicUsize,
+    /// See [`ServerConfig::header_timeout`].
+    pub header_timeout: Duration,
+    /// Set when the server stops: connections finish the reply in progress and close.
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl State {
@@ -109,6 +125,9 @@ pub struct Server {
     state: Arc<State>,
     local_addr: SocketAddr,
     accept_loop: JoinHandle<()>,
+    /// Kept here as well as by the accept loop, so that stopping to accept does not stop the
+    /// threads serving the connections already open.
+    _threads: Option<Arc<ServingThreads>>,
 }
 
 impl Server {
@@ -128,13 +147,15 @@ impl Server {
             admin_token: config.admin_token,
             origin: format!("http://{host}"),
             connections: std::sync::atomic::AtomicUsize::new(0),
+            header_timeout: config.header_timeout,
+            stopping: tokio::sync::watch::Sender::new(false),
         });
         let threads = match config.serving {
             Serving::CallerRuntime => None,
-            Serving::OwnThreads(count) => Some(ServingThreads::start(count)?),
+            Serving::OwnThreads(count) => Some(Arc::new(ServingThreads::start(count)?)),
         };
-        let accept_loop = tokio::spawn(accept(listener, state.clone(), threads));
-        Ok(Server { state, local_addr, accept_loop })
+        let accept_loop = tokio::spawn(accept(listener, state.clone(), threads.clone()));
+        Ok(Server { state, local_addr, accept_loop, _threads: threads })
     }
 
     /// The address the server listens on (the real port when 0 was asked for).
@@ -169,9 +190,22 @@ impl Server {
         self.state.base_url(&run.id)
     }
 
-    /// Connections being served right now (each holds one socket).
+    /// Connections being served right now.
     pub fn open_connections(&self) -> usize {
         self.state.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stop gracefully: accept no more connections, let each one finish the reply in progress
+    /// and close, and wait for them up to `grace`. Returns the connections still open then
+    /// (replies that had not ended: a stall without end, say), which the caller cuts by exiting.
+    pub async fn stop(&self, grace: Duration) -> usize {
+        self.accept_loop.abort();
+        self.state.stopping.send_replace(true);
+        let deadline = tokio::time::Instant::now() + grace;
+        while self.open_connections() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.open_connections()
     }
 }
 
@@ -197,8 +231,8 @@ impl Drop for Server {
     }
 }
 
-/// Accept connections until the server is dropped (which drops `threads` too).
-async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<ServingThreads>) {
+/// Accept connections until the server stops or is dropped.
+async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<Arc<ServingThreads>>) {
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -221,15 +255,39 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let _counted = ConnectionCount::new(state.clone());
     // Events must leave as soon as they are written, or fault timing would drift.
     let _ = stream.set_nodelay(true);
+    let hang_up = HangUp::watch(&stream);
+    let mut stopping = state.stopping.subscribe();
     let switch = Arc::new(KillSwitch::default());
     let io = TokioIo::new(KillableStream::new(stream, switch.clone()));
+    let header_timeout = state.header_timeout;
     let service = service_fn(move |request| {
         let state = state.clone();
         let switch = switch.clone();
         async move { Ok::<_, Infallible>(route(&state, switch, request).await) }
     });
-    // Errors here are the faults squall injects and clients hanging up: nothing to report.
-    let _ = http1::Builder::new().keep_alive(true).serve_connection(io, service).await;
+    let mut builder = http1::Builder::new();
+    builder.keep_alive(true).timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    let connection = builder.serve_connection(io, service);
+    tokio::pin!(connection);
+    let client_gone = async {
+        match &hang_up {
+            Some(hang_up) => hang_up.happened().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(client_gone);
+    // Errors here are the faults squall injects and clients hanging up: nothing to report. A
+    // hang-up hyper has not read ends the connection here: dropping it drops the reply in
+    // progress, which journals `client_closed`.
+    loop {
+        tokio::select! {
+            _ = connection.as_mut() => return,
+            () = client_gone.as_mut() => return,
+            Ok(_) = stopping.wait_for(|stop| *stop), if !*stopping.borrow() => {
+                connection.as_mut().graceful_shutdown();
+            }
+        }
+    }
 }
 
 async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use super::conn_io::KillSwitch;
-use super::http_util::{model_api_error, openai_error, read_body, ResponseBody};
+use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
 use super::runs::{Run, TemplateKey};
 use super::State;
@@ -42,8 +42,16 @@ pub(super) async fn handle(
     let entry = EntryHandle::new(run.journal.clone(), index);
 
     let api = Api::at_path(path);
+    if declares_too_large(&parts.headers, state.body_limit) {
+        return reply_directly(entry, BodyError::TooLarge { limit: state.body_limit }.into_response(api));
+    }
     let raw = match read_body(body, state.body_limit).await {
         Ok(raw) => raw,
+        Err(BodyError::ClientLeft) => {
+            let mut entry = entry;
+            entry.finish(EndKind::ClientClosed, Instant::now());
+            return BodyError::ClientLeft.into_response(api);
+        }
         Err(e) => return reply_directly(entry, e.into_response(api)),
     };
     run.journal.record_body(index, raw.clone());

@@ -1,5 +1,6 @@
 //! Integration tests against a real squall server on loopback.
 
+mod abuse;
 mod admin_api;
 mod catalogue;
 mod ci_recipe;

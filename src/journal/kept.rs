@@ -1,0 +1,153 @@
+//! A journal entry as the journal keeps it: what happened, and the request's recorded parts as
+//! the bytes they were. Read, it becomes a [`JournalEntry`]; written, it is the same JSON, but
+//! its recorded parts are written from the bytes kept — a JSON request body verbatim, not
+//! parsed into a tree first — so that writing out a journal of large bodies costs about what
+//! the journal stores, not thirty times it.
+
+use bytes::Bytes;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde_json::value::RawValue;
+
+use super::entry::JournalEntry;
+use super::recorded::{body_as_json, Recorded, RecordedHeaders};
+
+/// One entry as kept.
+#[derive(Debug, Clone)]
+pub struct KeptEntry {
+    pub(super) entry: JournalEntry,
+    pub(super) recorded: Recorded,
+}
+
+impl KeptEntry {
+    /// The entry, its recorded parts turned into maps and JSON.
+    pub fn read(self) -> JournalEntry {
+        JournalEntry {
+            headers: self.recorded.headers.to_map(),
+            body: body_as_json(&self.recorded.body),
+            response_headers: self.recorded.response_headers.to_map(),
+            ..self.entry
+        }
+    }
+
+    /// Whether the reply is still in progress.
+    pub fn in_flight(&self) -> bool {
+        self.entry.end.is_none()
+    }
+}
+
+impl Serialize for KeptEntry {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Every field, so that a field added to the entry cannot be forgotten here: it fails
+        // to compile until it is written below.
+        let JournalEntry {
+            index,
+            track,
+            attempt,
+            method,
+            path,
+            api,
+            headers: _,
+            body: _,
+            stream,
+            received_at_ms,
+            finished_at_ms,
+            status,
+            fault,
+            end,
+            events_sent,
+            bytes_sent,
+            terminal_sent,
+            response_headers: _,
+        } = &self.entry;
+        let mut out = serializer.serialize_struct("JournalEntry", 18)?;
+        out.serialize_field("index", index)?;
+        out.serialize_field("track", track)?;
+        out.serialize_field("attempt", attempt)?;
+        out.serialize_field("method", method)?;
+        out.serialize_field("path", path)?;
+        out.serialize_field("api", api)?;
+        out.serialize_field("headers", &HeaderMap(&self.recorded.headers))?;
+        out.serialize_field("body", &RawBody(&self.recorded.body))?;
+        out.serialize_field("stream", stream)?;
+        out.serialize_field("received_at_ms", received_at_ms)?;
+        out.serialize_field("finished_at_ms", finished_at_ms)?;
+        out.serialize_field("status", status)?;
+        out.serialize_field("fault", fault)?;
+        out.serialize_field("end", end)?;
+        out.serialize_field("events_sent", events_sent)?;
+        out.serialize_field("bytes_sent", bytes_sent)?;
+        out.serialize_field("terminal_sent", terminal_sent)?;
+        out.serialize_field("response_headers", &HeaderMap(&self.recorded.response_headers))?;
+        out.end()
+    }
+}
+
+/// Recorded headers as a JSON object (of a repeated header, the last value).
+struct HeaderMap<'a>(&'a RecordedHeaders);
+
+impl Serialize for HeaderMap<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.to_map().serialize(serializer)
+    }
+}
+
+/// A request body: JSON as it arrived, text when it is not JSON, null when empty.
+struct RawBody<'a>(&'a Bytes);
+
+impl Serialize for RawBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_empty() {
+            return serializer.serialize_unit();
+        }
+        match serde_json::from_slice::<&RawValue>(self.0) {
+            Ok(json) => json.serialize(serializer),
+            Err(_) => serializer.serialize_str(&String::from_utf8_lossy(self.0)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{Arrival, EndKind, Journal};
+    use crate::scenario::FaultKind;
+
+    fn journal_with(bodies: &[&[u8]]) -> Journal {
+        let journal = Journal::new();
+        for body in bodies {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("content-type", "application/json".parse().expect("a header value"));
+            let arrival = Arrival {
+                method: "POST".into(),
+                path: "/responses".into(),
+                headers: RecordedHeaders::from_http(&headers),
+            };
+            let index = journal.begin(arrival, tokio::time::Instant::now());
+            journal.record_body(index, Bytes::copy_from_slice(body));
+            journal.update(index, |e| {
+                e.track = Some("main".into());
+                e.attempt = Some(1);
+                e.status = Some(503);
+                e.fault = Some(FaultKind::Reset);
+                e.bytes_sent = 42;
+            });
+            journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
+            journal.finish(index, EndKind::Reset, tokio::time::Instant::now());
+        }
+        journal
+    }
+
+    #[test]
+    fn a_written_entry_is_the_entry_read_whatever_its_body() {
+        let journal = journal_with(&[br#"{"input": [1, 2.5, "x"], "b": {"c": null}}"#, b"not json", b"", b"\xff\xfe"]);
+        let read = journal.snapshot();
+        let written = journal.kept();
+        assert_eq!(read.len(), written.len());
+        // Both through JSON text, so that numbers parse back alike.
+        let as_json = |bytes: Vec<u8>| -> serde_json::Value { serde_json::from_slice(&bytes).expect("JSON") };
+        for (read, written) in read.iter().zip(&written) {
+            let as_written = as_json(serde_json::to_vec(written).expect("writes"));
+            assert_eq!(as_written, as_json(serde_json::to_vec(read).expect("an entry is JSON")));
+        }
+    }
+}

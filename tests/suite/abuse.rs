@@ -1,0 +1,373 @@
+//! A hostile client cannot hurt squall, and the journal never disagrees with the wire: silent
+//! and trickling connections are closed, an oversized body behind `Expect: 100-continue` is
+//! refused at once, a hang-up is noticed whatever the client sent after its request, expensive
+//! admin work does not hold up timed streams, reading a journal does not multiply memory, a
+//! deleted run's replies are waited for, and SIGTERM stops the server gracefully. Each test
+//! fails without its fix (docs/hardening.md).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::num::NonZeroUsize;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use squall::embedded::MockProvider;
+use squall::journal::EndKind;
+use squall::scenario::{Attempt, Catalogue, Scenario};
+use squall::server::{ServerConfig, Serving};
+
+use super::support::require;
+
+async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    change(&mut config);
+    MockProvider::start_with(config).await
+}
+
+/// Wait (up to `limit`) for `done`, checking every 20 ms.
+async fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+/// A raw request for a run's Responses endpoint, with `extra` bytes after it.
+fn raw_request(base_url: &str, addr: SocketAddr, extra: &[u8]) -> TcpStream {
+    let path = base_url.split_once("/runs/").map(|(_, rest)| format!("/runs/{rest}/responses")).expect("a run URL");
+    let body = r#"{"model":"m","input":"x","stream":true}"#;
+    let mut socket = TcpStream::connect(addr).expect("connects");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).expect("writes");
+    socket.write_all(extra).expect("writes");
+    socket
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_trickling_connections_are_closed_and_others_are_served_meanwhile() {
+    let provider = server_with(|c| c.header_timeout = Duration::from_secs(1)).await;
+    let addr = provider.server().local_addr();
+    let run = provider.run_scaled(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let silent: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connects")).collect();
+    let trickling = tokio::task::spawn_blocking(move || {
+        let mut sockets: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connects")).collect();
+        // A header byte every 100 ms: the head never completes within the timeout.
+        for _ in 0..30 {
+            for socket in &mut sockets {
+                let _ = socket.write_all(b"X");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        sockets
+    });
+    let started = Instant::now();
+    let reply = reqwest::Client::new()
+        .post(format!("{}/responses", run.base_url()))
+        .json(&json!({"model": "m", "input": "x"}))
+        .send()
+        .await
+        .expect("sent");
+    require(reply.status().as_u16() == 200, "a well-behaved client is served");
+    require(started.elapsed() < Duration::from_millis(500), &format!("served in {:?}", started.elapsed()));
+    let closed = eventually(Duration::from_secs(5), || provider.server().open_connections() == 0).await;
+    let open = provider.server().open_connections();
+    drop(trickling.await.expect("joined"));
+    drop(silent);
+    require(closed, &format!("{open} connections still open 5 s after a 1 s header timeout"));
+}
+
+#[tokio::test]
+async fn an_oversized_body_behind_expect_continue_is_refused_at_once() {
+    let provider = server_with(|c| c.body_limit = 1024).await;
+    let addr = provider.server().local_addr();
+    let run = provider.run_scaled(Scenario::named("small"), 1.0);
+    let path = run.base_url().split_once("/runs/").map(|(_, r)| format!("/runs/{r}/responses")).expect("a run URL");
+    for target in [path.as_str(), "/__squall/runs"] {
+        let answer = tokio::task::spawn_blocking({
+            let target = target.to_owned();
+            move || {
+                let mut socket = TcpStream::connect(addr).expect("connects");
+                socket.set_read_timeout(Some(Duration::from_secs(3))).expect("timeout");
+                let head = format!(
+                    "POST {target} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1073741824\r\nexpect: 100-continue\r\n\r\n"
+                );
+                socket.write_all(head.as_bytes()).expect("writes");
+                let mut reply = vec![0; 4096];
+                let n = socket.read(&mut reply).unwrap_or(0);
+                String::from_utf8_lossy(&reply[..n]).into_owned()
+            }
+        })
+        .await
+        .expect("joined");
+        require(answer.starts_with("HTTP/1.1 413"), &format!("{target}: {answer:?}"));
+    }
+}
+
+#[tokio::test]
+async fn statuses_and_framing_headers_http_cannot_honour_are_refused_at_load() {
+    let provider = MockProvider::start().await;
+    let client = reqwest::Client::new();
+    let create = format!("{}/__squall/runs", provider.server().origin());
+    for (attempt, field) in [
+        (json!({"status": 101}), "scenario.attempts[0].status"),
+        (json!({"status": 204}), "scenario.attempts[0].status"),
+        (json!({"status": 429, "headers": {"content-length": "5"}}), "scenario.attempts[0].headers"),
+        (json!({"headers": {"Transfer-Encoding": "chunked"}}), "scenario.attempts[0].headers"),
+    ] {
+        let body = json!({"scenario": {"name": "bad", "attempts": [attempt]}});
+        let reply = client.post(&create).json(&body).send().await.expect("sent");
+        let status = reply.status().as_u16();
+        let answer: Value = reply.json().await.expect("json");
+        require(status == 400, &format!("{attempt}: {status} {answer}"));
+        let param = answer["error"]["param"].as_str().unwrap_or("");
+        require(param.starts_with(field), &format!("{attempt}: param {param:?}, want {field}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hang_up_after_extra_bytes_is_noticed_during_a_delay_and_an_endless_stall() {
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let delayed =
+        provider.run_scaled(Scenario::named("slow").attempt(Attempt::text("late").with_delay_ms(600_000)), 1.0);
+    let stalled = provider
+        .run_scaled(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)), 1.0);
+    // A client that leaves during a stall is `stalled` (docs/server.md), during a delay `client_closed`.
+    let pipelined = &b"GET /runs/x/v1/models HTTP/1.1\r\nhost: x\r\n\r\n"[..];
+    for (run, extra, end) in [(&delayed, &b"\r\n"[..], EndKind::ClientClosed), (&stalled, pipelined, EndKind::Stalled)]
+    {
+        let socket = raw_request(run.base_url(), addr, extra);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        drop(socket);
+        let ended = eventually(Duration::from_secs(3), || run.endings() == [Some(end)]).await;
+        require(ended, &format!("{}: endings {:?}", run.id(), run.endings()));
+    }
+    let closed = eventually(Duration::from_secs(3), || provider.server().open_connections() == 0).await;
+    require(closed, &format!("{} connections left open", provider.server().open_connections()));
+}
+
+#[tokio::test]
+async fn a_client_that_leaves_in_the_middle_of_its_body_is_client_closed() {
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let run = provider.run_scaled(Scenario::named("half"), 1.0);
+    let path = run.base_url().split_once("/runs/").map(|(_, r)| format!("/runs/{r}/responses")).expect("a run URL");
+    let mut socket = TcpStream::connect(addr).expect("connects");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"model\":"
+    );
+    socket.write_all(head.as_bytes()).expect("writes");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(socket);
+    let ends = || run.journal().iter().map(|e| (e.end, e.status)).collect::<Vec<_>>();
+    let ended = eventually(Duration::from_secs(3), || ends() == [(Some(EndKind::ClientClosed), None)]).await;
+    require(ended, &format!("(end, status) {:?}", ends()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_scenario_being_created_does_not_hold_up_a_timed_stream() {
+    // One serving thread: the timed stream and the admin request share it.
+    let provider = server_with(|c| c.serving = Serving::OwnThreads(NonZeroUsize::MIN)).await;
+    // Ten events 50 ms apart: the stream's pace is the precision being protected.
+    let timed = provider
+        .run_scaled(Scenario::named("paced").attempt(Attempt::text("a b c d e f g h").with_event_delay_ms(50)), 1.0);
+    // 15,000 small attempts (50 MB rendered, within the 64 MiB limit): every one is rendered in each API to check its size.
+    let attempts: Vec<Value> = (0..1000).map(|_| json!({"stream": {"text": "x"}})).collect();
+    let tracks: Vec<Value> = (0..15)
+        .map(|t| json!({"name": format!("t{t}"), "match": {"body_contains": format!("track-{t}")}, "attempts": attempts}))
+        .collect();
+    let large = json!({"scenario": {"name": "large", "tracks": tracks}}).to_string();
+    let origin = provider.server().origin().to_owned();
+    let creating = tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        let started = Instant::now();
+        let reply = client
+            .post(format!("{origin}/__squall/runs"))
+            .body(large)
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .expect("sent");
+        let status = reply.status().as_u16();
+        assert_eq!(status, 201, "{}", reply.text().await.unwrap_or_default());
+        started.elapsed()
+    });
+    let started = Instant::now();
+    let reply = reqwest::Client::new()
+        .post(format!("{}/responses", timed.base_url()))
+        .json(&json!({"model": "m", "input": "x", "stream": true}))
+        .send()
+        .await
+        .expect("sent");
+    let mut gaps = Vec::new();
+    let mut last = started;
+    let mut stream = reply.bytes_stream();
+    use futures_util::StreamExt as _;
+    while let Some(chunk) = stream.next().await {
+        chunk.expect("a chunk");
+        gaps.push(last.elapsed().as_secs_f64() * 1000.0);
+        last = Instant::now();
+    }
+    let creating_took = creating.await.expect("joined");
+    let worst = gaps.iter().skip(1).copied().fold(0.0, f64::max);
+    // Blocked, the stream would wait for the whole check (seconds in a debug build); served
+    // beside it, its gaps stay near 50 ms. A quarter of the check's time tells them apart on a
+    // busy machine too, where both grow.
+    let bound = (creating_took.as_secs_f64() * 1000.0 / 4.0).max(75.0);
+    require(
+        worst < bound,
+        &format!("a 50 ms event gap took {worst:.1} ms (bound {bound:.0} ms) while a large run was created in {creating_took:?}; gaps {gaps:.1?}"),
+    );
+}
+
+/// `squall serve` as a process, with its address.
+struct Served {
+    child: Child,
+    origin: String,
+}
+
+fn serve(args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("line");
+    let origin = first.trim().strip_prefix("squall listening on ").expect("the listening line").to_owned();
+    Served { child, origin }
+}
+
+/// The process's peak resident memory so far, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("VmHWM");
+    line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number")
+}
+
+#[tokio::test]
+async fn reading_a_journal_of_large_bodies_costs_about_what_it_stores() {
+    let mut served = serve(&[]);
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{}/__squall/runs", served.origin))
+        .json(&json!({"scenario": {"name": "big", "attempts": [{"status": 400}, {"status": 400}]}}))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let base = created["base_url"].as_str().expect("base_url").to_owned();
+    // 8 MiB of small numbers: a JSON tree of it is some thirty times larger.
+    let body = format!("{{\"model\":\"m\",\"input\":[{}1]}}", "1,".repeat(4 << 20));
+    for _ in 0..2 {
+        let reply = client
+            .post(format!("{base}/responses"))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(reply.status().as_u16(), 400);
+    }
+    let pid = served.child.id();
+    let before = peak_kib(pid);
+    let journal = client
+        .get(format!("{}/__squall/runs/{}/journal", served.origin, created["id"].as_str().unwrap_or("")))
+        .send()
+        .await
+        .expect("sent")
+        .bytes()
+        .await
+        .expect("read");
+    let grew_mib = (peak_kib(pid) - before) as f64 / 1024.0;
+    let _ = served.child.kill();
+    let _ = served.child.wait();
+    let parsed: Value = serde_json::from_slice(&journal).expect("the journal is JSON");
+    require(
+        parsed["requests"][1]["body"]["input"].as_array().map(Vec::len) == Some((4 << 20) + 1),
+        "the bodies are in the journal",
+    );
+    // The two bodies are 16 MiB: reading them may hold another copy of each, not a tree.
+    require(grew_mib < 32.0, &format!("reading the journal raised peak memory by {grew_mib:.0} MiB"));
+}
+
+#[tokio::test]
+async fn sigterm_lets_a_reply_in_progress_finish_and_exits_0() {
+    let mut served = serve(&[]);
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{}/__squall/runs", served.origin))
+        .json(&json!({"scenario": {"name": "paced", "attempts": [{"stream": {"text": "a b c d e f g h", "event_delay_ms": 100}}]}}))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let base = created["base_url"].as_str().expect("base_url").to_owned();
+    let reply = client
+        .post(format!("{base}/responses"))
+        .json(&json!({"model": "m", "input": "x", "stream": true}))
+        .send()
+        .await
+        .expect("sent");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(served.child.id() as i32).expect("a pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("signalled");
+    let text = reply.text().await.expect("the whole stream");
+    let status = served.child.wait().expect("exits");
+    require(text.contains("response.completed"), &format!("the stream was cut: {text}"));
+    require(status.code() == Some(0), &format!("exit {status:?}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_deleted_mid_reply_waits_for_it_or_says_it_is_in_flight() {
+    let provider = MockProvider::start().await;
+    let client = reqwest::Client::new();
+    let paced =
+        provider.run_scaled(Scenario::named("paced").attempt(Attempt::text("a b c d").with_event_delay_ms(100)), 1.0);
+    let stalled = provider
+        .run_scaled(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)), 1.0);
+    for (run, ended, in_flight) in [(&paced, json!("completed"), 0), (&stalled, Value::Null, 1)] {
+        let url = format!("{}/responses", run.base_url());
+        let streaming = tokio::spawn({
+            let client = client.clone();
+            async move {
+                client
+                    .post(url)
+                    .json(&json!({"model": "m", "input": "x", "stream": true}))
+                    .send()
+                    .await
+                    .map(|r| r.bytes_stream())
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let deleted: Value = client
+            .delete(format!("{}/__squall/runs/{}", provider.server().origin(), run.id()))
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("json");
+        require(
+            deleted["requests"][0]["end"] == ended && deleted["in_flight"] == in_flight,
+            &format!("{}: {deleted}", run.id()),
+        );
+        streaming.abort();
+    }
+}
