@@ -47,7 +47,7 @@ pub enum Command {
         #[arg(long)]
         allow_remote: bool,
         /// Require `Authorization: Bearer <TOKEN>` on the admin API (also SQUALL_ADMIN_TOKEN).
-        #[arg(long, env = "SQUALL_ADMIN_TOKEN")]
+        #[arg(long, env = "SQUALL_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
         /// Live runs kept in memory; creating one more expires the oldest.
         #[arg(long, default_value_t = DEFAULT_MAX_RUNS, value_parser = at_least_one)]

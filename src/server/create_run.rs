@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::scenario::limits::check_time_scale;
+use crate::scenario::limits::{check_time_scale, MAX_TIME_SCALE};
 use crate::scenario::load::from_json_value;
 use crate::scenario::{Catalogue, Scenario};
 
@@ -42,11 +42,11 @@ pub fn parse_create_run(body: &[u8], catalogue: &Catalogue) -> Result<(Arc<Scena
     }
     let time_scale = match fields.get("time_scale") {
         None | Some(Value::Null) => 1.0,
-        Some(value) => match value.as_f64().filter(|s| check_time_scale(*s).is_ok()) {
-            Some(scale) => scale,
+        Some(value) => match value.as_f64() {
+            Some(scale) => check_time_scale(scale).map(|()| scale).map_err(|range| bad(Some("time_scale"), range))?,
             None => {
-                let range = check_time_scale(f64::NAN).err().unwrap_or_default();
-                return Err(bad(Some("time_scale"), format!("`time_scale` {value}: {range}")));
+                let message = format!("`time_scale` {value} is not a number: give a number in (0, {MAX_TIME_SCALE}]");
+                return Err(bad(Some("time_scale"), message));
             }
         },
     };
@@ -87,6 +87,17 @@ mod tests {
         };
         assert_eq!(param.as_deref(), Some("time_scale"));
         assert!(message.contains("out of range"), "{message}");
+        // Each refusal names the value sent.
+        for (sent, says) in [
+            ("0", "time scale 0 is out of range"),
+            ("-1", "time scale -1 is out of range"),
+            ("1000", "time scale 1000 is out of range"),
+            ("\"fast\"", "`time_scale` \"fast\" is not a number"),
+        ] {
+            let body = format!(r#"{{"scenario": {{"name": "x"}}, "time_scale": {sent}}}"#);
+            let CreateRunError::BadRequest { message, .. } = refused(&body) else { panic!("a 400") };
+            assert!(message.contains(says), "{sent}: {message}");
+        }
         // A type error under a header whose name has brackets: the path is one key, no panic.
         let body = r#"{"scenario": {"name": "x", "attempts": [{"status": 429, "headers": {"a]b[c": 7}}]}}"#;
         let CreateRunError::BadRequest { param, .. } = refused(body) else { panic!("a 400") };

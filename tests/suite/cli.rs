@@ -8,6 +8,17 @@ fn squall() -> Command {
 }
 
 #[test]
+fn help_never_shows_the_admin_token_from_the_environment() {
+    let help = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["serve", "--help"])
+        .env("SQUALL_ADMIN_TOKEN", "s3cret-token")
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("SQUALL_ADMIN_TOKEN") && !text.contains("s3cret-token"), "{text}");
+}
+
+#[test]
 fn serve_prints_the_listening_line_first_with_the_real_port() {
     let mut child = squall()
         .args(["serve", "--addr", "127.0.0.1:0"])
