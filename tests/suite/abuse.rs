@@ -234,6 +234,14 @@ struct Served {
     origin: String,
 }
 
+impl Served {
+    /// A run of the inline `scenario`, as the admin API describes it.
+    async fn create_run(&self, client: &reqwest::Client, scenario: Value) -> Value {
+        let reply = client.post(format!("{}/__squall/runs", self.origin)).json(&json!({"scenario": scenario}));
+        reply.send().await.expect("sent").json().await.expect("json")
+    }
+}
+
 fn serve(args: &[&str]) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -259,15 +267,8 @@ fn peak_kib(pid: u32) -> u64 {
 async fn reading_a_journal_of_large_bodies_costs_about_what_it_stores() {
     let mut served = serve(&[]);
     let client = reqwest::Client::new();
-    let created: Value = client
-        .post(format!("{}/__squall/runs", served.origin))
-        .json(&json!({"scenario": {"name": "big", "attempts": [{"status": 400}, {"status": 400}]}}))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let created =
+        served.create_run(&client, json!({"name": "big", "attempts": [{"status": 400}, {"status": 400}]})).await;
     let base = created["base_url"].as_str().expect("base_url").to_owned();
     // 8 MiB of small numbers: a JSON tree of it is some thirty times larger.
     let body = format!("{{\"model\":\"m\",\"input\":[{}1]}}", "1,".repeat(4 << 20));
@@ -307,16 +308,8 @@ async fn reading_a_journal_of_large_bodies_costs_about_what_it_stores() {
 async fn sigterm_lets_a_reply_in_progress_finish_and_exits_0() {
     let mut served = serve(&[]);
     let client = reqwest::Client::new();
-    let created: Value = client
-        .post(format!("{}/__squall/runs", served.origin))
-        .json(&json!({"scenario": {"name": "paced", "attempts": [{"stream": {"text": "a b c d e f g h", "event_delay_ms": 100}}]}}))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
-    let base = created["base_url"].as_str().expect("base_url").to_owned();
+    let paced = json!({"name": "paced", "attempts": [{"stream": {"text": "a b c d e f g h", "event_delay_ms": 100}}]});
+    let base = served.create_run(&client, paced).await["base_url"].as_str().expect("base_url").to_owned();
     let reply = client
         .post(format!("{base}/responses"))
         .json(&json!({"model": "m", "input": "x", "stream": true}))
