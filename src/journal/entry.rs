@@ -31,6 +31,22 @@ pub enum EndKind {
     ClientClosed,
 }
 
+impl EndKind {
+    /// The kind's name as the journal writes it (`completed`, `error_status`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndKind::Completed => "completed",
+            EndKind::ErrorStatus => "error_status",
+            EndKind::Eof => "eof",
+            EndKind::Reset => "reset",
+            EndKind::Truncated => "truncated",
+            EndKind::Stalled => "stalled",
+            EndKind::Garbage => "garbage",
+            EndKind::ClientClosed => "client_closed",
+        }
+    }
+}
+
 /// One request as the server saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JournalEntry {
@@ -84,4 +100,17 @@ pub struct Arrival {
     pub path: String,
     /// The request headers, as they arrived.
     pub headers: RecordedHeaders,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EndKind;
+
+    #[test]
+    fn end_kinds_are_named_as_the_journal_writes_them() {
+        use EndKind::*;
+        for kind in [Completed, ErrorStatus, Eof, Reset, Truncated, Stalled, Garbage, ClientClosed] {
+            assert_eq!(serde_json::to_value(kind).expect("serializes"), kind.as_str());
+        }
+    }
 }

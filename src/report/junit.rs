@@ -3,24 +3,22 @@
 //! case `<skipped/>`, and a case that passed with SHOULD warnings passes with the warnings in
 //! its `<system-out>`.
 
-use junit_report::{Duration, OffsetDateTime, Report, TestCase, TestSuite};
-use serde_json::Value;
+use junit_report::{Duration, OffsetDateTime, Report as Junit, TestCase, TestSuite};
 
-use super::str_of;
+use super::markdown::finding_line;
+use super::Report;
+use crate::suite::results::CaseRecord;
+use crate::suite::Verdict;
 
-pub(super) fn render(report: &Value) -> String {
-    let started = report["started_at"]
-        .as_str()
-        .and_then(|t| humantime::parse_rfc3339(t).ok())
-        .map_or_else(OffsetDateTime::now_utc, OffsetDateTime::from);
-    let mut junit = Report::new();
-    for requirement in report["requirements"].as_array().into_iter().flatten() {
-        let id = str_of(&requirement["id"]);
-        let mut suite = TestSuite::new(id);
+pub(super) fn render(report: &Report) -> String {
+    let started = OffsetDateTime::from(report.started_at.0);
+    let mut junit = Junit::new();
+    for requirement in &report.requirements {
+        let mut suite = TestSuite::new(&requirement.id);
         suite.set_timestamp(started);
-        suite.package = str_of(&requirement["profile"]).to_owned();
-        for case in requirement["cases"].as_array().into_iter().flatten() {
-            suite.add_testcase(testcase(id, case));
+        suite.package = requirement.profile.clone();
+        for case in &requirement.cases {
+            suite.add_testcase(testcase(&requirement.id, case));
         }
         junit.add_testsuite(suite);
     }
@@ -33,46 +31,30 @@ pub(super) fn render(report: &Value) -> String {
     text
 }
 
-fn testcase(requirement: &str, case: &Value) -> TestCase {
-    let name = format!("{} — {}", str_of(&case["feature"]), str_of(&case["name"]));
-    let time = Duration::seconds_f64(case["evidence"]["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0);
-    let lines = |verdict: &str| -> Vec<String> {
-        case["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|c| c["verdict"] == verdict)
-            .map(|c| {
-                format!(
-                    "{} {}: expected {}; observed {}",
-                    str_of(&c["strength"]).to_uppercase(),
-                    str_of(&c["name"]),
-                    str_of(&c["expected"]),
-                    str_of(&c["observed"])
-                )
-            })
-            .collect()
-    };
-    let mut testcase = match str_of(&case["verdict"]) {
-        "fail" => {
-            let failed = lines("fail");
+fn testcase(requirement: &str, case: &CaseRecord) -> TestCase {
+    let name = format!("{} — {}", case.feature, case.name);
+    let time = Duration::seconds_f64(case.evidence.duration_ms.unwrap_or(0.0) / 1000.0);
+    let lines = |verdict: Verdict| -> Vec<String> { case.findings(verdict).map(finding_line).collect() };
+    let mut testcase = match case.verdict {
+        Verdict::Fail => {
+            let failed = lines(Verdict::Fail);
             let mut testcase = TestCase::failure(&name, time, "MUST", failed.first().map_or("", String::as_str));
             testcase.set_system_out(&failed.join("\n"));
             testcase
         }
-        "error" => {
-            let mut testcase = TestCase::error(&name, time, "not judged", str_of(&case["error"]));
-            let stderr = str_of(&case["evidence"]["stderr"]);
+        Verdict::Error => {
+            let mut testcase = TestCase::error(&name, time, "not judged", case.error.as_deref().unwrap_or(""));
+            let stderr = &case.evidence.stderr;
             if !stderr.is_empty() {
                 testcase.set_system_err(tail(stderr, 4096));
             }
             testcase
         }
-        "n/a" => TestCase::skipped(&name),
-        verdict => {
+        Verdict::NotApplicable => TestCase::skipped(&name),
+        Verdict::Pass | Verdict::Warn => {
             let mut testcase = TestCase::success(&name, time);
-            let warnings = lines("warn");
-            if verdict == "warn" && !warnings.is_empty() {
+            let warnings = lines(Verdict::Warn);
+            if !warnings.is_empty() {
                 testcase.set_system_out(&format!("passed with warnings (SHOULD):\n{}", warnings.join("\n")));
             }
             testcase

@@ -5,43 +5,42 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
-use super::{str_of, tally_of};
+use super::Report;
+use crate::suite::results::{CaseRecord, CheckRecord, RequirementResult};
+use crate::suite::Verdict;
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-pub(super) fn render(report: &Value) -> String {
+pub(super) fn render(report: &Report) -> String {
     let mut out = String::new();
-    let iut = &report["iut"];
-    let requirements = report["requirements"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let judged = report["profiles"]["judged"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let not_judged = report["profiles"]["not_judged"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let ids = |profiles: &[Value]| profiles.iter().map(|p| str_of(&p["id"]).to_owned()).collect::<Vec<_>>().join(", ");
-    let _ = writeln!(out, "# Acceptance report — {}\n", str_of(&iut["name"]));
+    let iut = &report.iut;
+    let ids = |ids: Vec<&str>| ids.join(", ");
+    let _ = writeln!(out, "# Acceptance report — {}\n", iut.name);
     let _ = writeln!(out, "| | |\n|---|---|");
-    let _ = writeln!(out, "| Implementation | `{}` |", cell(str_of(&iut["command"])));
-    let _ = writeln!(out, "| Level | {} |", str_of(&iut["level"]));
-    let _ = writeln!(out, "| Profiles judged | {} |", ids(judged));
-    if !not_judged.is_empty() {
-        let _ = writeln!(out, "| Not judged | {} (choose with `--profile`) |", ids(not_judged));
+    let _ = writeln!(out, "| Implementation | `{}` |", cell(&iut.command));
+    let _ = writeln!(out, "| Level | {} |", iut.level.as_str());
+    let _ =
+        writeln!(out, "| Profiles judged | {} |", ids(report.profiles.judged.iter().map(|p| p.id.as_str()).collect()));
+    if !report.profiles.not_judged.is_empty() {
+        let not_judged = ids(report.profiles.not_judged.iter().map(|p| p.id.as_str()).collect());
+        let _ = writeln!(out, "| Not judged | {not_judged} (choose with `--profile`) |");
     }
-    if let Some(tags) = report["tags"].as_str() {
+    if let Some(tags) = &report.tags {
         let _ = writeln!(out, "| Cases | only those matching `{}` |", cell(tags));
     }
-    let _ = writeln!(out, "| squall | {} |", str_of(&report["squall_version"]));
-    let _ = writeln!(out, "| Date | {} |", str_of(&report["started_at"]));
+    let _ = writeln!(out, "| squall | {} |", report.squall_version);
+    let _ = writeln!(out, "| Date | {} |", report.started_at);
     let _ = writeln!(
         out,
-        "| Duration | {:.1} s, production values at time scale {} (precise cases slower); every figure below is in production seconds |",
-        report["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
-        report["time_scale"]
+        "| Duration | {:.1} s, production values at time scale {:?} (precise cases slower); every figure below is in production seconds |",
+        report.duration().as_secs_f64(),
+        report.time_scale
     );
-    let _ = writeln!(out, "| Timing | {} |", cell(str_of(&report["calibration"]["summary"])));
-    let _ = writeln!(out, "| Requirements | {} |", tally_of(&report["summary"]).describe());
-    let _ = writeln!(out, "| Result | **{}** |\n", str_of(&report["verdict"]));
+    let _ = writeln!(out, "| Timing | {} |", cell(&report.calibration.summary));
+    let _ = writeln!(out, "| Requirements | {} |", report.summary.describe());
+    let _ = writeln!(out, "| Result | **{}** |\n", report.verdict.as_str());
     let _ = writeln!(
         out,
         "A requirement fails when one of its MUST checks fails, and is `error` when a case could not be judged \
@@ -49,29 +48,35 @@ pub(super) fn render(report: &Value) -> String {
          with the warning listed below. \"Checks n/a\" counts the checks above the declared level: a passing \
          requirement with some was judged only in part."
     );
-    for profile in judged {
+    for profile in &report.profiles.judged {
         let _ = writeln!(
             out,
             "\n## {} — {}: {}\n\n| Requirement | Title | Verdict | Cases passed | Checks n/a |\n|---|---|---|---|---|",
-            str_of(&profile["id"]),
-            cell(str_of(&profile["title"])),
-            str_of(&profile["verdict"])
+            profile.id,
+            cell(&profile.title),
+            profile.verdict.as_str()
         );
-        for requirement in requirements.iter().filter(|r| r["profile"] == profile["id"]) {
+        for requirement in report.requirements_of(profile) {
             let _ = writeln!(
                 out,
                 "| {} | {} | **{}** | {} | {} |",
-                str_of(&requirement["id"]),
-                cell(str_of(&requirement["title"])),
-                str_of(&requirement["verdict"]),
-                tally_of(&requirement["cases_tally"]).passed_of_judged(),
-                tally_of(&requirement["checks_tally"]).not_applicable,
+                requirement.id,
+                cell(&requirement.title),
+                requirement.verdict.as_str(),
+                requirement.cases_tally.passed_of_judged(),
+                requirement.checks_tally.not_applicable,
             );
         }
     }
-    timing_section(&mut out, report, requirements);
-    findings_section(&mut out, requirements, &["fail", "error"], "Failures: expected vs observed (MUST)");
-    findings_section(&mut out, requirements, &["warn"], "Warnings (SHOULD): advisory, they do not fail a requirement");
+    timing_section(&mut out, report);
+    let requirements = &report.requirements;
+    findings_section(&mut out, requirements, &[Verdict::Fail, Verdict::Error], "Failures: expected vs observed (MUST)");
+    findings_section(
+        &mut out,
+        requirements,
+        &[Verdict::Warn],
+        "Warnings (SHOULD): advisory, they do not fail a requirement",
+    );
     let _ = writeln!(
         out,
         "\n## Sign-off\n\nThe requirements above were judged by squall against the implementation named at the top. \
@@ -83,65 +88,58 @@ pub(super) fn render(report: &Value) -> String {
 
 /// What was taken out of every wait, and the cases that ran at another time scale than they
 /// asked for, with why.
-fn timing_section(out: &mut String, report: &Value, requirements: &[Value]) {
+fn timing_section(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "\n## Timing\n\n{}. Each wait is judged as the real gap less this reaction, divided by the case's time \
          scale; a timing check gives the benefit of the doubt within the noise that remains, and refuses to judge \
          (`error`) when that noise reaches half of what the check must tell apart.",
-        str_of(&report["calibration"]["summary"])
+        report.calibration.summary
     );
     let mut seen = std::collections::BTreeSet::new();
-    let raised: Vec<&Value> = requirements
-        .iter()
-        .flat_map(|r| r["cases"].as_array().into_iter().flatten())
-        .filter(|c| !c["time_scale_note"].is_null() && seen.insert(str_of(&c["name"]).to_owned()))
+    let raised: Vec<(&CaseRecord, &String)> = report
+        .cases()
+        .filter_map(|c| Some((c, c.time_scale_note.as_ref()?)))
+        .filter(|(c, _)| seen.insert(c.name.as_str()))
         .collect();
     if raised.is_empty() {
         return;
     }
     let _ = writeln!(out, "\n| Case | Time scale | Why |\n|---|---|---|");
-    for case in raised {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} |",
-            cell(str_of(&case["name"])),
-            case["time_scale"],
-            cell(str_of(&case["time_scale_note"]))
-        );
+    for (case, note) in raised {
+        let scale = case.time_scale.map_or_else(|| "null".to_owned(), |s| format!("{s:?}"));
+        let _ = writeln!(out, "| {} | {scale} | {} |", cell(&case.name), cell(note));
     }
 }
 
+/// "MUST the server sees exactly 2 attempts: expected 2 attempts; observed 3 attempts".
+pub(super) fn finding_line(check: &CheckRecord) -> String {
+    format!(
+        "{} {}: expected {}; observed {}",
+        check.strength.as_str().to_uppercase(),
+        check.name,
+        check.expected,
+        check.observed
+    )
+}
+
 /// The cases with one of `verdicts`, each with its checks of those verdicts and its error.
-fn findings_section(out: &mut String, requirements: &[Value], verdicts: &[&str], heading: &str) {
-    let has = |v: &Value| verdicts.contains(&str_of(&v["verdict"]));
-    let listed: Vec<&Value> =
-        requirements.iter().filter(|r| r["cases"].as_array().into_iter().flatten().any(has)).collect();
+fn findings_section(out: &mut String, requirements: &[RequirementResult], verdicts: &[Verdict], heading: &str) {
+    let has = |verdict: Verdict| verdicts.contains(&verdict);
+    let listed: Vec<&RequirementResult> =
+        requirements.iter().filter(|r| r.cases.iter().any(|c| has(c.verdict))).collect();
     if listed.is_empty() {
         return;
     }
     let _ = writeln!(out, "\n## {heading}");
     for requirement in listed {
-        let _ = writeln!(out, "\n### {} — {}\n", str_of(&requirement["id"]), str_of(&requirement["title"]));
-        for case in requirement["cases"].as_array().into_iter().flatten().filter(|c| has(c)) {
-            let _ = writeln!(
-                out,
-                "- **{}** ({}) — {}",
-                str_of(&case["name"]),
-                str_of(&case["feature"]),
-                str_of(&case["verdict"])
-            );
-            for check in case["checks"].as_array().into_iter().flatten().filter(|c| has(c)) {
-                let _ = writeln!(
-                    out,
-                    "  - {} {}: expected {}; observed {}",
-                    str_of(&check["strength"]).to_uppercase(),
-                    str_of(&check["name"]),
-                    str_of(&check["expected"]),
-                    str_of(&check["observed"])
-                );
+        let _ = writeln!(out, "\n### {} — {}\n", requirement.id, requirement.title);
+        for case in requirement.cases.iter().filter(|c| has(c.verdict)) {
+            let _ = writeln!(out, "- **{}** ({}) — {}", case.name, case.feature, case.verdict.as_str());
+            for check in case.checks.iter().filter(|c| has(c.verdict)) {
+                let _ = writeln!(out, "  - {}", finding_line(check));
             }
-            if let Some(error) = case["error"].as_str() {
+            if let Some(error) = &case.error {
                 let _ = writeln!(out, "  - {}", cell(error));
             }
         }

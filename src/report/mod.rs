@@ -1,27 +1,27 @@
 //! Acceptance reports for a suite run, written to one directory:
 //!
-//! - `report.json` — the public schema (`docs/reports.md`), built by [`json`]
+//! - `report.json` — the public schema (`docs/reports.md`): the [`Report`] type ([`schema`]),
+//!   built once from the suite's outcome and serialised
 //! - `acceptance.md` — for PRD sign-off ([`markdown`])
 //! - `junit.xml` — one testsuite per requirement ([`junit`])
 //! - `index.html` — one self-contained page with SVG attempt timelines ([`html`], [`timeline`])
 //!
-//! Every format renders the same [`SuiteOutcome`]; each file is written atomically, so a
-//! reader never sees half a report.
+//! Every format renders the same [`Report`]; each file is written atomically, so a reader never
+//! sees half a report.
 
 mod html;
-mod json;
 mod junit;
 mod markdown;
+pub mod schema;
 mod timeline;
 
+pub use schema::Report;
+
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use anyhow::Context as _;
 
-use serde_json::Value;
-
-use crate::suite::{Level, SuiteOutcome, Tally};
+use crate::suite::{Level, SuiteOutcome};
 
 /// Who was tested, how, and when.
 #[derive(Debug, Clone)]
@@ -51,7 +51,7 @@ pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "inde
 /// Write all four reports into `dir`; returns their paths.
 pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let report = json::report(meta, outcome);
+    let report = Report::new(meta, outcome);
     let contents = [
         serde_json::to_string_pretty(&report).context("cannot serialize report.json")?,
         markdown::render(&report),
@@ -68,14 +68,23 @@ pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyho
 }
 
 /// Write `text` to `path` through a temporary file beside it (unique per write), fsync and a
-/// rename: a reader sees the old file or the new one, never half of one.
+/// rename: a reader sees the old file or the new one, never half of one. The file gets the
+/// mode any new file gets (0666 less the umask: 0644 under umask 022), so CI artifact hosts
+/// and web servers can read it as another user.
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new().prefix(".squall-report-").tempfile_in(dir)?;
+    let mut temp =
+        tempfile::Builder::new().prefix(".squall-report-").permissions(readable_by_all()).tempfile_in(dir)?;
     temp.write_all(text.as_bytes())?;
     temp.as_file().sync_all()?;
     temp.persist(path).map(drop).map_err(|e| e.error)
+}
+
+/// 0666 before the umask, as `open(2)` creates files (tempfile's default is 0600).
+fn readable_by_all() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::Permissions::from_mode(0o666)
 }
 
 /// Escape text for XML and HTML (control characters other than newline and tab dropped).
@@ -93,22 +102,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// A string field of the report, or "".
-pub(crate) fn str_of(value: &Value) -> &str {
-    value.as_str().unwrap_or("")
-}
-
-/// A tally (`summary`, `cases_tally`, ...) read back from the report, so every format shows
-/// the counts report.json states.
-pub(crate) fn tally_of(value: &Value) -> Tally {
-    serde_json::from_value(value.clone()).unwrap_or_default()
-}
-
-/// RFC 3339 time, as reports show it.
-pub fn timestamp(at: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(at).to_string()
 }
 
 #[cfg(test)]

@@ -6,9 +6,8 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use super::escape;
+use crate::journal::{EndKind, JournalEntry};
 
 const WIDTH: f64 = 760.0;
 const LABEL: f64 = 120.0;
@@ -28,17 +27,17 @@ struct Bar {
     asked: Option<String>,
 }
 
-fn bars(journal: &[Value], time_scale: f64) -> Vec<Bar> {
-    let calls: Vec<&Value> = journal.iter().filter(|e| !e["attempt"].is_null()).collect();
-    let origin = calls.first().and_then(|e| e["received_at_ms"].as_f64()).unwrap_or(0.0);
+fn bars(journal: &[JournalEntry], time_scale: f64) -> Vec<Bar> {
+    let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
+    let origin = calls.first().map_or(0.0, |e| e.received_at_ms);
     let seconds = |ms: f64| (ms - origin) / time_scale / 1000.0;
     calls
         .iter()
         .map(|e| {
-            let start = seconds(e["received_at_ms"].as_f64().unwrap_or(origin));
-            let end = e["finished_at_ms"].as_f64().map_or(start, seconds);
-            let headers = &e["response_headers"];
-            let asked = match (headers["retry-after-ms"].as_str(), headers["retry-after"].as_str()) {
+            let start = seconds(e.received_at_ms);
+            let end = e.finished_at_ms.map_or(start, seconds);
+            let headers = &e.response_headers;
+            let asked = match (headers.get("retry-after-ms"), headers.get("retry-after")) {
                 (Some(ms), _) => Some(format!(
                     "asked {} s (retry-after-ms)",
                     ms.parse::<f64>().map_or(ms.to_owned(), |v| format!("{:.2}", v / 1000.0))
@@ -47,25 +46,21 @@ fn bars(journal: &[Value], time_scale: f64) -> Vec<Bar> {
                 (None, Some(date)) => Some(format!("asked until {date}")),
                 _ => None,
             };
+            let end_kind = e.end.map_or("in progress", EndKind::as_str);
             Bar {
-                label: format!(
-                    "{} #{}",
-                    e["track"].as_str().unwrap_or("default"),
-                    e["attempt"].as_u64().unwrap_or(0) + 1
-                ),
+                label: format!("{} #{}", e.track.as_deref().unwrap_or("default"), e.attempt.unwrap_or(0) + 1),
                 start,
                 end,
-                end_kind: e["end"].as_str().unwrap_or("in progress").to_owned(),
-                failed: e["terminal_sent"] != true,
-                fault: e["fault"].as_str().map(str::to_owned),
+                end_kind: end_kind.to_owned(),
+                failed: !e.terminal_sent,
+                fault: e.fault.map(|f| f.as_str().to_owned()),
                 tooltip: format!(
-                    "{} {} → {} · {} · {} events, {} bytes",
-                    e["method"].as_str().unwrap_or(""),
-                    e["path"].as_str().unwrap_or(""),
-                    e["status"],
-                    e["end"].as_str().unwrap_or("in progress"),
-                    e["events_sent"],
-                    e["bytes_sent"]
+                    "{} {} → {} · {end_kind} · {} events, {} bytes",
+                    e.method,
+                    e.path,
+                    e.status.map_or_else(|| "null".to_owned(), |s| s.to_string()),
+                    e.events_sent,
+                    e.bytes_sent
                 ),
                 asked,
             }
@@ -89,7 +84,7 @@ const NAMED_REACTION_MS: f64 = 1.0;
 
 /// The SVG for one case; `planned` are the implementation's announced delays (seconds),
 /// `reaction_ms` the real time the client takes of its own per retry, taken out of each wait.
-pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64, reaction_ms: f64) -> String {
+pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, reaction_ms: f64) -> String {
     let bars = bars(journal, time_scale);
     if bars.is_empty() {
         return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();
@@ -174,21 +169,37 @@ pub(super) fn svg(journal: &[Value], planned: &[f64], time_scale: f64, reaction_
 #[cfg(test)]
 mod tests {
     use super::svg;
-    use serde_json::json;
+    use crate::journal::JournalEntry;
+    use serde_json::{json, Value};
+
+    /// A journal entry with `fields` over the defaults of a request that is still in progress.
+    fn entry(fields: Value) -> JournalEntry {
+        let mut value = json!({"index": 0, "track": "default", "attempt": 0, "method": "POST", "path": "/responses",
+            "headers": {}, "body": null, "stream": true, "received_at_ms": 0.0, "finished_at_ms": null, "status": null,
+            "fault": null, "end": null, "events_sent": 0, "bytes_sent": 0, "terminal_sent": false});
+        for (key, field) in fields.as_object().expect("an object") {
+            value[key] = field.clone();
+        }
+        serde_json::from_value(value).expect("a journal entry")
+    }
 
     #[test]
     fn a_retry_after_gap_is_labelled_with_observed_and_asked_waits() {
         let journal = vec![
-            json!({"track": "default", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 1.0, "end": "error_status", "status": 429, "fault": null, "response_headers": {"retry-after": "2"}}),
-            json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "terminal_sent": true, "status": 200, "fault": null, "response_headers": {}}),
+            entry(
+                json!({"track": "default", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 1.0, "end": "error_status", "status": 429, "fault": null, "response_headers": {"retry-after": "2"}}),
+            ),
+            entry(
+                json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "terminal_sent": true, "status": 200, "fault": null, "response_headers": {}}),
+            ),
         ];
         let out = svg(&journal, &[], 0.01, 0.0);
         assert!(out.contains("waited 2.00 s · asked 2 s (retry-after)"), "{out}");
         // A client that spends 118 ms of its own before the retry: the wait is still 2 s.
-        let slow = |json: &serde_json::Value| {
-            let mut shifted = json.clone();
-            shifted["received_at_ms"] = (json["received_at_ms"].as_f64().unwrap_or(0.0) + 118.0).into();
-            shifted["finished_at_ms"] = (json["finished_at_ms"].as_f64().unwrap_or(0.0) + 118.0).into();
+        let slow = |entry: &JournalEntry| {
+            let mut shifted = entry.clone();
+            shifted.received_at_ms += 118.0;
+            shifted.finished_at_ms = shifted.finished_at_ms.map(|ms| ms + 118.0);
             shifted
         };
         let out = svg(&[journal[0].clone(), slow(&journal[1])], &[], 0.01, 118.0);
@@ -198,10 +209,14 @@ mod tests {
 
     #[test]
     fn planned_delays_label_only_the_gaps_after_failed_attempts() {
-        let entry = |attempt: u64, at: f64, end: &str, terminal: bool| json!({"track": "sub", "attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": end, "terminal_sent": terminal, "status": 200, "fault": null});
+        let call = |attempt: u64, at: f64, end: &str, terminal: bool| {
+            entry(
+                json!({"track": "sub", "attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": end, "terminal_sent": terminal, "status": 200, "fault": null}),
+            )
+        };
         // A tool-call turn (completed), then a reset retried after a planned 2 s.
         let journal =
-            vec![entry(0, 0.0, "completed", true), entry(1, 2.0, "reset", false), entry(2, 23.0, "completed", true)];
+            vec![call(0, 0.0, "completed", true), call(1, 2.0, "reset", false), call(2, 23.0, "completed", true)];
         let out = svg(&journal, &[2.0], 0.01, 0.0);
         assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
         assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
@@ -209,9 +224,9 @@ mod tests {
 
     #[test]
     fn faults_are_marked_where_they_fired() {
-        let journal = vec![
+        let journal = vec![entry(
             json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200}),
-        ];
+        )];
         assert!(svg(&journal, &[], 1.0, 0.0).contains("✕ reset"));
     }
 }

@@ -1,7 +1,7 @@
 //! What a suite run found, as data: checks, cases, requirements, profiles. Verdicts are
 //! decided by [`super::verdict`]; this module only groups them. `report.json` renders these.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::requirements::{requirement_title, Profile, ProfileSelection, CUSTOM};
@@ -9,7 +9,7 @@ use super::verdict::{Level, Strength, Tally, Verdict};
 use crate::journal::JournalEntry;
 
 /// One check: what was expected, what was observed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckRecord {
     /// The step's text (an `ideally ` prefix marks a SHOULD).
     pub name: String,
@@ -26,7 +26,7 @@ pub struct CheckRecord {
 }
 
 /// What a case leaves behind for a person to look at.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The server journal of the case's run.
     pub journal: Vec<JournalEntry>,
@@ -45,13 +45,14 @@ pub struct Evidence {
 }
 
 /// One scenario (or one Examples row of an outline).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseRecord {
     /// The scenario's name (an outline's with its example filled in).
     pub name: String,
     /// The feature's name.
     pub feature: String,
-    /// The requirement ids it is tagged with.
+    /// The requirement ids it is tagged with (absent from reports written before it was added).
+    #[serde(default)]
     pub requirements: Vec<String>,
     /// All its tags, the feature's included (without `@`).
     pub tags: Vec<String>,
@@ -71,7 +72,7 @@ pub struct CaseRecord {
     /// The client's reaction taken out of this case's waits, in real ms: the run's calibration,
     /// reaching down to the fastest reaction measured again before a confirming run (see
     /// `time_scale_note`). Null when not run.
-    pub reaction: Option<crate::suite::timing::Reaction>,
+    pub reaction_ms: Option<crate::suite::timing::ReactionMs>,
     /// What was left behind to look at.
     pub evidence: Evidence,
 }
@@ -84,14 +85,14 @@ impl CaseRecord {
 }
 
 /// All cases of one requirement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequirementResult {
     /// `REQ-0006-001`, `SEED-002-JITTER`, ...
     pub id: String,
     /// What the requirement asks, in one line.
     pub title: String,
     /// The profile it belongs to.
-    pub profile: &'static str,
+    pub profile: String,
     /// The worst verdict of its cases.
     pub verdict: Verdict,
     /// The requirement's cases by verdict.
@@ -104,12 +105,12 @@ pub struct RequirementResult {
 }
 
 /// One profile's requirements, as judged.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileResult {
     /// `prd-0006`, ...
-    pub id: &'static str,
+    pub id: String,
     /// The seed document it comes from.
-    pub title: &'static str,
+    pub title: String,
     /// The worst verdict of its requirements.
     pub verdict: Verdict,
     /// The profile's requirements by verdict.
@@ -130,7 +131,7 @@ pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
             RequirementResult {
                 id: id.to_owned(),
                 title: requirement_title(id).to_owned(),
-                profile: Profile::of(id).id,
+                profile: Profile::of(id).id.to_owned(),
                 verdict: Verdict::worst(cases.iter().map(|c| c.verdict)),
                 cases_tally: Tally::of(cases.iter().map(|c| c.verdict)),
                 checks_tally: Tally::of(cases.iter().flat_map(|c| c.checks.iter().map(|k| k.verdict))),
@@ -150,8 +151,8 @@ pub fn by_profile(selection: &ProfileSelection, requirements: &[RequirementResul
         .map(|profile| {
             let own: Vec<&RequirementResult> = requirements.iter().filter(|r| r.profile == profile.id).collect();
             ProfileResult {
-                id: profile.id,
-                title: profile.title,
+                id: profile.id.to_owned(),
+                title: profile.title.to_owned(),
                 verdict: Verdict::worst(own.iter().map(|r| r.verdict)),
                 requirements_tally: Tally::of(own.iter().map(|r| r.verdict)),
                 requirements: own.iter().map(|r| r.id.clone()).collect(),

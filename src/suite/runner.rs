@@ -298,7 +298,7 @@ fn case_record(
         error,
         time_scale: run.map(|r| r.time_scale()),
         time_scale_note: run.and_then(|r| r.scale_note.clone()),
-        reaction: run.map(|r| r.clock.reaction.clone()),
+        reaction_ms: run.map(|r| (&r.clock.reaction).into()),
         evidence,
     }
 }

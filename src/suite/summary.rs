@@ -98,7 +98,7 @@ mod tests {
                 error: None,
                 time_scale: None,
                 time_scale_note: None,
-                reaction: None,
+                reaction_ms: None,
                 evidence: Evidence::default(),
             })
             .collect();

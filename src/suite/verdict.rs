@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::iut::IutRun;
 
 /// How much of the IUT contract an implementation follows; checks above it are `n/a`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// The server journal and the outcome in `result.json` (`ok`).
@@ -51,7 +51,7 @@ impl Level {
 }
 
 /// The normative strength of a check (RFC 2119).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strength {
     /// The seed's text demands it: failing it fails the requirement.
@@ -71,7 +71,7 @@ impl Strength {
 }
 
 /// A verdict on a check, a case, a requirement or a profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
     #[serde(rename = "pass")]
     /// Every check held.
@@ -244,7 +244,7 @@ impl Tally {
 }
 
 /// How a whole run ends, from its cases and its judged requirements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunVerdict {
     /// Every judged requirement passes (some perhaps with warnings).

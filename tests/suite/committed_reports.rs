@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use serde_json::Value;
+use squall::report::Report;
 
 use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
 use super::support::require;
@@ -20,49 +20,44 @@ const SDK_TAGS: &str = "@REQ-0006-001 or @REQ-0006-010";
 
 type Verdicts = BTreeMap<(String, String, String), String>;
 
-fn read(path: &Path) -> Value {
+/// A report.json, read as the report type (a kept report that no longer reads is stale too).
+fn read(path: &Path) -> Report {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// (requirement, feature, case) → verdict.
-fn verdicts(report: &Value) -> Verdicts {
+fn verdicts(report: &Report) -> Verdicts {
     let mut out = Verdicts::new();
-    for requirement in report["requirements"].as_array().into_iter().flatten() {
-        for case in requirement["cases"].as_array().into_iter().flatten() {
-            let key = (
-                requirement["id"].as_str().unwrap_or("").to_owned(),
-                case["feature"].as_str().unwrap_or("").to_owned(),
-                case["name"].as_str().unwrap_or("").to_owned(),
-            );
-            out.insert(key, case["verdict"].as_str().unwrap_or("").to_owned());
+    for requirement in &report.requirements {
+        for case in &requirement.cases {
+            let key = (requirement.id.clone(), case.feature.clone(), case.name.clone());
+            out.insert(key, case.verdict.as_str().to_owned());
         }
     }
     out
 }
 
 /// The `squall run` arguments that made `report`, with `tags` narrowing the cases if given.
-fn arguments(report: &Value, tags: Option<&str>) -> Vec<String> {
-    let text =
-        |v: &Value| v.as_str().map(str::to_owned).or_else(|| v.as_f64().map(|n| n.to_string())).unwrap_or_default();
+fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
     let mut args = vec![
         "--iut".to_owned(),
-        text(&report["iut"]["run_as"]),
+        report.iut.run_as.clone(),
         "--level".to_owned(),
-        text(&report["iut"]["level"]),
+        report.iut.level.as_str().to_owned(),
         "--time-scale".to_owned(),
-        text(&report["time_scale"]),
+        report.time_scale.to_string(),
         "--max-time-scale".to_owned(),
-        report["max_time_scale"].as_f64().map_or("1".to_owned(), |s| s.to_string()),
+        report.max_time_scale.to_string(),
         "--case-timeout".to_owned(),
-        text(&report["case_timeout_s"]),
+        report.case_timeout_s.to_string(),
         "--concurrency".to_owned(),
-        text(&report["concurrency"]),
+        report.concurrency.to_string(),
     ];
-    for profile in report["profiles"]["judged"].as_array().into_iter().flatten() {
-        args.extend(["--profile".to_owned(), text(&profile["id"])]);
+    for profile in &report.profiles.judged {
+        args.extend(["--profile".to_owned(), profile.id.clone()]);
     }
-    if let Some(tags) = tags.map(str::to_owned).or_else(|| report["tags"].as_str().map(str::to_owned)) {
+    if let Some(tags) = tags.map(str::to_owned).or_else(|| report.tags.clone()) {
         args.extend(["--tags".to_owned(), tags]);
     }
     args
@@ -72,7 +67,7 @@ fn arguments(report: &Value, tags: Option<&str>) -> Vec<String> {
 struct FreshRun {
     name: &'static str,
     tags: Option<&'static str>,
-    kept: Value,
+    kept: Report,
     args: Vec<String>,
     dir: tempfile::TempDir,
     child: Child,

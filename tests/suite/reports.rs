@@ -96,6 +96,7 @@ fn as_junit(verdicts: &Verdicts) -> Verdicts {
 fn reports_agree(dir: &Path) -> Verdicts {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
+    serde_json::from_value::<squall::report::Report>(report.clone()).expect("report.json reads as the report type");
     let json = from_json(&report);
     assert!(!json.is_empty());
     assert_eq!(from_markdown(&read("acceptance.md")), json, "acceptance.md disagrees with report.json");
@@ -121,7 +122,21 @@ fn reports_agree(dir: &Path) -> Verdicts {
         .filter(|n| n.to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    // Readable by another user (CI artifact hosts, web servers): 0666 less the umask, which the
+    // test processes inherit as 022 unless the machine says otherwise.
+    for file in squall::report::FILES {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.join(file)).expect("written").permissions().mode() & 0o777;
+        assert_eq!(mode & 0o044, 0o044 & !umask(), "{file} has mode {mode:o}");
+    }
     json
+}
+
+/// This process's umask, read from /proc (setting it to read it would race other tests).
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status.lines().find_map(|l| l.strip_prefix("Umask:")).expect("a Umask line");
+    u32::from_str_radix(line.trim(), 8).expect("octal")
 }
 
 #[test]

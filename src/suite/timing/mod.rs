@@ -17,7 +17,7 @@ pub mod reaction;
 pub use calibration::Calibration;
 pub use estimate::{CaseClock, Estimate, SpanShape};
 pub use margin::{choose_scale, Doubt, Margin, ScaleChoice};
-pub use reaction::Reaction;
+pub use reaction::{Reaction, ReactionMs};
 
 /// A time scale as people read it: "1/100", "1/4", "real time".
 pub fn scale_name(time_scale: f64) -> String {

@@ -8,14 +8,14 @@
 //! (a client that did not honour the ask and backed off instead), what does not is reaction.
 //! The statistics are in `docs/requirements.md` ("Timing").
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Real milliseconds of timer noise on every measured span beyond what the calibration saw: a
 /// long sleep may overshoot a little more than the calibration's near-zero ones.
 pub const TIMER_NOISE_MS: f64 = 1.0;
 
 /// The samples taken at one time scale: gaps in real ms, by calibration instance, in retry order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScaleSamples {
     /// The time scale the instances ran at.
     pub time_scale: f64,
@@ -43,6 +43,31 @@ pub struct Reaction {
     pub unasked_wait_ms: Vec<f64>,
     /// Why there is no measurement, when there is none: every timing check is then `error`.
     pub missing: Option<String>,
+}
+
+/// A reaction as reports give it, in real ms: the median, the center taken out of every wait, and
+/// its spread (`high` null when nothing was measured).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReactionMs {
+    /// The median of the samples.
+    pub median: f64,
+    /// What is taken out of every wait.
+    pub center: f64,
+    /// The lowest reaction one retry is expected to take.
+    pub low: f64,
+    /// The highest; null when nothing was measured.
+    pub high: Option<f64>,
+}
+
+impl From<&Reaction> for ReactionMs {
+    fn from(r: &Reaction) -> ReactionMs {
+        ReactionMs {
+            median: r.median_ms,
+            center: r.center_ms,
+            low: r.low_ms,
+            high: Some(r.high_ms).filter(|ms| ms.is_finite()),
+        }
+    }
 }
 
 impl Reaction {
