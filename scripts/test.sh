@@ -20,7 +20,7 @@ RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features
 # One suite, every wire format: the reference again, speaking Chat Completions, then
 # Anthropic's Messages API, through the conformance binary the line above built.
 for provider in chat messages; do
-  SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILE=all cargo test --all-features --test conformance 2>&1 \
+  SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
     | tee -a target/test-output.log
 done
 cargo check -p squall --no-default-features

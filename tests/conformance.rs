@@ -1,9 +1,11 @@
 //! The conformance suite under `cargo test` (cucumber-rs needs its own main: harness = false).
 //!
 //! Runs `features/` against the reference implementation in-process, or against an outside
-//! implementation: `SQUALL_IUT="<command>" cargo test --test conformance`. Settings:
-//! `SQUALL_LEVEL` (wire | events | tasks), `SQUALL_PROFILE` (profiles to judge, or `all`),
-//! `SQUALL_TIME_SCALE`, `SQUALL_TAGS`, `SQUALL_CUCUMBER_JSON` (write Cucumber JSON there),
+//! implementation: `SQUALL_IUT="<command>" cargo test --test conformance`. Settings — the same
+//! as `squall run`'s flags, with the same defaults (`squall::suite::settings`): `SQUALL_LEVEL`
+//! (wire | events | tasks), `SQUALL_PROFILES` (profiles to judge, or `all`), `SQUALL_TAGS`,
+//! `SQUALL_TIME_SCALE`, `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`,
+//! `SQUALL_SEED`; and `SQUALL_CUCUMBER_JSON` (write Cucumber JSON there), `SQUALL_CONSOLE=1`,
 //! `SQUALL_ALLOW_EMPTY=1`. Prints one line per requirement; exits 1 if a judged requirement
 //! fails, and 2 when no case matched or every case was n/a (a green that proves nothing).
 
@@ -11,17 +13,32 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use squall::suite::run_suite;
+use squall::suite::settings::{Resolved, SettingsError, SuiteSettings};
 use squall::suite::summary::{exit_code, findings, requirement_table};
+
+/// The suite's settings from the environment, reading this repository's features and scenarios.
+fn settings(root: &Path) -> Result<Resolved, SettingsError> {
+    let mut settings = SuiteSettings::from_env()?;
+    for deprecation in &settings.deprecations {
+        eprintln!("conformance: {deprecation}");
+    }
+    settings.features = Some(root.join("features"));
+    settings.scenarios = Some(root.join("scenarios"));
+    settings.resolve()
+}
 
 fn main() -> ExitCode {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = match squall::suite::env::config_from_env(root) {
-        Ok(config) => config,
+    let Resolved { mut config, features: _features } = match settings(root) {
+        Ok(resolved) => resolved,
         Err(e) => {
             eprintln!("conformance: {e}");
             return ExitCode::from(2);
         }
     };
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    config.cucumber_json = var("SQUALL_CUCUMBER_JSON").map(Into::into);
+    config.console = var("SQUALL_CONSOLE").is_some();
     // More workers than cores: the server, the suite and in-process implementations share the
     // runtime, and one worker stuck in a slow syscall must not delay the others' timers.
     let runtime =
@@ -47,7 +64,7 @@ fn main() -> ExitCode {
     match exit_code(&outcome, std::env::var_os("SQUALL_ALLOW_EMPTY").is_some()) {
         Ok(code) => ExitCode::from(code),
         Err(message) => {
-            eprintln!("conformance: {message} (SQUALL_LEVEL, SQUALL_TAGS, SQUALL_PROFILE, SQUALL_ALLOW_EMPTY=1)");
+            eprintln!("conformance: {message} (SQUALL_LEVEL, SQUALL_TAGS, SQUALL_PROFILES, SQUALL_ALLOW_EMPTY=1)");
             ExitCode::from(2)
         }
     }

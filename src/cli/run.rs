@@ -9,17 +9,17 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use anyhow::{bail, Context as _};
-
 use squall::iut::Iut;
 use squall::report::{write_all, ReportMeta};
 use squall::scenario::validate::check_name;
-use squall::scenario::Catalogue;
 
 use super::stdout;
-use squall::suite::features::features_dir;
+use squall::suite::settings::{
+    Resolved, Source, SuiteSettings, DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_MAX_TIME_SCALE,
+    DEFAULT_TIME_SCALE,
+};
 use squall::suite::summary::{exit_code, findings, requirement_table};
-use squall::suite::{run_suite, CaseRecord, Level, ProfileSelection, Progress, SuiteConfig};
+use squall::suite::{run_suite, CaseRecord, Progress};
 
 /// The options of `squall run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -42,11 +42,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_empty: bool,
     /// Run production values at this fraction of real time.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
     pub time_scale: f64,
     /// The most a case's time scale may be raised to, so that its timing checks can judge the
     /// implementation's measured reaction time (checks that need more are `error`).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = DEFAULT_MAX_TIME_SCALE)]
     pub max_time_scale: f64,
     /// Where the reports go (default: target/squall/<name>).
     #[arg(long)]
@@ -61,57 +61,50 @@ pub struct RunArgs {
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
     /// Cases run side by side (each waits mostly on scaled sleeps).
-    #[arg(long, default_value_t = 8, value_parser = super::at_least_one)]
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = super::at_least_one)]
     pub concurrency: usize,
     /// A jitter seed passed to the implementation as SQUALL_SEED, to reproduce a run (by
     /// default it picks its own).
     #[arg(long)]
     pub seed: Option<u64>,
     /// Real seconds an implementation gets per case before it is killed.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = DEFAULT_CASE_TIMEOUT_S)]
     pub case_timeout: f64,
 }
 
+impl RunArgs {
+    /// The suite settings these flags ask for (resolved, with the environment's, in one place).
+    fn settings(&self) -> SuiteSettings {
+        let mut settings = SuiteSettings::new(Source::Flags);
+        settings.iut = Some(self.iut.clone());
+        settings.level = self.level.clone();
+        settings.profiles = self.profiles.clone();
+        settings.tags = self.tags.clone();
+        settings.time_scale = Some(self.time_scale);
+        settings.max_time_scale = Some(self.max_time_scale);
+        settings.case_timeout_s = Some(self.case_timeout);
+        settings.concurrency = Some(self.concurrency);
+        settings.seed = self.seed;
+        settings.features = self.features.clone();
+        settings.scenarios = self.scenarios.clone();
+        settings
+    }
+}
+
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let iut = parse_iut(&args.iut)?;
-    let level = match &args.level {
-        Some(text) => Level::parse(text).with_context(|| format!("--level {text}: expected wire, events or tasks"))?,
-        None if matches!(iut, Iut::Reference { .. }) => Level::Tasks,
-        None => Level::Events,
-    };
-    if !(args.time_scale > 0.0 && args.time_scale <= 1.0) {
-        bail!("--time-scale {}: expected a number in (0, 1]", args.time_scale);
-    }
-    if !(args.max_time_scale > 0.0 && args.max_time_scale <= 1.0) {
-        bail!("--max-time-scale {}: expected a number in (0, 1]", args.max_time_scale);
-    }
+    let Resolved { mut config, features } = args.settings().resolve()?;
+    let iut = config.iut.clone();
     let name = args.name.clone().unwrap_or_else(|| default_name(&iut));
     check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
     let report_dir = args.report_dir.clone().unwrap_or_else(|| Path::new("target").join("squall").join(&name));
-    let profiles = ProfileSelection::parse(&args.profiles).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
-    let catalogue = Catalogue::from_dir_or_embedded(args.scenarios.as_deref())?;
-    let features = features_dir(args.features.as_deref())?;
-
-    let mut config = SuiteConfig::new(iut.clone(), features.path().to_owned(), catalogue);
-    config.level = level;
-    config.tags = args.tags.clone();
-    config.profiles = profiles.clone();
-    config.concurrency = args.concurrency.max(1);
-    config.seed = args.seed;
-    config.time_scale = args.time_scale;
-    config.max_time_scale = args.max_time_scale;
-    if !(args.case_timeout > 0.0 && args.case_timeout.is_finite()) {
-        bail!("--case-timeout {}: expected a positive number of seconds", args.case_timeout);
-    }
-    config.case_timeout = std::time::Duration::from_secs_f64(args.case_timeout);
     config.progress = Some(progress_printer());
     eprintln!(
         "squall run: {} at level {}, profile {}, features from {}, time scale {}",
         iut.describe(),
-        level.as_str(),
-        profiles.describe(),
+        config.level.as_str(),
+        config.profiles.describe(),
         features.describe(),
-        args.time_scale
+        config.time_scale
     );
     let outcome = run_suite(&config).await?;
     if std::io::stderr().is_terminal() {
@@ -135,9 +128,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         name,
         command: iut.describe(),
         run_as: args.iut.trim().to_owned(),
-        level,
-        time_scale: args.time_scale,
-        max_time_scale: args.max_time_scale,
+        level: config.level,
+        time_scale: config.time_scale,
+        max_time_scale: config.max_time_scale,
         case_timeout: config.case_timeout,
         concurrency: config.concurrency,
     };
@@ -147,35 +140,6 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
     ));
     Ok(ExitCode::from(code))
-}
-
-fn parse_iut(text: &str) -> anyhow::Result<Iut> {
-    match text.trim() {
-        "" => bail!("--iut: give `reference` or a command"),
-        "reference" => Ok(Iut::Reference { mutant: None }),
-        other => match other.strip_prefix("reference:") {
-            Some(mutant) => {
-                check_mutant(mutant)?;
-                Ok(Iut::Reference { mutant: Some(mutant.to_owned()) })
-            }
-            None => Ok(Iut::Command(other.to_owned())),
-        },
-    }
-}
-
-#[cfg(feature = "reference")]
-fn check_mutant(name: &str) -> anyhow::Result<()> {
-    use squall_reference::mutants::Mutant;
-    if Mutant::parse(name).is_none() {
-        let known: Vec<&str> = Mutant::ALL.iter().map(|m| m.name()).collect();
-        bail!("--iut reference:{name}: no such mutant; known: {}", known.join(", "));
-    }
-    Ok(())
-}
-
-#[cfg(not(feature = "reference"))]
-fn check_mutant(name: &str) -> anyhow::Result<()> {
-    bail!("--iut reference:{name}: squall was built without the reference implementation (cargo feature `reference`)")
 }
 
 /// `reference`, `reference-<mutant>`, or the command's program name.

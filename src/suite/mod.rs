@@ -10,24 +10,24 @@
 //!   time scale a case runs at; [`execute`] — one run of the implementation on a scenario
 //! - [`steps`] — the step definitions, shared by `cargo test` and `squall run`
 //! - [`runner`] — one suite run: server, IUT, cucumber, collected results
-//! - [`features`], [`env`], [`summary`] — where features come from, settings from the
-//!   environment, the one-line-per-requirement summary
+//! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
+//!   flags or environment to a configuration, the one-line-per-requirement summary
 
 mod conversation;
-pub mod env;
 mod execute;
 pub mod features;
 pub mod requirements;
 pub mod results;
 mod runner;
 mod script;
+pub mod settings;
 mod steps;
 pub mod summary;
 pub mod timing;
 pub mod verdict;
 mod world;
 
-pub use requirements::{Profile, ProfileSelection};
+pub use requirements::{Profile, ProfileSelection, UnknownProfile};
 pub use results::{CaseRecord, ProfileResult, RequirementResult};
 pub use runner::{run_suite, Progress, SuiteConfig, SuiteOutcome};
 pub use verdict::{Level, RunVerdict, Strength, Tally, Verdict};

@@ -66,19 +66,30 @@ impl Default for ProfileSelection {
     }
 }
 
+/// A profile name squall does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown profile `{0}`; known: {known}", known = UnknownProfile::known())]
+pub struct UnknownProfile(pub String);
+
+impl UnknownProfile {
+    /// Every name that is known: the profiles, and `all`.
+    pub fn known() -> String {
+        let mut known: Vec<&str> = PROFILES.iter().map(|p| p.id).collect();
+        known.push("all");
+        known.join(", ")
+    }
+}
+
 impl ProfileSelection {
     /// From names such as `prd-0006`, `seed-002` or `all` (several may be given, or one
     /// comma-separated list); none means the default. The error names the unknown profile.
-    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<ProfileSelection, String> {
+    pub fn parse<S: AsRef<str>>(names: &[S]) -> Result<ProfileSelection, UnknownProfile> {
         let mut chosen = Vec::new();
         for name in names.iter().flat_map(|n| n.as_ref().split(',')).map(str::trim).filter(|n| !n.is_empty()) {
             if name == "all" {
                 return Ok(ProfileSelection(PROFILES.to_vec()));
             }
-            let profile = Profile::by_id(name).ok_or_else(|| {
-                let known: Vec<&str> = PROFILES.iter().map(|p| p.id).collect();
-                format!("unknown profile `{name}`; known: {}, all", known.join(", "))
-            })?;
+            let profile = Profile::by_id(name).ok_or_else(|| UnknownProfile(name.to_owned()))?;
             if !chosen.contains(&profile) {
                 chosen.push(profile);
             }
@@ -175,7 +186,7 @@ mod tests {
         let two = ProfileSelection::parse(&["seed-002,prd-0006", "seed-002"]).expect("two");
         assert_eq!(two.describe(), "prd-0006, seed-002");
         assert_eq!(two.others().len(), PROFILES.len() - 3, "custom is not listed as not judged");
-        let error = ProfileSelection::parse(&["prd-6"]).expect_err("unknown");
-        assert!(error.contains("prd-6") && error.contains("prd-0006"), "{error}");
+        let error = ProfileSelection::parse(&["prd-6"]).expect_err("unknown").to_string();
+        assert!(error.contains("prd-6") && error.contains("prd-0006") && error.ends_with(", all"), "{error}");
     }
 }

@@ -24,7 +24,7 @@ pub fn requirement_table(outcome: &SuiteOutcome) -> String {
     }
     let others: Vec<&str> = outcome.selection.others().iter().map(|p| p.id).collect();
     if !others.is_empty() {
-        let _ = writeln!(out, "not judged: {} (choose with --profile / SQUALL_PROFILE, or `all`)", others.join(", "));
+        let _ = writeln!(out, "not judged: {} (choose with --profile / SQUALL_PROFILES, or `all`)", others.join(", "));
     }
     out
 }

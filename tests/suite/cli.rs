@@ -81,5 +81,9 @@ fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leav
     assert_eq!(listed, [std::ffi::OsString::from("target")], "nothing else is written");
     let refused = squall().args(["run", "--iut", "reference:nonsense"]).output().expect("runs");
     assert_eq!(refused.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("no such mutant"));
+    let refusal = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        refusal.contains("reference:nonsense: expected a mutant squall knows") && refusal.contains("zero-jitter"),
+        "{refusal}"
+    );
 }
