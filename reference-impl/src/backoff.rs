@@ -32,16 +32,6 @@ impl Default for BackoffConfig {
 }
 
 impl BackoffConfig {
-    pub fn with_initial(mut self, initial: Duration) -> Self {
-        self.initial = initial;
-        self
-    }
-
-    pub fn with_cap(mut self, cap: Duration) -> Self {
-        self.cap = cap;
-        self
-    }
-
     pub fn without_jitter(mut self) -> Self {
         self.jitter = Duration::ZERO;
         self

@@ -32,10 +32,6 @@ impl ScaledClock {
         ScaledClock { scale, origin: Instant::now() }
     }
 
-    pub fn real_time() -> Self {
-        Self::new(1.0)
-    }
-
     pub fn scale(&self) -> f64 {
         self.scale
     }

@@ -71,11 +71,6 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// ECN-0003 defaults.
-    pub fn ecn_0003() -> Self {
-        Self::default()
-    }
-
     /// Seed 004: timeouts get 2 attempts, 429 and 5xx 3, and the worst case stays within
     /// 5 minutes (SC-002).
     pub fn fast_fail() -> Self {

@@ -22,7 +22,7 @@ use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_
 #[command(
     name = "squall",
     version,
-    about = "Fault-injecting OpenAI-compatible server and PRD-0006 retry conformance suite"
+    about = "Fault-injecting OpenAI- and Anthropic-compatible server and PRD-0006 retry conformance suite"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,7 +31,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the scripted OpenAI-compatible API and the admin API.
+    /// Serve the scripted OpenAI and Anthropic APIs and the admin API.
     Serve {
         /// Address to listen on; port 0 picks a free port.
         #[arg(long, default_value = "127.0.0.1:8787")]

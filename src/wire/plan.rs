@@ -109,8 +109,10 @@ impl Body {
     }
 }
 
-/// Plan a streamed reply: events, with `event_delay` between them.
-pub fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+/// Plan a streamed reply: events, with `event_delay` between them (tests plan event lists; the
+/// server writes its events into one body first and calls [`plan_stream`]).
+#[cfg(test)]
+fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     plan_stream(Body::of_events(events), fault, event_delay, time_scale)
 }
 

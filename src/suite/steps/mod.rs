@@ -98,10 +98,74 @@ fn done<'a>() -> LocalBoxFuture<'a, ()> {
 
 #[cfg(test)]
 mod tests {
+    use cucumber::gherkin;
+    use regex::Regex;
+
+    /// Every pattern, by keyword, compiled as [`super::collection`] registers it.
+    fn patterns() -> [(&'static str, Vec<Regex>); 3] {
+        let compile = |steps: &[(&str, super::StepFn)], form: fn(&str) -> String| -> Vec<Regex> {
+            steps.iter().map(|(pattern, _)| super::regex(&form(pattern))).collect()
+        };
+        let then =
+            [super::then_wire::STEPS, super::then_sessions::STEPS, super::then_events::STEPS, super::then_tasks::STEPS];
+        let mut then: Vec<Regex> = then.iter().flat_map(|steps| compile(steps, super::advisory_form)).collect();
+        then.extend(super::timed::patterns().cloned());
+        [
+            ("Given", compile(super::given::STEPS, str::to_owned)),
+            ("When", compile(super::when::STEPS, str::to_owned)),
+            ("Then", then),
+        ]
+    }
+
+    /// Every step of `scenario`, an outline's once per Examples row.
+    fn expanded(scenario: &gherkin::Scenario) -> Vec<(gherkin::StepType, String)> {
+        let rows: Vec<Vec<(String, String)>> = scenario
+            .examples
+            .iter()
+            .filter_map(|e| e.table.as_ref())
+            .flat_map(|table| {
+                let header = table.rows.first().cloned().unwrap_or_default();
+                table.rows.iter().skip(1).map(move |row| header.iter().cloned().zip(row.iter().cloned()).collect())
+            })
+            .collect();
+        let rows = if rows.is_empty() { vec![Vec::new()] } else { rows };
+        rows.iter()
+            .flat_map(|row| {
+                scenario.steps.iter().map(move |step| {
+                    let text = row.iter().fold(step.value.clone(), |text, (k, v)| text.replace(&format!("<{k}>"), v));
+                    (step.ty, text)
+                })
+            })
+            .collect()
+    }
+
+    /// Every step the built-in features use matches exactly one pattern of its keyword: none
+    /// would leave the case unjudged, two would make the step's meaning depend on the order of
+    /// registration.
     #[test]
-    fn every_pattern_compiles_and_no_two_overlap_on_their_examples() {
-        let steps = super::collection();
-        drop(steps);
+    fn every_step_the_features_use_matches_exactly_one_pattern() {
+        let patterns = patterns();
+        let mut checked = 0;
+        for (file, text) in crate::scenario::embedded::embedded_features() {
+            let feature = gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).expect("the feature parses");
+            let scenarios = feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()));
+            let backgrounds =
+                feature.background.iter().chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
+            let mut steps: Vec<(gherkin::StepType, String)> = scenarios.flat_map(expanded).collect();
+            steps.extend(backgrounds.flat_map(|b| b.steps.iter().map(|s| (s.ty, s.value.clone()))));
+            for (kind, step) in steps {
+                let keyword = match kind {
+                    gherkin::StepType::Given => "Given",
+                    gherkin::StepType::When => "When",
+                    gherkin::StepType::Then => "Then",
+                };
+                let (_, candidates) = patterns.iter().find(|(k, _)| *k == keyword).expect("a keyword");
+                let matching: Vec<&str> = candidates.iter().filter(|p| p.is_match(&step)).map(Regex::as_str).collect();
+                assert_eq!(matching.len(), 1, "{file}: `{keyword} {step}` matches {matching:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} steps found in the features");
     }
 
     #[test]
