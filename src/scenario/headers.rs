@@ -1,6 +1,9 @@
 //! Scripted header values, including the `@now+Ns` template for HTTP-date `retry-after`.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::limits::MAX_HEADER_DATE_S;
 
@@ -34,6 +37,52 @@ pub(crate) fn parse_header_template(value: &str) -> Result<HeaderTemplate, Strin
     Ok(HeaderTemplate::Literal(value.to_owned()))
 }
 
+/// An attempt's scripted headers, parsed once when its run is created: names and values are
+/// checked then, so a request only renders the `@now+Ns` dates.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScriptedHeaders(Vec<(HeaderName, ScriptedValue)>);
+
+#[derive(Debug, Clone)]
+enum ScriptedValue {
+    Fixed(HeaderValue),
+    HttpDateFromNow(HeaderTemplate),
+}
+
+impl ScriptedHeaders {
+    /// Parse `headers`; the error names the header and says what is wrong with it.
+    pub(crate) fn parse(headers: &BTreeMap<String, String>) -> Result<Self, (String, String)> {
+        let mut parsed = Vec::with_capacity(headers.len());
+        for (name, value) in headers {
+            let fault = |message: String| (name.clone(), message);
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| fault(format!("`{name}` is not a valid header name")))?;
+            let value = match parse_header_template(value).map_err(fault)? {
+                HeaderTemplate::Literal(text) => ScriptedValue::Fixed(
+                    HeaderValue::from_str(&text)
+                        .map_err(|_| (name.clone(), format!("`{text}` is not a valid header value")))?,
+                ),
+                date => ScriptedValue::HttpDateFromNow(date),
+            };
+            parsed.push((header, value));
+        }
+        Ok(ScriptedHeaders(parsed))
+    }
+
+    /// Set every scripted header on `out`, dates rendered for a reply sent at `now`.
+    pub(crate) fn insert_into(&self, out: &mut HeaderMap, now: SystemTime) {
+        for (name, value) in &self.0 {
+            let value = match value {
+                ScriptedValue::Fixed(value) => value.clone(),
+                // An HTTP-date is ASCII letters, digits, spaces, commas and colons.
+                ScriptedValue::HttpDateFromNow(date) => {
+                    HeaderValue::from_str(&date.render(now)).expect("an HTTP-date is a valid header value")
+                }
+            };
+            out.insert(name.clone(), value);
+        }
+    }
+}
+
 impl HeaderTemplate {
     /// The value to send now.
     pub(crate) fn render(&self, now: SystemTime) -> String {
@@ -55,6 +104,23 @@ impl HeaderTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scripted_headers_are_parsed_once_and_a_bad_one_is_named() {
+        let headers: BTreeMap<String, String> = [
+            ("retry-after".to_owned(), "@now+2s".to_owned()),
+            ("x-ratelimit-remaining-requests".to_owned(), "0".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let mut out = HeaderMap::new();
+        ScriptedHeaders::parse(&headers).expect("valid").insert_into(&mut out, SystemTime::UNIX_EPOCH);
+        assert_eq!(out["retry-after"], "Thu, 01 Jan 1970 00:00:02 GMT");
+        assert_eq!(out["x-ratelimit-remaining-requests"], "0");
+        let bad: BTreeMap<String, String> = [("x-a".to_owned(), "@now+soon".to_owned())].into_iter().collect();
+        let (name, message) = ScriptedHeaders::parse(&bad).expect_err("not a template");
+        assert!(name == "x-a" && message.contains("@now+2s"), "{name}: {message}");
+    }
 
     #[test]
     fn http_date_template_is_at_least_the_asked_delay() {

@@ -14,7 +14,7 @@ use super::journal_out::journal_response;
 use super::runs::Run;
 use super::State;
 use crate::journal::KeptEntry;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ScenarioError};
 
 pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
     let method = request.method().clone();
@@ -77,10 +77,10 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
         return openai_error(StatusCode::SERVICE_UNAVAILABLE, message, "unavailable", None);
     };
     match parsed {
-        Ok((scenario, time_scale)) => {
-            let run = state.runs.create(scenario, time_scale);
-            json(StatusCode::CREATED, &run_summary(state, &run))
-        }
+        Ok((scenario, time_scale)) => match state.runs.create(scenario, time_scale) {
+            Ok(run) => json(StatusCode::CREATED, &run_summary(state, &run)),
+            Err(e) => bad_request(Some("scenario"), &e.to_string()),
+        },
         Err(CreateRunError::UnknownScenario(name)) => unknown_scenario(&name),
         Err(CreateRunError::BadRequest { param, message }) => bad_request(param.as_deref(), &message),
     }
@@ -161,7 +161,7 @@ fn bad_request(param: Option<&str>, message: &str) -> Response<ResponseBody> {
 }
 
 /// A shared run for `/scenarios/{name}/v1/...`, created on first use.
-pub(super) fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Arc<Run> {
+pub(super) fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Result<Arc<Run>, ScenarioError> {
     let id = format!("scenario-{}", scenario.name);
     state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0, state.runs.journal_max()))
 }

@@ -183,7 +183,7 @@ impl Server {
     pub(crate) fn create_run(&self, scenario: Scenario, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
         validate(&scenario).map_err(|e| e.in_source("scenario built in code"))?;
         check_time_scale(time_scale).map_err(|m| ScenarioError::new(FieldPath::root().key("time_scale"), m))?;
-        Ok(self.state.runs.create(Arc::new(scenario), time_scale))
+        self.state.runs.create(Arc::new(scenario), time_scale)
     }
 
     pub(crate) fn base_url(&self, run: &Run) -> String {
@@ -306,10 +306,11 @@ async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming
     }
     if let Some((name, rest)) = split_base(&path, "/scenarios/") {
         return match state.catalogue.get(name) {
-            Some(scenario) => {
-                let run = admin::shared_scenario_run(state, scenario);
-                model_api::handle(state, switch, run, rest, request).await
-            }
+            Some(scenario) => match admin::shared_scenario_run(state, scenario) {
+                Ok(run) => model_api::handle(state, switch, run, rest, request).await,
+                // The catalogue was validated when it loaded; a scenario it holds always serves.
+                Err(e) => openai_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), "bad_scenario", None),
+            },
             None => admin::unknown_scenario(name),
         };
     }

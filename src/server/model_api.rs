@@ -2,6 +2,7 @@
 //! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is journaled on arrival, routed to a track, answered with the
 //! track's next scripted attempt, and played by a [`ScriptedBody`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -19,8 +20,9 @@ use super::reply_body::{EntryHandle, ScriptedBody};
 use super::runs::{Run, TemplateKey};
 use super::State;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
-use crate::scenario::headers::parse_header_template;
-use crate::scenario::routing::{select, RequestView};
+use crate::scenario::headers::ScriptedHeaders;
+use crate::scenario::routing::{select, ReplySlot, RequestView};
+use crate::scenario::Attempt;
 
 use crate::wire::reply::{build_reply, Api};
 use crate::wire::template::ReplyTemplate;
@@ -40,34 +42,69 @@ pub(super) async fn handle(
     let arrived = Instant::now();
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
+    let request = match accept(state, &run, &entry, path, &parts, body).await {
+        Ok(request) => request,
+        Err(Refusal::Reply(response)) => return reply_directly(entry, response),
+        Err(Refusal::ClientLeft(response)) => {
+            let mut entry = entry;
+            entry.finish(EndKind::ClientClosed, Instant::now());
+            return response;
+        }
+    };
+    let (chosen, ctx) = choose_attempt(&run, index, &request, &parts.headers);
+    entry.update(|e| {
+        e.stream = request.body.wants_stream();
+        e.track = Some(chosen.track_name.to_owned());
+        e.attempt = Some(chosen.attempt_number);
+    });
+    let reply = render_reply(&run, &chosen, &request, &ctx);
+    // Counted from the request's arrival. If the client gives up while we wait, this future is
+    // dropped and the entry handle records `client_closed`.
+    if !reply.plan.header_delay.is_zero() {
+        let deadline = super::precise_sleep::deadline_after(arrived, reply.plan.header_delay);
+        super::precise_sleep::PreciseSleep::until(deadline).await;
+    }
+    entry.update(|e| e.status = Some(reply.status.as_u16()));
+    let response = respond(reply, switch, entry, request.api, &ctx, run.headers(chosen.track, chosen.slot));
+    run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
+    response
+}
 
+/// A model request squall will answer from the script.
+struct Accepted {
+    api: Api,
+    body: ModelRequest,
+    raw: bytes::Bytes,
+}
+
+/// Why a request gets no scripted reply: an answer of squall's own, or none (the client left).
+enum Refusal {
+    Reply(Response<ResponseBody>),
+    ClientLeft(Response<ResponseBody>),
+}
+
+/// Read and journal the body, route the path, check the method, content type and JSON.
+async fn accept(
+    state: &State,
+    run: &Run,
+    entry: &EntryHandle,
+    path: &str,
+    parts: &http::request::Parts,
+    body: Incoming,
+) -> Result<Accepted, Refusal> {
     let api = Api::at_path(path);
     if declares_too_large(&parts.headers, state.body_limit) {
-        return reply_directly(entry, BodyError::TooLarge { limit: state.body_limit }.into_response(api));
+        return Err(Refusal::Reply(BodyError::TooLarge { limit: state.body_limit }.into_response(api)));
     }
     let raw = match read_body(body, state.body_limit).await {
         Ok(raw) => raw,
-        Err(BodyError::ClientLeft) => {
-            let mut entry = entry;
-            entry.finish(EndKind::ClientClosed, Instant::now());
-            return BodyError::ClientLeft.into_response(api);
-        }
-        Err(e) => return reply_directly(entry, e.into_response(api)),
+        Err(BodyError::ClientLeft) => return Err(Refusal::ClientLeft(BodyError::ClientLeft.into_response(api))),
+        Err(e) => return Err(Refusal::Reply(e.into_response(api))),
     };
-    run.journal.record_body(index, raw.clone());
-    let api = match (&parts.method, api) {
-        (&Method::POST, Some(api)) => api,
-        (&Method::GET, None) if path == "/models" => return reply_directly(entry, models()),
-        (method, api) if api.is_some() || path == "/models" => {
-            let message = format!("{method} is not allowed on {path}");
-            let refusal = model_api_error(api, StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed");
-            return reply_directly(entry, refusal);
-        }
-        _ => {
-            let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages and /models");
-            return reply_directly(entry, openai_error(StatusCode::NOT_FOUND, &message, "not_found", None));
-        }
+    run.journal.record_body(entry.index(), raw.clone());
+    let api = match route(&parts.method, path, api) {
+        Route::Model(api) => api,
+        Route::Answered(response) => return Err(Refusal::Reply(response)),
     };
     entry.update(|e| e.api = Some(api.as_str().into()));
     if let Some(kind) = parts
@@ -79,50 +116,102 @@ pub(super) async fn handle(
         let message = format!("Unsupported Content-Type `{kind}`: send the request body as application/json.");
         let refusal =
             model_api_error(Some(api), StatusCode::UNSUPPORTED_MEDIA_TYPE, &message, "unsupported_media_type");
-        return reply_directly(entry, refusal);
+        return Err(Refusal::Reply(refusal));
     }
     let Some(body) = ModelRequest::parse(&raw) else {
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
-        return reply_directly(entry, model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json"));
+        return Err(Refusal::Reply(model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json")));
     };
+    Ok(Accepted { api, body, raw })
+}
 
-    let text = String::from_utf8_lossy(&raw);
-    let view = RequestView { raw_body: &text, tools: body.tools.as_ref(), headers: &parts.headers };
+/// Where a request goes: to a model API, or answered by squall itself.
+enum Route {
+    Model(Api),
+    Answered(Response<ResponseBody>),
+}
+
+/// The model API a `POST` to `path` speaks; `/models` and refusals are answered here.
+fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
+    match (method, api) {
+        (&Method::POST, Some(api)) => Route::Model(api),
+        (&Method::GET, None) if path == "/models" => Route::Answered(models()),
+        (method, api) if api.is_some() || path == "/models" => {
+            let message = format!("{method} is not allowed on {path}");
+            Route::Answered(model_api_error(api, StatusCode::METHOD_NOT_ALLOWED, &message, "method_not_allowed"))
+        }
+        _ => {
+            let message =
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages and /models");
+            Route::Answered(openai_error(StatusCode::NOT_FOUND, &message, "not_found", None))
+        }
+    }
+}
+
+/// The track, attempt and script a request gets.
+struct Chosen<'a> {
+    /// The track's position, as routing numbers it.
+    track: usize,
+    track_name: &'a str,
+    attempt_number: u32,
+    slot: ReplySlot,
+    script: Cow<'a, Attempt>,
+}
+
+/// Route the request to a track, count the attempt, and fix what the reply says about it.
+fn choose_attempt<'a>(
+    run: &'a Run,
+    index: usize,
+    request: &Accepted,
+    headers: &http::HeaderMap,
+) -> (Chosen<'a>, ReplyContext) {
+    let text = String::from_utf8_lossy(&request.raw);
+    let view = RequestView { raw_body: &text, tools: request.body.tools.as_ref(), headers };
     let track = select(&run.scenario, &view);
     let attempt_number = run.next_attempt(track.name);
-    let slot = track.slot_for(attempt_number);
-    let script = track.attempt(slot);
+    let body = &request.body;
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),
-        model: body.model.as_ref().and_then(Value::as_str).unwrap_or(default_model(api)).to_owned(),
+        model: body.model.as_ref().and_then(Value::as_str).unwrap_or(default_model(request.api)).to_owned(),
         created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         input_tokens: estimate_tokens(&text),
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
             == Some(true),
     };
-    let wants_stream = body.wants_stream();
-    entry.update(|e| {
-        e.stream = wants_stream;
-        e.track = Some(track.name.to_owned());
-        e.attempt = Some(attempt_number);
-    });
+    let slot = track.slot_for(attempt_number);
+    let chosen =
+        Chosen { track: track.index, track_name: track.name, attempt_number, slot, script: track.attempt(slot) };
+    (chosen, ctx)
+}
 
-    if let Some(delay) = script.delay_ms {
-        // Counted from the request's arrival. If the client gives up while we wait, this
-        // future is dropped and the entry handle records `client_closed`.
-        let deadline =
-            super::precise_sleep::deadline_after(arrived, crate::wire::plan::scaled_ms(delay, run.time_scale));
-        super::precise_sleep::PreciseSleep::until(deadline).await;
-    }
-    // Rendered once per script slot and form; filled per request.
-    let key = TemplateKey { track: track.index, slot, api, stream: wants_stream, include_usage: ctx.include_usage };
-    let template =
-        run.template(key, || ReplyTemplate::new(&script, api, wants_stream, ctx.include_usage, run.time_scale));
-    let reply = match template {
-        Some(template) => template.reply(&ctx),
-        None => build_reply(&script, api, wants_stream, &ctx, run.time_scale),
+/// The scripted reply, from the slot's template (rendered once per slot and form) when it has one.
+fn render_reply(run: &Run, chosen: &Chosen, request: &Accepted, ctx: &ReplyContext) -> crate::wire::reply::Reply {
+    let script = &chosen.script;
+    let stream = request.body.wants_stream();
+    let key = TemplateKey {
+        track: chosen.track,
+        slot: chosen.slot,
+        api: request.api,
+        stream,
+        include_usage: ctx.include_usage,
     };
-    entry.update(|e| e.status = Some(reply.status.as_u16()));
+    let template =
+        run.template(key, || ReplyTemplate::new(script, request.api, stream, ctx.include_usage, run.time_scale));
+    match template {
+        Some(template) => template.reply(ctx),
+        None => build_reply(script, request.api, stream, ctx, run.time_scale),
+    }
+}
+
+/// The response: status, framing and request-id headers, the scripted headers, the body.
+fn respond(
+    reply: crate::wire::reply::Reply,
+    switch: Arc<KillSwitch>,
+    entry: EntryHandle,
+    api: Api,
+    ctx: &ReplyContext,
+    scripted: Option<&ScriptedHeaders>,
+) -> Response<ResponseBody> {
     let close = reply.plan.close_connection;
     let mut response = Response::new(ScriptedBody::new(reply.plan, switch, entry).boxed());
     *response.status_mut() = reply.status;
@@ -140,16 +229,9 @@ pub(super) async fn handle(
     if close {
         out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
     }
-    let now = SystemTime::now();
-    for (name, template) in &script.headers {
-        let rendered = parse_header_template(template).map(|t| t.render(now));
-        if let (Ok(name), Ok(Ok(value))) =
-            (HeaderName::from_bytes(name.as_bytes()), rendered.map(|r| HeaderValue::from_str(&r)))
-        {
-            out.insert(name, value);
-        }
+    if let Some(scripted) = scripted {
+        scripted.insert_into(out, SystemTime::now());
     }
-    run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
     response
 }
 

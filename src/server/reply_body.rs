@@ -36,6 +36,11 @@ impl EntryHandle {
         EntryHandle { journal, index, done: false }
     }
 
+    /// The entry's position in the journal.
+    pub(super) fn index(&self) -> usize {
+        self.index
+    }
+
     pub(super) fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
         self.journal.update(self.index, change);
     }

@@ -5,8 +5,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::journal::Journal;
+use crate::scenario::error::{FieldPath, ScenarioError};
+use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::ReplySlot;
-use crate::scenario::Scenario;
+use crate::scenario::{Attempt, Scenario};
 use crate::wire::reply::Api;
 use crate::wire::template::ReplyTemplate;
 
@@ -22,6 +24,8 @@ pub(crate) struct Run {
     attempts: Mutex<HashMap<String, u32>>,
     /// Replies rendered once per script slot, API and form (`None`: render per request).
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
+    /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).
+    headers: Vec<Vec<ScriptedHeaders>>,
 }
 
 /// What a reply template depends on besides the run: the track (by position), the reply in it,
@@ -36,10 +40,27 @@ pub(crate) struct TemplateKey {
 }
 
 impl Run {
-    /// A run whose journal keeps at most `journal_max` entries.
-    pub(crate) fn new(id: String, scenario: Arc<Scenario>, time_scale: f64, journal_max: usize) -> Self {
+    /// A run of a validated scenario whose journal keeps at most `journal_max` entries. The
+    /// scripted headers are parsed now, so a request only renders them; a header that does not
+    /// parse is named (validation lets none through).
+    pub(crate) fn new(
+        id: String,
+        scenario: Arc<Scenario>,
+        time_scale: f64,
+        journal_max: usize,
+    ) -> Result<Self, ScenarioError> {
         let journal = Arc::new(Journal::with_capacity(journal_max));
-        Run { id, scenario, time_scale, journal, attempts: Mutex::new(HashMap::new()), templates: Mutex::default() }
+        let headers = scripted_headers(&scenario)?;
+        let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
+        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers })
+    }
+
+    /// The scripted headers of the reply in `slot` on track `track` (routing's index).
+    pub(crate) fn headers(&self, track: usize, slot: ReplySlot) -> Option<&ScriptedHeaders> {
+        match slot {
+            ReplySlot::Scripted(n) => self.headers.get(track)?.get(n),
+            ReplySlot::PlainOk | ReplySlot::PlainFail => None,
+        }
     }
 
     /// The template for `key`, made by `make` the first time it is asked for.
@@ -63,6 +84,25 @@ impl Run {
 }
 
 /// Every live run, by id, at most `limit` of them (the oldest is expired first).
+/// Every attempt's headers, parsed, by track (`tracks[i]`, then the default track).
+fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, ScenarioError> {
+    let root = FieldPath::root();
+    let tracks = scenario.tracks.iter().enumerate().map(|(i, t)| (root.key("tracks").index(i), &t.attempts));
+    let all = tracks.chain(std::iter::once((root.clone(), &scenario.attempts)));
+    all.map(|(path, attempts): (FieldPath, &Vec<Attempt>)| {
+        attempts
+            .iter()
+            .enumerate()
+            .map(|(j, attempt)| {
+                ScriptedHeaders::parse(&attempt.headers).map_err(|(name, message)| {
+                    ScenarioError::new(path.key("attempts").index(j).key("headers").key(&name), message)
+                })
+            })
+            .collect()
+    })
+    .collect()
+}
+
 #[derive(Debug)]
 pub(crate) struct Runs {
     runs: Mutex<BTreeMap<String, Arc<Run>>>,
@@ -98,12 +138,12 @@ impl Runs {
     }
 
     /// Create a run with a fresh id.
-    pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Arc<Run> {
+    pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
-        let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_max));
+        let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_max)?);
         self.insert(id, run.clone());
-        run
+        Ok(run)
     }
 
     fn insert(&self, id: String, run: Arc<Run>) {
@@ -122,13 +162,17 @@ impl Runs {
     }
 
     /// The run with this id, created by `make` if it does not exist (shared scenario runs).
-    pub(crate) fn get_or_create(&self, id: &str, make: impl FnOnce() -> Run) -> Arc<Run> {
+    pub(crate) fn get_or_create(
+        &self,
+        id: &str,
+        make: impl FnOnce() -> Result<Run, ScenarioError>,
+    ) -> Result<Arc<Run>, ScenarioError> {
         if let Some(run) = self.get(id) {
-            return run;
+            return Ok(run);
         }
-        let run = Arc::new(make());
+        let run = Arc::new(make()?);
         self.insert(id.to_owned(), run.clone());
-        run
+        Ok(run)
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Run>> {

@@ -162,7 +162,7 @@ impl SuiteSettings {
             self.invalid(
                 "profiles",
                 &self.profiles.join(","),
-                &format!("profiles squall knows ({}); `{}` is not one", UnknownProfile::known(), unknown.0),
+                &format!("a profile squall knows (`{}` is not one): {}", unknown.0, UnknownProfile::known()),
             )
         })?;
         let time_scale = self.scale("time-scale", self.time_scale, DEFAULT_TIME_SCALE)?;

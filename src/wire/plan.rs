@@ -59,6 +59,8 @@ pub struct ReplyPlan {
     pub close_connection: bool,
     /// The body length when it is known in advance (no fault): sent as Content-Length.
     pub exact_len: Option<u64>,
+    /// How long after the request arrived the status and headers go out (scaled `delay_ms`).
+    pub header_delay: Duration,
 }
 
 /// A piece of a reply's body: one SSE event, or a whole JSON body. The pieces of a reply lie
@@ -106,6 +108,13 @@ impl Body {
     pub fn whole(bytes: Bytes) -> Body {
         let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true }];
         Body { bytes, spans }
+    }
+}
+
+impl ReplyPlan {
+    /// The plan with the attempt's `delay_ms` before the headers, at `time_scale`.
+    pub fn with_header_delay(self, script: &crate::scenario::Attempt, time_scale: f64) -> ReplyPlan {
+        ReplyPlan { header_delay: scaled_ms(script.delay_ms.unwrap_or(0), time_scale), ..self }
     }
 }
 
@@ -176,6 +185,7 @@ fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration,
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
         exact_len: fault.is_none().then_some(body.bytes.len() as u64),
+        header_delay: Duration::ZERO,
     };
     let mut run = Run::default();
     let mut pending = fault;

@@ -109,7 +109,8 @@ pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyCo
         plan_stream(rendered.body, fault, scaled_ms(script.event_delay_ms(), time_scale), time_scale)
     } else {
         plan_body(rendered.body.bytes, rendered.end, fault, time_scale)
-    };
+    }
+    .with_header_delay(script, time_scale);
     Reply { status: rendered.status, content_type: rendered.content_type, plan }
 }
 

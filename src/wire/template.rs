@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::plan::{plan_body, plan_stream, Body, Span};
+use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
 use super::reply::{render, Api, Rendered, Reply};
 use super::ReplyContext;
 use crate::scenario::Attempt;
@@ -77,6 +77,8 @@ pub struct ReplyTemplate {
     sizes: Sizes,
     fault: Option<crate::scenario::Fault>,
     event_delay: Duration,
+    /// The scaled `delay_ms` before the headers.
+    header_delay: Duration,
     time_scale: f64,
 }
 
@@ -109,6 +111,7 @@ impl ReplyTemplate {
             pieces,
             fault: script.fault.clone(),
             event_delay: super::plan::scaled_ms(script.event_delay_ms(), time_scale),
+            header_delay: super::plan::scaled_ms(script.delay_ms.unwrap_or(0), time_scale),
             time_scale,
         };
         let probe = ReplyContext {
@@ -154,6 +157,7 @@ impl ReplyTemplate {
         } else {
             plan_body(body.bytes, self.rendered.end, fault, self.time_scale)
         };
+        let plan = ReplyPlan { header_delay: self.header_delay, ..plan };
         Reply { status: self.rendered.status, content_type: self.rendered.content_type, plan }
     }
 }
@@ -233,7 +237,7 @@ mod tests {
                 fault: Some(Fault::at(FaultKind::Reset, FaultPoint::Events(5))),
                 ..Attempt::default()
             },
-            Attempt { status: Some(503), ..Attempt::default() },
+            Attempt { status: Some(503), delay_ms: Some(2000), ..Attempt::default() },
         ]
     }
 
@@ -249,13 +253,13 @@ mod tests {
         for attempt in attempts() {
             for api in Api::ALL {
                 for stream in [true, false] {
-                    let template = ReplyTemplate::new(&attempt, api, stream, true, 1.0).expect("a template");
-                    let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 1.0);
-                    assert_eq!(
-                        template.reply(&ctx).plan.steps,
-                        direct.plan.steps,
-                        "{api:?} stream {stream}: {attempt:?}"
-                    );
+                    let template = ReplyTemplate::new(&attempt, api, stream, true, 0.01).expect("a template");
+                    let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 0.01);
+                    let from_template = template.reply(&ctx).plan;
+                    assert_eq!(from_template.steps, direct.plan.steps, "{api:?} stream {stream}: {attempt:?}");
+                    // The header delay is a step of the plan, scaled like every other wait.
+                    let delay = std::time::Duration::from_millis(attempt.delay_ms.unwrap_or(0) / 100);
+                    assert_eq!((from_template.header_delay, direct.plan.header_delay), (delay, delay));
                     // Sized at once: filling never grows the buffer.
                     let filled = template.fill(&ctx).bytes.len();
                     assert!(filled <= template.sizes.filled(ctx.id_seed.len(), ctx.model.len()), "{filled} bytes");

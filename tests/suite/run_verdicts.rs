@@ -61,7 +61,11 @@ fn a_chosen_profile_judges_its_own_requirements() {
     assert_eq!(requirement_ids(&report(dir.path())), ["SEED-002-PROFILES"]);
     let output = squall_run(&["--iut", "reference", "--profile", "prd-6"], dir.path());
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output).contains("unknown profile `prd-6`"), "{}", text(&output));
+    assert!(
+        text(&output).contains("--profile prd-6: expected a profile squall knows (`prd-6` is not one): prd-0006"),
+        "{}",
+        text(&output)
+    );
 }
 
 #[test]
