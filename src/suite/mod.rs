@@ -8,11 +8,13 @@
 //! - [`world`], [`script`] — per-case state and the scenario the Given steps build
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
 //!   time scale a case runs at; [`execute`] — one run of the implementation on a scenario
+//! - [`checks`] — every check as a plain function over what a case observed
 //! - [`steps`] — the step definitions, shared by `cargo test` and `squall run`
 //! - [`runner`] — one suite run: server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
 //!   flags or environment to a configuration, the one-line-per-requirement summary
 
+mod checks;
 mod conversation;
 mod execute;
 pub mod features;

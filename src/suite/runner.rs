@@ -223,7 +223,7 @@ async fn drive<Wr>(
     .before(move |feature, rule, scenario, world| {
         world.ctx = Some(before_ctx.clone());
         world.advisory = all_tags(feature, rule, scenario).iter().any(|t| t == "should");
-        world.timing = steps::plan_timing_checks(scenario.steps.iter().map(|s| s.value.as_str()));
+        world.timing = super::checks::timed::plan(scenario.steps.iter().map(|s| s.value.as_str()));
         async {}.boxed_local()
     })
     .after(move |feature, rule, scenario, finished, world| {

@@ -1,20 +1,18 @@
-//! The per-case state of the conformance suite: the scenario being scripted, the run, and
-//! the checks made so far. [`SuiteWorld::check`] records each check with the verdict
-//! [`super::verdict`] gives it; [`SuiteWorld::check_timed`] does so for a timing check, which
-//! refuses to judge when the measurement's noise is too large for its margin.
+//! The per-case state of the conformance suite: the scenario being scripted, what the case
+//! observed, and the checks made so far. [`SuiteWorld::judge`] judges a Then step's checks
+//! ([`super::checks`]) on the observation and records them; a failed MUST fails the step.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::iut::{Iut, IutRun};
-use crate::journal::JournalEntry;
+use crate::iut::Iut;
 use crate::scenario::Catalogue;
 use crate::server::Server;
 
+use super::checks::{Observation, Planned, StepChecks, SHOULD_PREFIX};
 use super::results::CheckRecord;
 use super::script::ScriptBuilder;
-use super::timing::margin::describe_needed;
-use super::timing::{scale_name, Calibration, CaseClock, Margin};
+use super::timing::Calibration;
 use super::verdict::{Level, Strength, Verdict};
 
 /// What every case of one suite run shares.
@@ -39,46 +37,6 @@ pub(super) struct SuiteContext {
     pub calibration_instances: usize,
 }
 
-/// What a case produced.
-#[derive(Debug)]
-pub(super) struct CaseRun {
-    pub journal: Vec<JournalEntry>,
-    pub iut: IutRun,
-    /// The case's time scale and the client's reaction: real time as policy time.
-    pub clock: CaseClock,
-    /// Why the case ran at another scale than it asked for, if it did.
-    pub scale_note: Option<String>,
-    /// Real time from starting the implementation to collecting its outputs.
-    pub real_duration: Duration,
-}
-
-impl CaseRun {
-    /// Model calls only (`/responses`, `/chat/completions`), in arrival order.
-    pub(super) fn attempts(&self) -> Vec<&JournalEntry> {
-        self.journal.iter().filter(|e| e.attempt.is_some()).collect()
-    }
-
-    /// The implementation's `result.json` (the Task result in `task` cases), or null.
-    pub(super) fn result(&self) -> &serde_json::Value {
-        static NULL: serde_json::Value = serde_json::Value::Null;
-        self.iut.result.as_ref().unwrap_or(&NULL)
-    }
-
-    /// The case's time scale.
-    pub(super) fn time_scale(&self) -> f64 {
-        self.clock.time_scale
-    }
-}
-
-/// What a check found: what it observed, and whether the bound held — `None` when it could not
-/// be judged (the verdict is then `error`, with the reason as the observation).
-struct Judgement {
-    observed: String,
-    held: Option<bool>,
-    /// Added to the expectation once the run is known (a timing check's margin in real time).
-    expected_note: String,
-}
-
 #[derive(Debug, Default)]
 pub(super) struct SuiteWorld {
     pub ctx: Option<Arc<SuiteContext>>,
@@ -90,8 +48,9 @@ pub(super) struct SuiteWorld {
     /// A time scale for this case, when it needs more precision than the suite's.
     pub time_scale: Option<f64>,
     /// The case's timing checks, read from its steps before it runs.
-    pub timing: Vec<super::steps::Planned>,
-    pub run: Option<CaseRun>,
+    pub timing: Vec<Planned>,
+    /// What the case's run left behind, once the When step ran it.
+    pub run: Option<Observation>,
     pub checks: Vec<CheckRecord>,
     /// Set when the IUT's level does not reach the case: every check is `n/a`.
     pub not_applicable: Option<String>,
@@ -100,9 +59,6 @@ pub(super) struct SuiteWorld {
     /// A MUST check failed (and failed its step).
     pub failed_a_must: bool,
 }
-
-/// A Then step starting with this word is a SHOULD in a case whose other checks are MUSTs.
-pub(super) const SHOULD_PREFIX: &str = "ideally ";
 
 impl cucumber::World for SuiteWorld {
     type Error = std::convert::Infallible;
@@ -117,90 +73,46 @@ impl SuiteWorld {
         self.ctx.as_ref().expect("the runner's before hook sets the context")
     }
 
-    /// Judge one check and record it. Above the IUT's level the check is `n/a` and `judge` is
-    /// not called. The check is a SHOULD in a `@should` case or when its step starts with
-    /// "ideally", else a MUST. A failed MUST fails the step (and so the case); a failed
-    /// SHOULD is recorded as a warning and the case goes on.
-    pub(super) fn check(
-        &mut self,
-        level: Level,
-        name: &str,
-        expected: impl Into<String>,
-        judge: impl FnOnce(&CaseRun) -> (String, bool),
-    ) {
-        self.record(level, name, expected.into(), |run| {
-            let (observed, held) = judge(run);
-            Judgement { observed, held: Some(held), expected_note: String::new() }
-        });
-    }
-
-    /// Judge a timing check. `judge` returns what it observed, whether the bound held with the
-    /// benefit of the doubt (within the noise), and that noise in policy seconds. When the noise
-    /// is not under half of `margin`, the check would let through clients it exists to reject:
-    /// it is `error`, with the reason, instead of a guess.
-    pub(super) fn check_timed(
-        &mut self,
-        level: Level,
-        name: &str,
-        expected: impl Into<String>,
-        margin: Margin,
-        judge: impl FnOnce(&CaseRun) -> (String, bool, f64),
-    ) {
-        self.record(level, name, expected.into(), |run| {
-            let (observed, held, noise) = judge(run);
-            let scale = run.time_scale();
-            let expected_note = format!(
-                " (it tells apart clients {} s beyond: {:.1} ms real at {})",
-                margin.seconds,
-                margin.seconds * scale * 1000.0,
-                scale_name(scale)
-            );
-            if margin.judges(held, noise) {
-                return Judgement { observed, held: Some(held), expected_note };
-            }
-            let reaction = &run.clock.reaction;
-            let why = match &reaction.missing {
-                Some(missing) => missing.clone(),
-                None => format!(
-                    "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}), is not under half the {} s margin; it needs {} (--max-time-scale)",
-                    reaction.low_ms,
-                    reaction.high_ms,
-                    scale_name(scale),
-                    margin.seconds,
-                    describe_needed(scale * noise / margin.max_noise())
-                ),
-            };
-            Judgement { observed: format!("cannot judge: {why}; observed {observed}"), held: None, expected_note }
-        });
-    }
-
-    fn record(&mut self, level: Level, name: &str, expected: String, judge: impl FnOnce(&CaseRun) -> Judgement) {
-        let strength = if self.advisory || name.starts_with(SHOULD_PREFIX) { Strength::Should } else { Strength::Must };
-        let applicable = self.not_applicable.is_none() && self.ctx().level >= level;
-        let (verdict, observed, expected) = match (&self.run, applicable) {
-            (_, false) => (Verdict::NotApplicable, String::new(), expected),
+    /// Judge a Then step's checks on what the case observed and record them: `n/a` when the
+    /// case does not apply to the implementation or a check is above its level. A failed MUST
+    /// fails the step (and so the case); a failed SHOULD is recorded as a warning and the case
+    /// goes on.
+    pub(super) fn judge(&mut self, checks: &StepChecks) {
+        let records = match (&self.not_applicable, &self.run) {
+            (Some(_), _) => checks.not_applicable(self.advisory),
+            (None, Some(observation)) => checks.judge(observation, self.ctx().level, self.advisory),
             // A harness error: the step fails without a failed check, so the case is `error`.
-            (None, true) => panic!("no case ran before `{name}`: the scenario is missing its When step"),
-            (Some(run), true) => {
-                let judgement = judge(run);
-                let verdict = match judgement.held {
-                    Some(held) => Verdict::of_check(strength, true, held),
-                    None => Verdict::Error,
-                };
-                (verdict, judgement.observed, expected + &judgement.expected_note)
-            }
+            (None, None) => panic!("no case ran before `{}`: the scenario is missing its When step", checks.step()),
         };
-        self.checks.push(CheckRecord {
+        self.record(records);
+    }
+
+    /// Record a check the harness judged itself, at `wire`: a MUST unless the case is `@should`.
+    pub(super) fn judged_by_harness(&mut self, name: &str, expected: &str, observed: String, held: bool) {
+        let strength = if self.advisory || name.starts_with(SHOULD_PREFIX) { Strength::Should } else { Strength::Must };
+        self.record(vec![CheckRecord {
             name: name.to_owned(),
-            level,
+            level: Level::Wire,
             strength,
-            verdict,
-            expected: expected.clone(),
-            observed: observed.clone(),
-        });
-        if verdict == Verdict::Fail {
+            verdict: Verdict::of_check(strength, true, held),
+            expected: expected.to_owned(),
+            observed,
+        }]);
+    }
+
+    fn record(&mut self, records: Vec<CheckRecord>) {
+        let failed: Vec<String> = records
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .map(|c| format!("{}\n  expected: {}\n  observed: {}", c.name, c.expected, c.observed))
+            .collect();
+        self.checks.extend(records);
+        if !failed.is_empty() {
             self.failed_a_must = true;
-            panic!("{name}\n  expected: {expected}\n  observed: {observed}");
+            // A failed MUST fails its step by unwinding, without the panic hook: a verdict is not
+            // a crash, and a message and backtrace on stderr per failed check would bury the
+            // output of whoever runs the suite (the records hold everything).
+            std::panic::resume_unwind(Box::new(failed.join("\n")));
         }
     }
 }

@@ -2,15 +2,8 @@
 //! `squall run` uses the very same steps as `cargo test`). Steps read like the PRD.
 
 mod given;
-mod then_backoff;
-mod then_events;
-mod then_sessions;
-mod then_tasks;
-mod then_wire;
-mod timed;
+mod then;
 mod when;
-
-pub(crate) use timed::{plan as plan_timing_checks, Planned};
 
 use cucumber::step::{Collection, Context};
 use futures_util::future::LocalBoxFuture;
@@ -29,21 +22,10 @@ pub(super) fn collection() -> Collection<SuiteWorld> {
     for (pattern, step) in when::STEPS {
         steps = steps.when(None, regex(pattern), *step);
     }
-    let then = [then_wire::STEPS, then_sessions::STEPS, then_events::STEPS, then_tasks::STEPS];
-    for (pattern, step) in then.into_iter().flatten() {
-        steps = steps.then(None, regex(&advisory_form(pattern)), *step);
-    }
-    for pattern in timed::patterns() {
-        steps = steps.then(None, pattern.clone(), timed::step);
+    for pattern in super::checks::patterns() {
+        steps = steps.then(None, pattern.clone(), then::step);
     }
     steps
-}
-
-/// A Then pattern that also matches its SHOULD form, "ideally <step>" (see
-/// [`super::world::SHOULD_PREFIX`]); the group does not capture, so arguments keep their numbers.
-fn advisory_form(pattern: &str) -> String {
-    let body = pattern.strip_prefix('^').unwrap_or(pattern);
-    format!("^(?:{})?{body}", regex::escape(super::world::SHOULD_PREFIX))
 }
 
 fn regex(pattern: &str) -> Regex {
@@ -61,36 +43,6 @@ fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
     text.parse().unwrap_or_else(|_| panic!("`{text}` in step `{}` is not a number", ctx.step.value))
 }
 
-/// Check that `result.json` has `field` equal to `expected`, judged at `level` (the same
-/// file is the Task result in `task` cases).
-fn result_field_is(
-    world: &mut SuiteWorld,
-    ctx: &Context,
-    level: crate::suite::verdict::Level,
-    field: &str,
-    expected: serde_json::Value,
-) {
-    world.check(level, &ctx.step.value, format!("{field}: {expected}"), |run| {
-        let seen = &run.result()[field];
-        (format!("{field}: {seen}"), *seen == expected)
-    });
-}
-
-/// The field names of a step such as "has the fields error_type, stop_reason".
-fn field_list(text: &str) -> Vec<String> {
-    text.split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect()
-}
-
-/// (observed, passed) for "every field is a non-empty string in `value`".
-fn missing_fields(value: &serde_json::Value, fields: &[String]) -> (String, bool) {
-    let missing: Vec<&String> =
-        fields.iter().filter(|f| value[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
-    match missing.as_slice() {
-        [] => ("all present".to_owned(), true),
-        missing => (format!("missing or empty: {missing:?}"), false),
-    }
-}
-
 /// A finished step (most steps do their work synchronously).
 fn done<'a>() -> LocalBoxFuture<'a, ()> {
     Box::pin(std::future::ready(()))
@@ -106,10 +58,7 @@ mod tests {
         let compile = |steps: &[(&str, super::StepFn)], form: fn(&str) -> String| -> Vec<Regex> {
             steps.iter().map(|(pattern, _)| super::regex(&form(pattern))).collect()
         };
-        let then =
-            [super::then_wire::STEPS, super::then_sessions::STEPS, super::then_events::STEPS, super::then_tasks::STEPS];
-        let mut then: Vec<Regex> = then.iter().flat_map(|steps| compile(steps, super::advisory_form)).collect();
-        then.extend(super::timed::patterns().cloned());
+        let then: Vec<Regex> = crate::suite::checks::patterns().into_iter().cloned().collect();
         [
             ("Given", compile(super::given::STEPS, str::to_owned)),
             ("When", compile(super::when::STEPS, str::to_owned)),
@@ -166,16 +115,5 @@ mod tests {
             }
         }
         assert!(checked > 100, "only {checked} steps found in the features");
-    }
-
-    #[test]
-    fn then_steps_also_match_their_advisory_form_with_the_same_arguments() {
-        let pattern =
-            regex::Regex::new(&super::advisory_form(r"^the server sees exactly (\d+) attempts?$")).expect("compiles");
-        for text in ["the server sees exactly 7 attempts", "ideally the server sees exactly 7 attempts"] {
-            let captures = pattern.captures(text).expect(text);
-            assert_eq!(&captures[1], "7");
-        }
-        assert!(!pattern.is_match("ideally  the server sees exactly 7 attempts"));
     }
 }

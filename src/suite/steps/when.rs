@@ -8,12 +8,13 @@ use super::StepFn;
 use crate::iut::{CaseSpec, TaskKind};
 use crate::journal::{EndKind, JournalEntry};
 use crate::scenario::FaultKind;
+use crate::suite::checks::Observation;
 use crate::suite::execute::{execute, Execution};
 use crate::suite::timing::calibration::calibrate;
 use crate::suite::timing::margin::slower;
 use crate::suite::timing::{choose_scale, scale_name, CaseClock, Margin, Reaction, ScaleChoice};
 use crate::suite::verdict::{unjudgeable_run, Level};
-use crate::suite::world::{CaseRun, SuiteContext, SuiteWorld};
+use crate::suite::world::{SuiteContext, SuiteWorld};
 
 pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the implementation streams one model call$", stream),
@@ -83,7 +84,7 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         let Execution { journal, iut, real_duration, ended_at_ms } =
             execute(&suite.server, &suite.iut, scenario.clone(), spec).await.unwrap_or_else(|e| panic!("{e}"));
         let clock = CaseClock::new(choice.time_scale, reaction.clone());
-        let mut run = CaseRun { journal, iut, clock, scale_note: choice.note.clone(), real_duration };
+        let mut run = Observation { journal, iut, clock, scale_note: choice.note.clone(), real_duration };
         // A timing check that fails where a busy machine could explain it, misses evidence,
         // or cannot judge, is confirmed by a run at least twice as slow: a client a margin
         // beyond its bound fails both; one that met it but was held back passes the second.
@@ -125,7 +126,7 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
             open_ms / 1000.0,
             open_ms / 1000.0 / choice.time_scale
         );
-        world.check(Level::Wire, GIVES_UP_ON_SILENCE, expected, |_| (observed, false));
+        world.judged_by_harness(GIVES_UP_ON_SILENCE, expected, observed, false);
     }
     // The step fails without a failed check: the case is `error`, whatever it would have
     // judged — a dead implementation never passes.

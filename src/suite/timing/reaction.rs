@@ -84,6 +84,22 @@ impl Reaction {
         }
     }
 
+    /// The reaction a report gives (the samples behind it are not in the report).
+    pub fn as_reported(reported: &ReactionMs) -> Reaction {
+        match reported.high {
+            Some(high_ms) => Reaction {
+                center_ms: reported.center,
+                median_ms: reported.median,
+                low_ms: reported.low,
+                high_ms,
+                samples: 0,
+                unasked_wait_ms: Vec::new(),
+                missing: None,
+            },
+            None => Reaction::unknown("the report gives no measured reaction"),
+        }
+    }
+
     /// A client that reacts in exactly `ms` (tests, and judging recorded evidence).
     pub fn exactly(ms: f64) -> Reaction {
         Reaction {

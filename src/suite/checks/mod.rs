@@ -1,0 +1,300 @@
+//! Checks as plain functions: each Then step of the features names one or two checks, and each
+//! check is a function over an [`Observation`] — what one case left behind (the server journal,
+//! `result.json`, `events.jsonl`, the files it points to) — that says what it observed and
+//! whether the seed's bound held. Nothing here knows cucumber: the suite's steps, and anything
+//! else that has a case's evidence, judge it with the same code ([`StepChecks`]).
+//!
+//! - [`observation`] — what a case left behind, and how its real times read as policy time
+//! - [`wire`], [`backoff`] — the journal: attempts, sessions, waits, timeouts
+//! - [`events`] — `result.json` and `events.jsonl` with their decision records
+//! - [`sessions`], [`tasks`] — the main session, the deep-research sub-session, Task results
+//! - [`timed`] — what a timing check found, and when a slower run must confirm it
+
+mod backoff;
+mod events;
+mod observation;
+mod sessions;
+mod tasks;
+pub(crate) mod timed;
+mod wire;
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+pub(crate) use observation::Observation;
+pub(crate) use timed::{Planned, Timed, Timing};
+
+use super::results::CheckRecord;
+use super::timing::margin::describe_needed;
+use super::timing::{scale_name, Margin};
+use super::verdict::{Level, Strength, Verdict};
+
+/// A Then step starting with this word is a SHOULD in a case whose other checks are MUSTs.
+pub(crate) const SHOULD_PREFIX: &str = "ideally ";
+
+/// A step's text (`[0]`) and each capture group's.
+pub(crate) type Args = [String];
+
+/// What a check found: what it observed, and whether the bound held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub observed: String,
+    pub held: bool,
+}
+
+impl Found {
+    pub(crate) fn new(observed: impl Into<String>, held: bool) -> Found {
+        Found { observed: observed.into(), held }
+    }
+}
+
+/// How a check judges an observation.
+#[derive(Debug)]
+pub(crate) enum Judge {
+    /// On what was recorded: the bound holds or not.
+    Plain(fn(&Observation, &Args) -> Found),
+    /// On times, which carry noise: see [`Timing`].
+    Timed(Timing),
+}
+
+/// One check: the step it answers, the contract level it needs, what it expects, and how it
+/// judges. A step that makes two checks (an outcome at `wire`, its details at `events`) has two
+/// entries with one pattern, told apart by `part`.
+#[derive(Debug)]
+pub(crate) struct Check {
+    pub pattern: &'static str,
+    /// Added to the step's text to name this check when its step makes more than one.
+    pub part: &'static str,
+    pub level: Level,
+    pub expected: fn(&Args) -> String,
+    pub judge: Judge,
+}
+
+impl Check {
+    /// A check judged on what was recorded.
+    pub(crate) const fn plain(
+        pattern: &'static str,
+        level: Level,
+        expected: fn(&Args) -> String,
+        judge: fn(&Observation, &Args) -> Found,
+    ) -> Check {
+        Check { pattern, part: "", level, expected, judge: Judge::Plain(judge) }
+    }
+
+    /// A check judged on times.
+    pub(crate) const fn timed(
+        pattern: &'static str,
+        level: Level,
+        expected: fn(&Args) -> String,
+        timing: Timing,
+    ) -> Check {
+        Check { pattern, part: "", level, expected, judge: Judge::Timed(timing) }
+    }
+
+    /// The check as one of two its step makes, named by `part`.
+    pub(crate) const fn part(self, part: &'static str) -> Check {
+        Check { part, ..self }
+    }
+}
+
+/// Every check, by the file that holds it.
+fn tables() -> [&'static [Check]; 5] {
+    [wire::CHECKS, backoff::CHECKS, events::CHECKS, sessions::CHECKS, tasks::CHECKS]
+}
+
+/// Every check with its compiled pattern (matching the SHOULD form too).
+fn compiled() -> &'static [(Regex, &'static Check)] {
+    static COMPILED: OnceLock<Vec<(Regex, &'static Check)>> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        tables().into_iter().flatten().map(|check| (pattern_regex(&advisory_form(check.pattern)), check)).collect()
+    })
+}
+
+fn pattern_regex(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| panic!("check pattern {pattern}: {e}"))
+}
+
+/// A pattern that also matches its SHOULD form, "ideally <step>" (see [`SHOULD_PREFIX`]); the
+/// group does not capture, so arguments keep their numbers.
+pub(crate) fn advisory_form(pattern: &str) -> String {
+    let body = pattern.strip_prefix('^').unwrap_or(pattern);
+    format!("^(?:{})?{body}", regex::escape(SHOULD_PREFIX))
+}
+
+/// The patterns of every Then step, each once (what the suite registers with cucumber).
+pub(crate) fn patterns() -> Vec<&'static Regex> {
+    let mut seen = std::collections::BTreeSet::new();
+    compiled().iter().filter(|(regex, _)| seen.insert(regex.as_str())).map(|(regex, _)| regex).collect()
+}
+
+/// The checks one Then step makes, with the step's arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct StepChecks {
+    step: String,
+    args: Vec<String>,
+    checks: Vec<&'static Check>,
+}
+
+impl StepChecks {
+    /// The checks `step` (a Then step's text) calls for; `None` when no check answers it.
+    pub(crate) fn for_step(step: &str) -> Option<StepChecks> {
+        let mut args = None;
+        let checks: Vec<&'static Check> = compiled()
+            .iter()
+            .filter_map(|(pattern, check)| {
+                let captures = pattern.captures(step)?;
+                args.get_or_insert_with(|| {
+                    captures.iter().map(|c| c.map_or(String::new(), |m| m.as_str().to_owned())).collect()
+                });
+                Some(*check)
+            })
+            .collect();
+        Some(StepChecks { step: step.to_owned(), args: args?, checks })
+    }
+
+    /// The step's text.
+    pub(crate) fn step(&self) -> &str {
+        &self.step
+    }
+
+    /// The step's timing checks, to plan a case's time scale and confirm what they find.
+    pub(crate) fn timed(&self) -> impl Iterator<Item = Planned> + '_ {
+        self.checks.iter().filter_map(|check| match &check.judge {
+            Judge::Timed(timing) => Some(Planned { step: self.step.clone(), timing, args: self.args.clone() }),
+            Judge::Plain(_) => None,
+        })
+    }
+
+    /// Every check `n/a`: the case does not apply to the implementation.
+    pub(crate) fn not_applicable(&self, advisory: bool) -> Vec<CheckRecord> {
+        self.checks
+            .iter()
+            .map(|check| self.record(check, advisory, Verdict::NotApplicable, String::new(), ""))
+            .collect()
+    }
+
+    /// Judge `observation` as an implementation following the IUT contract up to `level`:
+    /// checks above it are `n/a`. Every check is a SHOULD when `advisory` (a `@should` case) or
+    /// when the step starts with "ideally", else a MUST.
+    pub(crate) fn judge(&self, observation: &Observation, level: Level, advisory: bool) -> Vec<CheckRecord> {
+        self.checks
+            .iter()
+            .map(|check| {
+                if level < check.level {
+                    return self.record(check, advisory, Verdict::NotApplicable, String::new(), "");
+                }
+                let strength = self.strength(advisory);
+                match &check.judge {
+                    Judge::Plain(judge) => {
+                        let found = judge(observation, &self.args);
+                        let verdict = Verdict::of_check(strength, true, found.held);
+                        self.record(check, advisory, verdict, found.observed, "")
+                    }
+                    Judge::Timed(timing) => {
+                        let (observed, held, note) = judge_timed(timing, observation, &self.args);
+                        let verdict = held.map_or(Verdict::Error, |held| Verdict::of_check(strength, true, held));
+                        self.record(check, advisory, verdict, observed, &note)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn strength(&self, advisory: bool) -> Strength {
+        if advisory || self.step.starts_with(SHOULD_PREFIX) {
+            Strength::Should
+        } else {
+            Strength::Must
+        }
+    }
+
+    fn record(&self, check: &Check, advisory: bool, verdict: Verdict, observed: String, note: &str) -> CheckRecord {
+        CheckRecord {
+            name: format!("{}{}", self.step, check.part),
+            level: check.level,
+            strength: self.strength(advisory),
+            verdict,
+            expected: (check.expected)(&self.args) + note,
+            observed,
+        }
+    }
+}
+
+/// Judge a timing check: what it observed, whether the bound held (`None` when it cannot be
+/// judged), and the margin it tells apart, in real time, for the expectation. When the noise is
+/// not under half the margin, the check would let through clients it exists to reject: it
+/// refuses, with the reason, instead of guessing.
+fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (String, Option<bool>, String) {
+    let Timed { observed, held, noise } = (timing.measure)(observation, args);
+    let margin: Margin = (timing.margin)(args);
+    let scale = observation.time_scale();
+    let note = format!(
+        " (it tells apart clients {} s beyond: {:.1} ms real at {})",
+        margin.seconds,
+        margin.seconds * scale * 1000.0,
+        scale_name(scale)
+    );
+    if margin.judges(held, noise) {
+        return (observed, Some(held), note);
+    }
+    let reaction = &observation.clock.reaction;
+    let why = match &reaction.missing {
+        Some(missing) => missing.clone(),
+        None => format!(
+            "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}), is not under half the {} s margin; it needs {} (--max-time-scale)",
+            reaction.low_ms,
+            reaction.high_ms,
+            scale_name(scale),
+            margin.seconds,
+            describe_needed(scale * noise / margin.max_noise())
+        ),
+    };
+    (format!("cannot judge: {why}; observed {observed}"), None, note)
+}
+
+/// Argument `i` as a number; a feature whose step does not parse is a harness error.
+pub(crate) fn number<T: std::str::FromStr>(args: &Args, i: usize) -> T {
+    let text = arg(args, i);
+    text.parse().unwrap_or_else(|_| panic!("`{text}` in step `{}` is not a number", args[0]))
+}
+
+/// Argument `i`'s text (empty when its group did not match).
+pub(crate) fn arg(args: &Args, i: usize) -> &str {
+    args.get(i).map_or("", String::as_str)
+}
+
+/// "has the fields error_type, stop_reason": the field names.
+pub(crate) fn field_list(text: &str) -> Vec<String> {
+    text.split(',').map(|f| f.trim().trim_matches('"').to_owned()).filter(|f| !f.is_empty()).collect()
+}
+
+/// Whether every field is a non-empty string in `value`.
+pub(crate) fn missing_fields(value: &serde_json::Value, fields: &[String]) -> Found {
+    let missing: Vec<&String> =
+        fields.iter().filter(|f| value[f.as_str()].as_str().is_none_or(str::is_empty)).collect();
+    match missing.as_slice() {
+        [] => Found::new("all present", true),
+        missing => Found::new(format!("missing or empty: {missing:?}"), false),
+    }
+}
+
+/// Whether `result.json`'s `field` (the Task result in `task` cases) equals the step's
+/// argument 1, read as a boolean when it is `true` or `false`, else as a string.
+pub(crate) fn result_field_is(observation: &Observation, field: &str, args: &Args) -> Found {
+    let expected = expected_value(args);
+    let seen = &observation.result()[field];
+    Found::new(format!("{field}: {seen}"), *seen == expected)
+}
+
+/// The step's argument 1 as the JSON value it names: `true`/`false`, else a string.
+pub(crate) fn expected_value(args: &Args) -> serde_json::Value {
+    match arg(args, 1) {
+        "true" => serde_json::Value::Bool(true),
+        "false" => serde_json::Value::Bool(false),
+        text => serde_json::Value::from(text),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,77 @@
+//! What one case left behind, as the checks read it: the server journal, the implementation's
+//! outputs, and the clock that reads the journal's real times as policy time.
+
+use std::time::Duration;
+
+use crate::iut::IutRun;
+use crate::journal::JournalEntry;
+#[cfg(test)]
+use crate::suite::results::CaseRecord;
+use crate::suite::timing::CaseClock;
+#[cfg(test)]
+use crate::suite::timing::Reaction;
+
+/// What a case produced.
+#[derive(Debug)]
+pub(crate) struct Observation {
+    /// Every request the server saw during the case, in arrival order.
+    pub journal: Vec<JournalEntry>,
+    /// The implementation's outputs: `result.json`, `events.jsonl`, where its files are.
+    pub iut: IutRun,
+    /// The case's time scale and the client's reaction: real time as policy time.
+    pub clock: CaseClock,
+    /// Why the case ran at another scale than it asked for, if it did.
+    pub scale_note: Option<String>,
+    /// Real time from starting the implementation to collecting its outputs.
+    pub real_duration: Duration,
+}
+
+impl Observation {
+    /// What a reported case observed, from its evidence, time scale and reaction; `None` when
+    /// the case was not run. The files the implementation wrote are not in a report: checks
+    /// that read them (`tasks` level) find nothing. (The kept reports' evidence is judged again
+    /// with it in tests; the judge as a service will judge posted evidence the same way.)
+    #[cfg(test)]
+    pub(crate) fn of_record(case: &CaseRecord) -> std::io::Result<Option<Observation>> {
+        let (Some(time_scale), Some(reaction)) = (case.time_scale, case.reaction_ms.as_ref()) else { return Ok(None) };
+        let evidence = &case.evidence;
+        let iut = IutRun {
+            out_dir: tempfile::tempdir()?,
+            result: evidence.result.clone(),
+            events: evidence.events.clone(),
+            output_errors: Vec::new(),
+            stderr: evidence.stderr.clone(),
+            exit_code: evidence.exit_code,
+            timed_out: evidence.timed_out,
+            timeout: Duration::ZERO,
+        };
+        Ok(Some(Observation {
+            journal: evidence.journal.clone(),
+            iut,
+            clock: CaseClock::new(time_scale, Reaction::as_reported(reaction)),
+            scale_note: case.time_scale_note.clone(),
+            real_duration: Duration::from_secs_f64(evidence.duration_ms.unwrap_or(0.0).max(0.0) / 1000.0),
+        }))
+    }
+
+    /// Model calls only (`/responses`, `/chat/completions`, `/v1/messages`), in arrival order.
+    pub(crate) fn attempts(&self) -> Vec<&JournalEntry> {
+        self.journal.iter().filter(|e| e.attempt.is_some()).collect()
+    }
+
+    /// The implementation's `result.json` (the Task result in `task` cases), or null.
+    pub(crate) fn result(&self) -> &serde_json::Value {
+        static NULL: serde_json::Value = serde_json::Value::Null;
+        self.iut.result.as_ref().unwrap_or(&NULL)
+    }
+
+    /// The events of `events.jsonl` of one `type`.
+    pub(crate) fn events_of(&self, kind: &str) -> Vec<&serde_json::Value> {
+        self.iut.events.iter().filter(|e| e["type"] == kind).collect()
+    }
+
+    /// The case's time scale.
+    pub(crate) fn time_scale(&self) -> f64 {
+        self.clock.time_scale
+    }
+}

@@ -1,0 +1,165 @@
+//! Evidence written for the checks the kept reports cannot show: a step no built-in feature
+//! uses, whole tool outputs (a report cuts long strings), and the files a `tasks` check reads
+//! (a report does not keep them) — each written once to pass and once to fail.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::iut::IutRun;
+use crate::journal::JournalEntry;
+use crate::suite::checks::Observation;
+use crate::suite::timing::{CaseClock, Reaction};
+use crate::suite::verdict::Verdict::{self, Fail, Pass};
+
+/// A model request on `track` with `body`, the `n`th (0-based) of the case.
+fn request(n: usize, track: &str, body: Value) -> JournalEntry {
+    serde_json::from_value(json!({
+        "index": n, "track": track, "attempt": n, "method": "POST", "path": "/responses", "headers": {},
+        "body": body, "stream": true, "received_at_ms": n as f64 * 10.0, "finished_at_ms": n as f64 * 10.0 + 5.0,
+        "status": 200, "fault": null, "end": "completed", "events_sent": 1, "bytes_sent": 1, "terminal_sent": true
+    }))
+    .expect("a journal entry")
+}
+
+/// What a case observed: `journal`, `result.json`, and `files` written under its output
+/// directory (the paths `result` names are relative to it, as the IUT contract allows).
+fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -> Observation {
+    let out_dir = tempfile::tempdir().expect("a temporary directory");
+    for (path, text) in files {
+        let path = out_dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).expect("a directory");
+        std::fs::write(path, text).expect("a file");
+    }
+    let iut = IutRun {
+        out_dir,
+        result: Some(result),
+        events: Vec::new(),
+        output_errors: Vec::new(),
+        stderr: String::new(),
+        exit_code: Some(0),
+        timed_out: false,
+        timeout: Duration::ZERO,
+    };
+    Observation {
+        journal,
+        iut,
+        clock: CaseClock::new(1.0, Reaction::exactly(0.0)),
+        scale_note: None,
+        real_duration: Duration::ZERO,
+    }
+}
+
+/// The sub-session's request after its search, carrying `output` as the web_search result.
+fn after_search(output: &str) -> JournalEntry {
+    request(
+        0,
+        "sub",
+        json!({"input": [
+            {"role": "user", "content": "research"},
+            {"type": "function_call", "call_id": "c1", "name": "web_search", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": output},
+        ]}),
+    )
+}
+
+/// The `squall:huge-output` fixture (IUT contract): `BEGIN `, about 1 MB of `retry `, ` END`.
+fn huge_output() -> String {
+    format!("BEGIN {} END", "retry ".repeat(175_000))
+}
+
+fn cut_output() -> String {
+    let huge = huge_output();
+    format!("{}\n…[1040000 bytes omitted]…\n{}", &huge[..4000], &huge[huge.len() - 4000..])
+}
+
+const EVENTS: &str = ".agents/sessions/s1/events.jsonl";
+
+/// A failed deep-research Task that did what PRD-0006 asks: its report states the error and
+/// cites what the search returned, its events file records the runtime.error.
+fn failed_task(report: &str, events: &str, result_changes: Value) -> Observation {
+    let mut result = json!({
+        "ok": false, "stop_reason": "error", "error_type": "ProviderTimeoutException",
+        "error_message": "the provider went silent", "report_path": "report.md", "events_path": EVENTS,
+        "sub_session_id": "s1",
+        "final_text": "The research failed: the provider timed out. Shall I retry?",
+    });
+    for (field, value) in result_changes.as_object().into_iter().flatten() {
+        result[field] = value.clone();
+    }
+    let search = after_search("1. https://example.invalid/retry-study — a study of retries");
+    observed(vec![search], result, &[("report.md", report), (EVENTS, events)])
+}
+
+const GOOD_REPORT: &str = "# Deep research\nFailed with ProviderTimeoutException. Sources so far: \
+https://example.invalid/retry-study; events in .agents/sessions/s1/events.jsonl.";
+const ERROR_LINE: &str = r#"{"type":"runtime.error","phase":"streaming","error_type":"ProviderTimeoutException"}"#;
+
+/// (step, evidence, the verdict it must get).
+pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
+    let three = || observed((0..3).map(|n| request(n, "main", json!({}))).collect(), json!({"ok": false}), &[]);
+    let good = || failed_task(GOOD_REPORT, ERROR_LINE, json!({}));
+    let bad = || failed_task("(empty)", "", json!({"events_path": "elsewhere/events.jsonl", "final_text": "Done."}));
+    vec![
+        ("the server sees at most 3 attempts", three(), Pass),
+        ("the server sees at most 2 attempts", three(), Fail),
+        (
+            "the request after the tool call carries the tool output cut head and tail around a marker",
+            observed(vec![after_search(&cut_output())], json!({}), &[]),
+            Pass,
+        ),
+        (
+            "the request after the tool call carries the tool output cut head and tail around a marker",
+            observed(vec![after_search(&huge_output())], json!({}), &[]),
+            Fail,
+        ),
+        (
+            "the request after the tool call carries the tool output cut head and tail around a marker",
+            observed(vec![after_search(&huge_output()[..8000])], json!({}), &[]),
+            Fail,
+        ),
+        (
+            "the request after the tool call carries at most 64 KB of tool output",
+            observed(vec![after_search(&cut_output())], json!({}), &[]),
+            Pass,
+        ),
+        (
+            "the request after the tool call carries at most 64 KB of tool output",
+            observed(vec![after_search(&huge_output())], json!({}), &[]),
+            Fail,
+        ),
+        ("the task result has ok false", good(), Pass),
+        ("the task result has ok true", good(), Fail),
+        ("the task result has the fields error_type, error_message, report_path", good(), Pass),
+        (
+            "the task result has the fields error_type, error_message, report_path",
+            failed_task(GOOD_REPORT, ERROR_LINE, json!({"error_message": ""})),
+            Fail,
+        ),
+        ("the task result has stop_reason \"error\"", good(), Pass),
+        ("the task result has stop_reason \"end_turn\"", good(), Fail),
+        ("the report is not empty and not \"(empty)\"", good(), Pass),
+        ("the report is not empty and not \"(empty)\"", bad(), Fail),
+        ("the report contains \"ProviderTimeoutException\"", good(), Pass),
+        ("the report contains \"ProviderTimeoutException\"", bad(), Fail),
+        ("the report states the error of the task result", good(), Pass),
+        ("the report states the error of the task result", bad(), Fail),
+        ("the report points to the sources the sub-session collected", good(), Pass),
+        ("the report points to the sources the sub-session collected", bad(), Fail),
+        ("every path the report names exists", good(), Pass),
+        ("every path the report names exists", failed_task("See /nowhere/at/all.txt", ERROR_LINE, json!({})), Fail),
+        ("the task's events file records the runtime.error", good(), Pass),
+        (
+            "the task's events file records the runtime.error",
+            failed_task(GOOD_REPORT, "{\"type\":\"provider.retry\"}", json!({})),
+            Fail,
+        ),
+        ("the task events are under .agents/sessions/<sub_session_id>/events.jsonl", good(), Pass),
+        ("the task events are under .agents/sessions/<sub_session_id>/events.jsonl", bad(), Fail),
+        ("the task summary is at most 200 bytes", good(), Pass),
+        ("the task summary is at most 20 bytes", good(), Fail),
+        ("the turn ends with a message that reports the failure and suggests a retry", good(), Pass),
+        ("the turn ends with a message that reports the failure and suggests a retry", bad(), Fail),
+    ]
+}

@@ -1,0 +1,92 @@
+//! Timing checks: what one measures carries noise, so each names the margin it must tell
+//! apart, and a case plans its time scale from its timing checks before it runs and confirms
+//! with a slower run what one of them found, when the machine could explain it.
+
+use super::{Args, Observation};
+use crate::suite::timing::{Doubt, Margin};
+
+/// What a timing check measured.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Timed {
+    /// What was observed, in policy seconds.
+    pub observed: String,
+    /// Whether the bound held, with the benefit of the doubt within the noise.
+    pub held: bool,
+    /// The noise of what was measured, in policy seconds.
+    pub noise: f64,
+}
+
+/// How a timing check judges: its margin, its measurement, and which way a busy machine can
+/// push it.
+#[derive(Debug)]
+pub(crate) struct Timing {
+    pub margin: fn(&Args) -> Margin,
+    pub measure: fn(&Observation, &Args) -> Timed,
+    /// The check only bounds spans from below. A busy machine can only lengthen what squall
+    /// sees (a stalled client, a late arrival), so it cannot fail such a check; any other
+    /// check's failure may be a moment of the machine's and is confirmed by a slower run.
+    pub lower_bound_only: bool,
+}
+
+/// A timing check found among a case's steps, with its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Planned {
+    pub step: String,
+    pub timing: &'static Timing,
+    pub args: Vec<String>,
+}
+
+impl Planned {
+    pub(crate) fn margin(&self) -> Margin {
+        (self.timing.margin)(&self.args)
+    }
+
+    /// Whether the check needs another run to be sure: it cannot judge this one, it misses
+    /// evidence (jitter) that a slower run may show, it finds an upper bound missed (a busy
+    /// machine may have held the client back for a moment), or a lower bound missed that it
+    /// would find met were the client's reaction shorter than calibrated (the machine may have
+    /// been busier while it was calibrated than during the case).
+    pub(crate) fn needs_confirmation(&self, observation: &mut Observation) -> bool {
+        let timed = (self.timing.measure)(observation, &self.args);
+        let margin = self.margin();
+        if !margin.judges(timed.held, timed.noise) {
+            return true;
+        }
+        match (margin.doubt, timed.held) {
+            (_, true) => return false,
+            (Doubt::AgainstClient, false) => return true,
+            (Doubt::ToClient, false) if !self.timing.lower_bound_only => return true,
+            (Doubt::ToClient, false) => {}
+        }
+        let calibrated = observation.clock.reaction.clone();
+        observation.clock.reaction = calibrated.down_to_zero();
+        let met_at_zero = (self.timing.measure)(observation, &self.args).held;
+        observation.clock.reaction = calibrated;
+        met_at_zero
+    }
+}
+
+/// The timing checks among a case's steps.
+pub(crate) fn plan<'a>(steps: impl IntoIterator<Item = &'a str>) -> Vec<Planned> {
+    steps
+        .into_iter()
+        .filter_map(super::StepChecks::for_step)
+        .flat_map(|checks| checks.timed().collect::<Vec<_>>())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cases_timing_checks_are_found_with_their_margins_in_any_form() {
+        let planned = super::plan([
+            "attempt 2 starts at least 4.5 seconds after attempt 1 ends",
+            "ideally attempt 2 starts at least 3 seconds after attempt 1 ends",
+            "the server sees exactly 2 attempts",
+            "attempt 1 lasts between 59 and 65 seconds",
+        ]);
+        let seconds: Vec<f64> = planned.iter().map(|p| p.margin().seconds).collect();
+        assert_eq!(seconds, [2.5, 1.0, 29.5]);
+        assert_eq!(planned[1].args[2], "3");
+    }
+}
