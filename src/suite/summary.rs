@@ -52,26 +52,43 @@ pub fn findings(outcome: &SuiteOutcome) -> String {
     out
 }
 
+/// A run that judged nothing: a green that would prove nothing, so `squall run` and `cargo test
+/// --test conformance` exit 2 with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmptyRun {
+    /// No scenario of the chosen profiles matches the tags.
+    #[error("no case ran: no scenario of profile {profiles} matches the tags {tags:?}")]
+    NoCase {
+        /// The chosen profiles.
+        profiles: String,
+        /// The tag expression.
+        tags: String,
+    },
+    /// Every case was `n/a` at the declared level.
+    #[error(
+        "NOTHING WAS JUDGED: all {cases} cases are n/a at the declared level, so a green run would prove nothing. \
+         Declare the level your implementation reaches, choose cases it can answer (tags, profiles), \
+         or allow an empty run explicitly"
+    )]
+    AllNotApplicable {
+        /// How many cases ran.
+        cases: usize,
+    },
+}
+
 /// The exit code of a run, for `squall run` and `cargo test --test conformance` alike: 0 when
 /// every judged requirement passes (warnings allowed) or an empty run is allowed, 1 when one
-/// fails or could not be judged. A run that judged nothing is an error (exit 2) with the
-/// message returned: no case matched, or every case was `n/a` — a green that proves nothing.
-pub fn exit_code(outcome: &SuiteOutcome, allow_empty: bool) -> Result<u8, String> {
+/// fails or could not be judged; a run that judged nothing is an [`EmptyRun`] (exit 2).
+pub fn exit_code(outcome: &SuiteOutcome, allow_empty: bool) -> Result<u8, EmptyRun> {
     match outcome.verdict() {
         RunVerdict::Passed => Ok(0),
         RunVerdict::Failed => Ok(1),
-        RunVerdict::Empty if outcome.cases.is_empty() => Err(format!(
-            "no case ran: no scenario of profile {} matches the tags {:?}",
-            outcome.selection.describe(),
-            outcome.tags.as_deref().unwrap_or("")
-        )),
+        RunVerdict::Empty if outcome.cases.is_empty() => Err(EmptyRun::NoCase {
+            profiles: outcome.selection.describe(),
+            tags: outcome.tags.clone().unwrap_or_default(),
+        }),
         RunVerdict::Empty if allow_empty => Ok(0),
-        RunVerdict::Empty => Err(format!(
-            "NOTHING WAS JUDGED: all {} cases are n/a at the declared level, so a green run would prove nothing. \
-             Declare the level your implementation reaches, choose cases it can answer (tags, profiles), \
-             or allow an empty run explicitly",
-            outcome.cases.len()
-        )),
+        RunVerdict::Empty => Err(EmptyRun::AllNotApplicable { cases: outcome.cases.len() }),
     }
 }
 
@@ -79,7 +96,7 @@ pub fn exit_code(outcome: &SuiteOutcome, allow_empty: bool) -> Result<u8, String
 mod tests {
     use std::time::{Duration, SystemTime};
 
-    use super::exit_code;
+    use super::{exit_code, EmptyRun};
     use crate::suite::requirements::ProfileSelection;
     use crate::suite::results::{by_requirement, CaseRecord, Evidence};
     use crate::suite::runner::SuiteOutcome;
@@ -120,9 +137,11 @@ mod tests {
         assert_eq!(exit_code(&outcome(&[Verdict::Pass, Verdict::Fail]), false), Ok(1));
         assert_eq!(exit_code(&outcome(&[Verdict::Pass, Verdict::Error]), false), Ok(1));
         let none = exit_code(&outcome(&[]), true).expect_err("no case ran");
-        assert!(none.contains("no case ran") && none.contains("@typo"), "{none}");
+        assert_eq!(none, EmptyRun::NoCase { profiles: ProfileSelection::default().describe(), tags: "@typo".into() });
+        assert!(none.to_string().contains("no case ran") && none.to_string().contains("@typo"), "{none}");
         let all_na = exit_code(&outcome(&[Verdict::NotApplicable]), false).expect_err("nothing judged");
-        assert!(all_na.contains("NOTHING WAS JUDGED"), "{all_na}");
+        assert_eq!(all_na, EmptyRun::AllNotApplicable { cases: 1 });
+        assert!(all_na.to_string().contains("NOTHING WAS JUDGED"), "{all_na}");
         assert_eq!(exit_code(&outcome(&[Verdict::NotApplicable]), true), Ok(0));
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::env::{CaseEnv, CaseTask};
+use super::CaseError;
 use crate::clock::{Clock, ScaledClock};
 use crate::engine::{AttemptFailure, RetryEngine};
 use crate::events::{degraded_event, result_event, EventSink, JsonlEvents};
@@ -33,11 +34,12 @@ fn provider(env: &CaseEnv) -> HttpProvider {
 }
 
 /// One streamed model call through the retry pipeline (`SQUALL_TASK=stream`).
-pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, String> {
+pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, CaseError> {
     let (clock, provider) = (clock(env), provider(env));
     let provider = &provider;
+    let events_path = env.out.join("events.jsonl");
     let events: Arc<dyn EventSink> =
-        Arc::new(JsonlEvents::create(&env.out.join("events.jsonl")).map_err(|e| e.to_string())?);
+        Arc::new(JsonlEvents::create(&events_path).map_err(CaseError::file("create", &events_path))?);
     let engine = RetryEngine::new(policy, clock, events.clone());
     let request = ModelRequest {
         session_id: Some(format!("case-{}", sanitize(&env.case))).filter(|_| env.mutant != Some(Mutant::NoSessionId)),
@@ -74,7 +76,7 @@ pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Val
 }
 
 /// A deep-research task (`task`) or a main-session turn that may call Task (`main`).
-pub(super) async fn run_session_case(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, String> {
+pub(super) async fn run_session_case(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, CaseError> {
     let workspace = env.out.join("workspace");
     let mut config = SessionConfig::new(&workspace, provider(env), clock(env));
     config.policy = policy.clone();
@@ -106,7 +108,8 @@ pub(super) async fn run_session_case(env: &CaseEnv, policy: RetryPolicy) -> Resu
             out
         }
         _ => {
-            let mut session = Session::open(config.clone(), "main", "main").map_err(|e| e.to_string())?;
+            let mut session = Session::open(config.clone(), "main", "main")
+                .map_err(CaseError::file("create", config.sessions_dir().join("main")))?;
             if let Some(text) = env.fallback.clone() {
                 let fallback: Fallback = Arc::new(move |_| text.clone());
                 session = session.with_fallback(fallback);
@@ -146,13 +149,11 @@ fn task_results(events_path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn copy_events(from: &Path, out: &Path) -> Result<(), String> {
+fn copy_events(from: &Path, out: &Path) -> Result<(), CaseError> {
     if from.as_os_str().is_empty() {
         return Ok(());
     }
-    std::fs::copy(from, out.join("events.jsonl"))
-        .map(|_| ())
-        .map_err(|e| format!("cannot copy {}: {e}", from.display()))
+    std::fs::copy(from, out.join("events.jsonl")).map(|_| ()).map_err(CaseError::file("copy", from))
 }
 
 fn sanitize(text: &str) -> String {

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::CaseError;
 use crate::mutants::Mutant;
 use crate::policy::{AgentProfile, RetryPolicy};
 use crate::provider::Api;
@@ -45,45 +46,47 @@ pub struct CaseEnv {
 
 impl CaseEnv {
     /// Read the case from the process environment; the error names the variable at fault.
-    pub fn from_env() -> Result<CaseEnv, String> {
+    pub fn from_env() -> Result<CaseEnv, CaseError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
     /// Read the case from `lookup` (a variable's value, or `None` when unset).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<CaseEnv, String> {
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<CaseEnv, CaseError> {
         let set = |name: &str| lookup(name).filter(|v| !v.is_empty());
-        let required = |name: &str| set(name).ok_or_else(|| format!("{name} is not set"));
+        let required = |name: &'static str| set(name).ok_or_else(|| CaseError::unset(name));
         let task = match required("SQUALL_TASK")?.as_str() {
             "stream" => CaseTask::Stream,
             "task" => CaseTask::Task,
             "main" => CaseTask::Main,
-            other => return Err(format!("SQUALL_TASK={other}: expected stream, task or main")),
+            other => return Err(CaseError::bad("SQUALL_TASK", other, "expected stream, task or main")),
         };
         let time_scale = match set("SQUALL_TIME_SCALE") {
             Some(text) => text
                 .parse::<f64>()
                 .ok()
                 .filter(|s| *s > 0.0 && *s <= 1.0)
-                .ok_or_else(|| format!("SQUALL_TIME_SCALE={text}: expected a number in (0, 1]"))?,
+                .ok_or_else(|| CaseError::bad("SQUALL_TIME_SCALE", &text, "expected a number in (0, 1]"))?,
             None => 1.0,
         };
-        let number = |name: &str| -> Result<Option<u64>, String> {
+        let number = |name: &'static str| -> Result<Option<u64>, CaseError> {
             set(name)
-                .map(|text| text.parse::<u64>().map_err(|_| format!("{name}={text}: expected a whole number")))
+                .map(|text| text.parse::<u64>().map_err(|_| CaseError::bad(name, &text, "expected a whole number")))
                 .transpose()
         };
         let max_retries = number("SQUALL_MAX_RETRIES")?
-            .map(|n| u32::try_from(n).map_err(|_| format!("SQUALL_MAX_RETRIES={n}: too large")))
+            .map(|n| u32::try_from(n).map_err(|_| CaseError::bad("SQUALL_MAX_RETRIES", &n.to_string(), "too large")))
             .transpose()?;
         let provider = match set("SQUALL_REFERENCE_PROVIDER") {
-            Some(name) => Api::parse(&name)
-                .ok_or_else(|| format!("SQUALL_REFERENCE_PROVIDER={name}: expected responses, chat or messages"))?,
+            Some(name) => Api::parse(&name).ok_or_else(|| {
+                CaseError::bad("SQUALL_REFERENCE_PROVIDER", &name, "expected responses, chat or messages")
+            })?,
             None => Api::default(),
         };
         let mutant = match set("SQUALL_REFERENCE_MUTANT") {
-            Some(name) => {
-                Some(Mutant::parse(&name).ok_or_else(|| format!("SQUALL_REFERENCE_MUTANT={name}: no such mutant"))?)
-            }
+            Some(name) => Some(
+                Mutant::parse(&name)
+                    .ok_or_else(|| CaseError::bad("SQUALL_REFERENCE_MUTANT", &name, "no such mutant"))?,
+            ),
             None => None,
         };
         Ok(CaseEnv {
@@ -105,7 +108,7 @@ impl CaseEnv {
 
     /// The retry policy of the case: the profile's, bent by the mutant if any, with the
     /// configured `maxRetries` and jitter seed.
-    pub fn policy(&self) -> Result<RetryPolicy, String> {
+    pub fn policy(&self) -> Result<RetryPolicy, CaseError> {
         let mut policy = match self.profile.as_str() {
             "default" | "" => RetryPolicy::default(),
             "fast-fail" => RetryPolicy::fast_fail(),
@@ -113,8 +116,10 @@ impl CaseEnv {
             "read-only" => RetryPolicy::for_agent(AgentProfile::ReadOnly),
             "reasoning" => RetryPolicy::reasoning_ladder(),
             other => {
-                return Err(format!(
-                    "SQUALL_PROFILE={other}: expected default, fast-fail, writer, read-only or reasoning"
+                return Err(CaseError::bad(
+                    "SQUALL_PROFILE",
+                    other,
+                    "expected default, fast-fail, writer, read-only or reasoning",
                 ))
             }
         };
@@ -157,8 +162,8 @@ mod tests {
         let vars =
             [("SQUALL_TASK", "stream"), ("OPENAI_BASE_URL", "x"), ("SQUALL_OUT", "/o"), ("SQUALL_MAX_RETRIES", "-1")];
         let error = CaseEnv::from_lookup(lookup(&vars)).expect_err("invalid");
-        assert!(error.contains("SQUALL_MAX_RETRIES=-1"), "{error}");
+        assert!(error.to_string().starts_with("SQUALL_MAX_RETRIES=-1: "), "{error}");
         let error = CaseEnv::from_lookup(lookup(&[("SQUALL_TASK", "stream")])).expect_err("missing");
-        assert!(error.contains("OPENAI_BASE_URL"), "{error}");
+        assert_eq!(error.to_string(), "OPENAI_BASE_URL: is not set");
     }
 }

@@ -6,8 +6,10 @@
 
 mod cases;
 mod env;
+mod error;
 
 pub use env::{CaseEnv, CaseTask};
+pub use error::CaseError;
 
 use serde_json::json;
 
@@ -16,8 +18,8 @@ use crate::report::write_atomically_async;
 
 /// Run one case and write its outputs. Errors are harness errors (bad environment, unwritable
 /// output directory); a failing *implementation* still writes its result.
-pub async fn run_case(env: &CaseEnv) -> Result<(), String> {
-    std::fs::create_dir_all(&env.out).map_err(|e| format!("SQUALL_OUT={}: {e}", env.out.display()))?;
+pub async fn run_case(env: &CaseEnv) -> Result<(), CaseError> {
+    std::fs::create_dir_all(&env.out).map_err(CaseError::file("create", &env.out))?;
     let policy = env.policy()?;
     let mut result = match env.task {
         CaseTask::Stream => cases::run_stream(env, policy).await?,
@@ -28,9 +30,10 @@ pub async fn run_case(env: &CaseEnv) -> Result<(), String> {
         mutants::distort_events(mutant, &env.out.join("events.jsonl"))?;
         mutants::distort_outputs(mutant, env.task == CaseTask::Stream, &env.out, &mut result)?;
     }
-    write_atomically_async(&env.out.join("result.json"), serde_json::to_string_pretty(&result).unwrap_or_default())
+    let result_path = env.out.join("result.json");
+    write_atomically_async(&result_path, serde_json::to_string_pretty(&result).unwrap_or_default())
         .await
-        .map_err(|e| format!("cannot write result.json: {e}"))?;
+        .map_err(CaseError::file("write", &result_path))?;
     match env.mutant {
         Some(mutant) => mutants::finish_badly(mutant, &env.out).await,
         None => Ok(()),

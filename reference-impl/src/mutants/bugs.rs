@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::Mutant;
 use crate::classify::TransportFailure;
 use crate::engine::AttemptFailure;
+use crate::iut::CaseError;
 use crate::policy::{KindLimits, RetryPolicy};
 use crate::report::write_atomically;
 
@@ -60,8 +61,8 @@ pub fn adjust_failure(mutant: Mutant, failure: &mut AttemptFailure) {
 }
 
 /// Rewrite the events file the way the mutant's bug writes it.
-pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), String> {
-    let rewrite = |change: &dyn Fn(&mut Value)| -> Result<(), String> {
+pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), CaseError> {
+    let rewrite = |change: &dyn Fn(&mut Value)| -> Result<(), CaseError> {
         let text = std::fs::read_to_string(events).unwrap_or_default();
         let lines: Vec<String> = text
             .lines()
@@ -73,7 +74,7 @@ pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), String> {
                 Err(_) => line.to_owned(),
             })
             .collect();
-        std::fs::write(events, lines.join("\n") + "\n").map_err(|e| e.to_string())
+        std::fs::write(events, lines.join("\n") + "\n").map_err(CaseError::file("write", events))
     };
     match mutant {
         Mutant::RawEofError => rewrite(&|event| {
@@ -100,7 +101,7 @@ pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), String> {
 }
 
 /// The output-level bugs: the result a case reports, the report it leaves.
-pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &mut Value) -> Result<(), String> {
+pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &mut Value) -> Result<(), CaseError> {
     match mutant {
         Mutant::OkAfterExhaustion if stream_case && result["ok"] == json!(false) => {
             result["ok"] = json!(true);
@@ -112,21 +113,21 @@ pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &m
         }
         Mutant::EmptyReport => {
             if let Some(path) = result["report_path"].as_str() {
-                write_atomically(Path::new(path), "(empty)").map_err(|e| e.to_string())?;
+                write_atomically(Path::new(path), "(empty)").map_err(CaseError::file("write", path))?;
             }
         }
         Mutant::FakeReportSources => {
             if let Some(path) = result["report_path"].as_str().filter(|_| result["ok"] == json!(false)) {
-                let report = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+                let report = std::fs::read_to_string(path).map_err(CaseError::file("read", path))?;
                 let faked = report.replace("https://fixtures.squall.invalid/", "https://made-up.invalid/")
                     + "\n- Tool output kept at .agents/artifacts/never-written.txt\n";
-                write_atomically(Path::new(path), &faked).map_err(|e| e.to_string())?;
+                write_atomically(Path::new(path), &faked).map_err(CaseError::file("write", path))?;
             }
         }
         Mutant::EventsOutsideSession => {
             if let Some(events) = result["events_path"].as_str() {
                 let moved = out.join("sub-session-events.jsonl");
-                std::fs::copy(events, &moved).map_err(|e| e.to_string())?;
+                std::fs::copy(events, &moved).map_err(CaseError::file("copy", events))?;
                 result["events_path"] = json!(moved);
             }
         }
@@ -137,11 +138,11 @@ pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &m
 
 /// How a case ends for the mutants that never finish it properly: `crash` removes its result
 /// and fails; `hang` never returns. Everyone else returns `Ok`.
-pub async fn finish_badly(mutant: Mutant, out: &Path) -> Result<(), String> {
+pub async fn finish_badly(mutant: Mutant, out: &Path) -> Result<(), CaseError> {
     match mutant {
         Mutant::Crash => {
             let _ = std::fs::remove_file(out.join("result.json"));
-            Err("the crash mutant exits before writing its result".to_owned())
+            Err(CaseError::Crashed)
         }
         Mutant::Hang => std::future::pending().await,
         _ => Ok(()),
