@@ -23,14 +23,22 @@ use crate::wire::{estimate_tokens, ReplyContext};
 
 /// A scenario attempt wiremock cannot play.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("attempt {attempt} of scenario `{scenario}` uses {what}, which wiremock cannot express (it sends whole bodies); run this scenario against squall's server instead: squall::embedded::MockProvider::start()")]
+#[error("{} of scenario `{scenario}` uses {what}, which wiremock cannot express (it answers request by request, with whole bodies); run this scenario against squall's server instead: squall::embedded::MockProvider::start()", place(*attempt))]
 pub struct Unsupported {
     /// The scenario's name.
     pub scenario: String,
-    /// 1-based.
+    /// 1-based; 0 for what applies to the whole run (an `outage`).
     pub attempt: usize,
     /// The feature at fault, e.g. "fault `reset`".
     pub what: String,
+}
+
+/// "attempt 3", or "the run-wide conditions" for attempt 0.
+fn place(attempt: usize) -> String {
+    match attempt {
+        0 => "the run-wide conditions".to_owned(),
+        n => format!("attempt {n}"),
+    }
 }
 
 /// Answers the n-th request with the scenario's n-th attempt (then its `after` rule).
@@ -43,8 +51,13 @@ pub struct ScenarioResponder {
 }
 
 impl ScenarioResponder {
-    /// The default track of `scenario`; fails on the first attempt wiremock cannot play.
+    /// The default track of `scenario`; fails on the first attempt wiremock cannot play, and on
+    /// run-wide outages (they answer by run time, which wiremock does not keep).
     pub fn new(scenario: &Scenario) -> Result<Self, Unsupported> {
+        if !scenario.outage.is_empty() {
+            let what = "run-wide `outage` windows".to_owned();
+            return Err(Unsupported { scenario: scenario.name.clone(), attempt: 0, what });
+        }
         for (i, attempt) in scenario.attempts.iter().enumerate() {
             let refuse = |what: String| Unsupported { scenario: scenario.name.clone(), attempt: i + 1, what };
             if let Some(fault) = &attempt.fault {
@@ -73,7 +86,8 @@ impl ScenarioResponder {
 impl Respond for ScenarioResponder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let n = self.served.fetch_add(1, Ordering::SeqCst);
-        let track = TrackScript { name: "default", index: 0, attempts: &self.attempts, after: self.after };
+        let track =
+            TrackScript { name: "default", index: 0, attempts: &self.attempts, after: self.after, outages: &[] };
         let script = track.attempt(track.slot_for(n as u32)).into_owned();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let api = if request.url.path().ends_with("/chat/completions") { Api::Chat } else { Api::Responses };

@@ -89,6 +89,10 @@ pub struct JournalEntry {
     /// The response headers squall sent (templates such as `@now+3s` as rendered).
     #[serde(default)]
     pub response_headers: BTreeMap<String, String>,
+    /// The run-wide condition that answered instead of the track's script — `outage[0]` — or
+    /// null when the script answered.
+    #[serde(default)]
+    pub condition: Option<String>,
 }
 
 /// Facts about a request known when it arrives.

@@ -58,8 +58,9 @@ impl Serialize for KeptEntry {
             bytes_sent,
             terminal_sent,
             response_headers: _,
+            condition,
         } = &self.entry;
-        let mut out = serializer.serialize_struct("JournalEntry", 18)?;
+        let mut out = serializer.serialize_struct("JournalEntry", 19)?;
         out.serialize_field("index", index)?;
         out.serialize_field("track", track)?;
         out.serialize_field("attempt", attempt)?;
@@ -78,6 +79,7 @@ impl Serialize for KeptEntry {
         out.serialize_field("bytes_sent", bytes_sent)?;
         out.serialize_field("terminal_sent", terminal_sent)?;
         out.serialize_field("response_headers", &HeaderMap(&self.recorded.response_headers))?;
+        out.serialize_field("condition", condition)?;
         out.end()
     }
 }

@@ -85,6 +85,7 @@ impl Journal {
             bytes_sent: 0,
             terminal_sent: false,
             response_headers: BTreeMap::new(),
+            condition: None,
         };
         let recorded = Recorded { headers: arrival.headers, ..Recorded::default() };
         kept.entries.push_back(KeptEntry { entry, recorded });

@@ -11,7 +11,7 @@
 //! ```
 
 use super::model::{
-    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Scenario, StreamFailure,
+    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Scenario, StreamFailure,
     StreamSpec,
 };
 
@@ -25,7 +25,14 @@ impl Scenario {
             after: AfterScript::RepeatLast,
             attempts: Vec::new(),
             tracks: Vec::new(),
+            outage: Vec::new(),
         }
+    }
+
+    /// Add a run-wide outage.
+    pub fn outage(mut self, outage: Outage) -> Self {
+        self.outage.push(outage);
+        self
     }
 
     /// Add the next attempt of the default track.
@@ -129,5 +136,19 @@ impl Attempt {
     /// Bytes that are not SSE after `n` events.
     pub fn garbage_after_events(self, n: u32) -> Self {
         self.fault(FaultKind::Garbage, n, None)
+    }
+}
+
+impl Outage {
+    /// Every model request between `from_ms` and `until_ms` of policy time gets `reply`.
+    pub fn between(from_ms: u64, until_ms: u64, reply: Attempt) -> Self {
+        Outage { from_ms, until_ms, reply, rate: None, rate_until: None, seed: 0 }
+    }
+
+    /// Only a share of them, `rate` where the window opens and `rate_until` where it closes,
+    /// drawn from `seed`.
+    pub fn ramp(mut self, rate: f64, rate_until: f64, seed: u64) -> Self {
+        (self.rate, self.rate_until, self.seed) = (Some(rate), Some(rate_until), seed);
+        self
     }
 }

@@ -19,6 +19,9 @@ pub const MAX_ATTEMPTS: usize = 1_000;
 /// The most tracks a scenario may have.
 pub const MAX_TRACKS: usize = 100;
 
+/// The most outages a scenario may have.
+pub const MAX_OUTAGES: usize = 100;
+
 /// The most pieces a stream's text may be cut into (`chunks`).
 pub const MAX_CHUNKS: u32 = 10_000;
 

@@ -1,6 +1,7 @@
 //! Scenarios: the scripted behaviour of a run (model, loading, validation, catalogue).
 
 pub mod catalogue;
+pub(crate) mod conditions;
 pub mod error;
 pub(crate) mod headers;
 pub mod limits;

@@ -29,6 +29,37 @@ pub struct Scenario {
     /// Tracks route requests by content; the first match wins.
     #[serde(default)]
     pub tracks: Vec<Track>,
+    /// Run-wide outages: windows of run time in which model requests get the outage's reply
+    /// instead of their track's script (`[[outage]]` in TOML).
+    #[serde(default)]
+    pub outage: Vec<Outage>,
+}
+
+/// A window of run time in which the provider is down. Every model request that arrives in it
+/// gets `reply` — a status reply or a fault — instead of its track's reply; with a `rate` below
+/// 1, a share of them does, drawn from `seed` and the request's place (its track and attempt),
+/// so a run replays the same way. Times are policy milliseconds since the run was created (a run
+/// at time scale 1/100 is down for 400 real ms of a 40 s outage). The track still counts every
+/// attempt the outage answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    /// Where the window opens, in policy ms since the run was created.
+    #[serde(default)]
+    pub from_ms: u64,
+    /// Where it closes (exclusive).
+    pub until_ms: u64,
+    /// What a request it takes gets.
+    pub reply: Attempt,
+    /// The share of requests it takes where it opens (default 1: all of them).
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// The share where it closes, reached linearly across the window (default: `rate`): a ramp.
+    #[serde(default)]
+    pub rate_until: Option<f64>,
+    /// The seed of the draws when a rate is below 1.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// What a track replies once its scripted attempts are used up.

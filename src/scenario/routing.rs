@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::model::{AfterScript, Attempt, Scenario, TrackMatch};
+use super::model::{AfterScript, Attempt, Outage, Scenario, TrackMatch};
 
 /// The name of the implicit track made of a scenario's top-level `attempts`.
 pub(crate) const DEFAULT_TRACK: &str = "default";
@@ -26,14 +26,18 @@ pub(crate) struct TrackScript<'a> {
     pub index: usize,
     pub attempts: &'a [Attempt],
     pub after: AfterScript,
+    /// The run-wide outages, which may answer instead of the track.
+    pub outages: &'a [Outage],
 }
 
-/// Which of a track's replies a request gets: a scripted attempt, or what `after` says.
+/// Which reply a request gets: a scripted attempt, what `after` says, or an outage's reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum ReplySlot {
     Scripted(usize),
     PlainOk,
     PlainFail,
+    /// `outage[i]` took the request.
+    Outage(usize),
 }
 
 impl<'a> TrackScript<'a> {
@@ -56,6 +60,9 @@ impl<'a> TrackScript<'a> {
             }
             ReplySlot::PlainOk => Cow::Owned(Attempt::plain_ok()),
             ReplySlot::PlainFail => Cow::Owned(Attempt::plain_fail()),
+            ReplySlot::Outage(i) => {
+                self.outages.get(i).map_or_else(|| Cow::Owned(Attempt::plain_fail()), |o| Cow::Borrowed(&o.reply))
+            }
         }
     }
 }
@@ -70,6 +77,7 @@ pub(crate) fn select<'a>(scenario: &'a Scenario, request: &RequestView<'_>) -> T
                 index,
                 attempts: &track.attempts,
                 after: track.after.unwrap_or(scenario.after),
+                outages: &scenario.outage,
             };
         }
     }
@@ -78,6 +86,7 @@ pub(crate) fn select<'a>(scenario: &'a Scenario, request: &RequestView<'_>) -> T
         index: scenario.tracks.len(),
         attempts: &scenario.attempts,
         after: scenario.after,
+        outages: &scenario.outage,
     }
 }
 
@@ -161,7 +170,8 @@ stream = { text = "report" }
     fn after_script_applies_past_the_end() {
         let scenario = from_toml_str("t", MAIN_AND_SUB).expect("valid");
         let sub = &scenario.tracks[1];
-        let script = TrackScript { name: "sub", index: 1, attempts: &sub.attempts, after: AfterScript::Fail };
+        let script =
+            TrackScript { name: "sub", index: 1, attempts: &sub.attempts, after: AfterScript::Fail, outages: &[] };
         assert!(!script.attempt(script.slot_for(0)).is_status_reply());
         assert_eq!(script.attempt(script.slot_for(1)).status, Some(500));
         let repeat = TrackScript { after: AfterScript::RepeatLast, ..script };

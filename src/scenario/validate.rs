@@ -4,8 +4,8 @@
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
 use super::limits::{
-    check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_REPLY_BYTES, MAX_SCENARIO_REPLY_BYTES,
-    MAX_TRACKS,
+    check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
+    MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
 use super::model::{Attempt, FaultKind, FaultPoint, Scenario, StreamSpec, Track};
 use crate::wire::reply::Api;
@@ -23,6 +23,33 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
         rendered.add(attempt, &root.key("attempts").index(i))?;
     }
     check_tracks(scenario, &mut rendered)?;
+    check_outages(scenario, &mut rendered)?;
+    Ok(())
+}
+
+/// Each outage: a window that closes after it opens, within a week of run time; rates in 0-1;
+/// a reply like any attempt's.
+fn check_outages(scenario: &Scenario, rendered: &mut RenderedSize) -> Result<(), ScenarioError> {
+    let root = FieldPath::root().key("outage");
+    check_count(scenario.outage.len(), MAX_OUTAGES, "outages", &root)?;
+    for (i, outage) in scenario.outage.iter().enumerate() {
+        let path = root.index(i);
+        check_delay_ms(outage.until_ms, &path.key("until_ms"))?;
+        if outage.until_ms <= outage.from_ms {
+            let message = format!(
+                "the window must close after it opens: until_ms {} ≤ from_ms {}",
+                outage.until_ms, outage.from_ms
+            );
+            return Err(ScenarioError::new(path.key("until_ms"), message));
+        }
+        for (rate, name) in [(outage.rate, "rate"), (outage.rate_until, "rate_until")] {
+            if let Some(rate) = rate.filter(|r| !(0.0..=1.0).contains(r)) {
+                return Err(ScenarioError::new(path.key(name), format!("{rate} is not a share: a number from 0 to 1")));
+            }
+        }
+        check_attempt(&outage.reply, &path.key("reply"))?;
+        rendered.add(&outage.reply, &path.key("reply"))?;
+    }
     Ok(())
 }
 

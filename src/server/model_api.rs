@@ -20,6 +20,7 @@ use super::reply_body::{EntryHandle, ScriptedBody};
 use super::runs::{Run, TemplateKey};
 use super::State;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
+use crate::scenario::conditions::outage_taking;
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
 use crate::scenario::Attempt;
@@ -51,11 +52,14 @@ pub(super) async fn handle(
             return response;
         }
     };
-    let (chosen, ctx) = choose_attempt(&run, index, &request, &parts.headers);
+    let (chosen, ctx) = choose_attempt(&run, index, &request, &parts.headers, run.policy_ms_at(arrived));
     entry.update(|e| {
         e.stream = request.body.wants_stream();
         e.track = Some(chosen.track_name.to_owned());
         e.attempt = Some(chosen.attempt_number);
+        if let ReplySlot::Outage(i) = chosen.slot {
+            e.condition = Some(format!("outage[{i}]"));
+        }
     });
     let reply = render_reply(&run, &chosen, &request, &ctx);
     // Counted from the request's arrival. If the client gives up while we wait, this future is
@@ -158,12 +162,14 @@ struct Chosen<'a> {
     script: Cow<'a, Attempt>,
 }
 
-/// Route the request to a track, count the attempt, and fix what the reply says about it.
+/// Route the request to a track, count the attempt, and fix what the reply says about it: an
+/// outage's reply when one takes the request at `policy_ms` of run time, else the track's.
 fn choose_attempt<'a>(
     run: &'a Run,
     index: usize,
     request: &Accepted,
     headers: &http::HeaderMap,
+    policy_ms: f64,
 ) -> (Chosen<'a>, ReplyContext) {
     let text = String::from_utf8_lossy(&request.raw);
     let view = RequestView { raw_body: &text, tools: request.body.tools.as_ref(), headers };
@@ -178,7 +184,10 @@ fn choose_attempt<'a>(
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
             == Some(true),
     };
-    let slot = track.slot_for(attempt_number);
+    let slot = match outage_taking(&run.scenario.outage, policy_ms, track.name, attempt_number) {
+        Some(i) => ReplySlot::Outage(i),
+        None => track.slot_for(attempt_number),
+    };
     let chosen =
         Chosen { track: track.index, track_name: track.name, attempt_number, slot, script: track.attempt(slot) };
     (chosen, ctx)

@@ -26,6 +26,8 @@ pub(crate) struct Run {
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
     /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).
     headers: Vec<Vec<ScriptedHeaders>>,
+    /// Each outage's reply's headers, parsed.
+    outage_headers: Vec<ScriptedHeaders>,
 }
 
 /// What a reply template depends on besides the run: the track (by position), the reply in it,
@@ -51,14 +53,16 @@ impl Run {
     ) -> Result<Self, ScenarioError> {
         let journal = Arc::new(Journal::with_capacity(journal_max));
         let headers = scripted_headers(&scenario)?;
+        let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
-        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers })
+        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers })
     }
 
     /// The scripted headers of the reply in `slot` on track `track` (routing's index).
     pub(crate) fn headers(&self, track: usize, slot: ReplySlot) -> Option<&ScriptedHeaders> {
         match slot {
             ReplySlot::Scripted(n) => self.headers.get(track)?.get(n),
+            ReplySlot::Outage(i) => self.outage_headers.get(i),
             ReplySlot::PlainOk | ReplySlot::PlainFail => None,
         }
     }
@@ -73,6 +77,11 @@ impl Run {
         templates.entry(key).or_insert_with(|| make().map(Arc::new)).clone()
     }
 
+    /// Policy milliseconds since the run was created, at `at`: run time, as outages count it.
+    pub(crate) fn policy_ms_at(&self, at: tokio::time::Instant) -> f64 {
+        self.journal.ms_since_start(at) / self.time_scale
+    }
+
     /// The next 0-based attempt number on `track`.
     pub(crate) fn next_attempt(&self, track: &str) -> u32 {
         let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -83,7 +92,6 @@ impl Run {
     }
 }
 
-/// Every live run, by id, at most `limit` of them (the oldest is expired first).
 /// Every attempt's headers, parsed, by track (`tracks[i]`, then the default track).
 fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, ScenarioError> {
     let root = FieldPath::root();
@@ -101,6 +109,21 @@ fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, Sc
             .collect()
     })
     .collect()
+}
+
+/// Every outage's reply's headers, parsed (`outage[i].reply.headers`).
+fn outage_headers(scenario: &Scenario) -> Result<Vec<ScriptedHeaders>, ScenarioError> {
+    let root = FieldPath::root().key("outage");
+    scenario
+        .outage
+        .iter()
+        .enumerate()
+        .map(|(i, outage)| {
+            ScriptedHeaders::parse(&outage.reply.headers).map_err(|(name, message)| {
+                ScenarioError::new(root.index(i).key("reply").key("headers").key(&name), message)
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug)]

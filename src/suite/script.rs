@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{AfterScript, Attempt, Catalogue, Scenario};
+use crate::scenario::{Attempt, Catalogue, Scenario};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct ScriptBuilder {
@@ -35,20 +35,14 @@ impl ScriptBuilder {
         if let Some(every) = &self.every {
             attempts.push(every.clone());
         }
-        Ok(Scenario {
-            name: name.to_owned(),
-            description: String::new(),
-            requirements: Vec::new(),
-            after: AfterScript::RepeatLast,
-            attempts,
-            tracks: Vec::new(),
-        })
+        Ok(Scenario { attempts, ..Scenario::named(name) })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::AfterScript;
 
     #[test]
     fn unscripted_attempts_get_the_every_reply_and_it_repeats() {

@@ -17,6 +17,7 @@ mod reference_retry;
 mod reference_tasks;
 mod reports;
 mod robustness;
+mod run_conditions;
 mod run_verdicts;
 mod sdk;
 mod server_faults;

@@ -1,0 +1,98 @@
+//! Run-wide conditions over real HTTP: an outage answers every request in its window instead of
+//! the script and records itself in the journal; a ramp takes the same requests in every run of
+//! one seed; a bad outage is refused with the field at fault, from a file, inline JSON or code.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use squall::embedded::MockProvider;
+use squall::scenario::{Attempt, Outage, Scenario};
+
+use super::support::Harness;
+
+#[tokio::test]
+async fn an_outage_answers_every_request_in_its_window_and_the_script_answers_after_it() {
+    // The catalogue's 40 s outage at 1/200 lasts 200 ms of real time from the run's creation.
+    let h = Harness::catalogue("outage-40s-then-ok", 0.005).await;
+    let during = h.stream_responses().await;
+    assert_eq!(during.status().as_u16(), 503);
+    assert_eq!(during.headers()["retry-after"], "2");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = h.stream_responses().await;
+    assert_eq!(after.status().as_u16(), 200);
+    assert!(after.text().await.expect("a body").contains("Answered after the outage."));
+    let journal = h.settled_journal().await;
+    let seen: Vec<(Option<u32>, Option<u16>, Option<&str>)> =
+        journal.iter().map(|e| (e.attempt, e.status, e.condition.as_deref())).collect();
+    // The track counts the attempt the outage answered.
+    assert_eq!(seen, [(Some(0), Some(503), Some("outage[0]")), (Some(1), Some(200), None)]);
+}
+
+/// Statuses of `n` requests, one after the other, on a fresh run of `scenario`.
+async fn statuses(provider: &MockProvider, scenario: Scenario, n: usize) -> Vec<u16> {
+    let run = provider.run(scenario);
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for _ in 0..n {
+        let body = json!({"model": "m", "input": "hi"});
+        let reply = client.post(format!("{}/responses", run.base_url())).json(&body).send().await.expect("sent");
+        statuses.push(reply.status().as_u16());
+    }
+    statuses
+}
+
+#[tokio::test]
+async fn a_ramp_takes_its_share_of_requests_and_the_same_ones_for_one_seed() {
+    let provider = MockProvider::start().await;
+    let half = |seed| {
+        Scenario::named("half-down")
+            .attempt(Attempt::text("up"))
+            .outage(Outage::between(0, 3_600_000, Attempt::status(502)).ramp(0.5, 0.5, seed))
+    };
+    let first = statuses(&provider, half(3), 40).await;
+    let again = statuses(&provider, half(3), 40).await;
+    let other = statuses(&provider, half(4), 40).await;
+    assert_eq!(first, again, "one seed, one sequence");
+    assert_ne!(first, other, "another seed, another sequence");
+    let down = first.iter().filter(|s| **s == 502).count();
+    assert!((8..=32).contains(&down), "{down} of 40 down at rate 0.5: {first:?}");
+    assert!(first.iter().all(|s| *s == 502 || *s == 200), "{first:?}");
+}
+
+/// `POST /__squall/runs` with `scenario`: the status and the reply.
+async fn create(provider: &MockProvider, scenario: Value) -> (u16, Value) {
+    let reply = reqwest::Client::new()
+        .post(format!("{}/__squall/runs", provider.server().origin()))
+        .json(&json!({"scenario": scenario}))
+        .send()
+        .await
+        .expect("the server answers");
+    (reply.status().as_u16(), reply.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_bad_outage_is_refused_with_the_field_at_fault() {
+    let provider = MockProvider::start().await;
+    let reply = json!({"status": 503});
+    for (outage, param) in [
+        (json!({"from_ms": 5000, "until_ms": 5000, "reply": reply}), "scenario.outage[0].until_ms"),
+        (json!({"until_ms": 5000, "reply": reply, "rate": 1.5}), "scenario.outage[0].rate"),
+        (json!({"until_ms": 5000, "reply": reply, "rate_until": -0.1}), "scenario.outage[0].rate_until"),
+        (
+            json!({"until_ms": 5000, "reply": {"status": 503, "delay_ms": u64::MAX}}),
+            "scenario.outage[0].reply.delay_ms",
+        ),
+        (json!({"until_ms": 5000, "reply": {"status": 99}}), "scenario.outage[0].reply.status"),
+        (json!({"until_ms": 5000}), "scenario"),
+    ] {
+        let (status, body) = create(&provider, json!({"name": "bad", "outage": [outage]})).await;
+        assert_eq!(status, 400, "{body}");
+        let at = body["error"]["param"].as_str().unwrap_or("");
+        assert!(at.starts_with(param), "expected {param}, got {at}: {body}");
+    }
+    let mut header = Attempt::status(503);
+    header.headers.insert("retry-after".to_owned(), "@now+x".to_owned());
+    let coded = Scenario::named("h").outage(Outage::between(0, 1000, header));
+    let error = provider.try_run(coded).expect_err("a bad header template");
+    assert_eq!(error.field.to_string(), "outage[0].reply.headers.retry-after", "{error}");
+}
