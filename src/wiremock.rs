@@ -33,10 +33,10 @@ pub struct Unsupported {
     pub what: String,
 }
 
-/// "attempt 3", or "the run-wide conditions" for attempt 0.
+/// "attempt 3", or "the whole run" for attempt 0.
 fn place(attempt: usize) -> String {
     match attempt {
-        0 => "the run-wide conditions".to_owned(),
+        0 => "the whole run".to_owned(),
         n => format!("attempt {n}"),
     }
 }
@@ -52,11 +52,12 @@ pub struct ScenarioResponder {
 
 impl ScenarioResponder {
     /// The default track of `scenario`; fails on the first attempt wiremock cannot play, and on
-    /// run-wide outages (they answer by run time, which wiremock does not keep).
+    /// run-wide conditions (outages answer by run time, chaos by track and attempt, which
+    /// wiremock does not keep).
     pub fn new(scenario: &Scenario) -> Result<Self, Unsupported> {
-        if !scenario.outage.is_empty() {
-            let what = "run-wide `outage` windows".to_owned();
-            return Err(Unsupported { scenario: scenario.name.clone(), attempt: 0, what });
+        let run_wide = [(!scenario.outage.is_empty(), "`outage` windows"), (scenario.chaos.is_some(), "`chaos`")];
+        if let Some((_, what)) = run_wide.iter().find(|(used, _)| *used) {
+            return Err(Unsupported { scenario: scenario.name.clone(), attempt: 0, what: (*what).to_owned() });
         }
         for (i, attempt) in scenario.attempts.iter().enumerate() {
             let refuse = |what: String| Unsupported { scenario: scenario.name.clone(), attempt: i + 1, what };

@@ -11,8 +11,8 @@
 //! ```
 
 use super::model::{
-    AfterScript, Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Scenario, StreamFailure,
-    StreamSpec,
+    AfterScript, Attempt, Chaos, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Scenario,
+    StreamFailure, StreamSpec,
 };
 
 impl Scenario {
@@ -26,7 +26,16 @@ impl Scenario {
             attempts: Vec::new(),
             tracks: Vec::new(),
             outage: Vec::new(),
+            chaos: None,
         }
+    }
+
+    /// Add seeded chaos: a share `rate` of model requests get one of `mix`'s outcomes, by weight
+    /// (all alike when `mix` is empty).
+    pub fn chaos(mut self, seed: Option<u64>, rate: f64, mix: &[(&str, u32)]) -> Self {
+        let mix = mix.iter().map(|(outcome, weight)| ((*outcome).to_owned(), *weight)).collect();
+        self.chaos = Some(Chaos { seed, rate, mix });
+        self
     }
 
     /// Add a run-wide outage.

@@ -1,9 +1,10 @@
-//! Run-wide conditions: what a model request gets because of when it arrives, before its
-//! track's script is asked. Today, outages (a window of run time, all or a ramping share of the
-//! requests in it); each decision is a pure function of the scenario, the request's run time and
-//! its place (track and attempt), so a run replays the same way.
+//! Run-wide conditions: what a model request gets because of when it arrives or where it stands,
+//! before its track's script is asked — outages (a window of run time, all or a ramping share of
+//! the requests in it) and seeded chaos (a share of all requests, each drawn an error status or a
+//! fault). Each decision is a pure function of the scenario, the request's run time and its place
+//! (track and attempt), so a run replays the same way.
 
-use super::model::Outage;
+use super::model::{Chaos, FaultKind, Outage};
 
 /// The outage that takes a model request arriving `policy_ms` into the run as attempt `attempt`
 /// (0-based) of `track`: the first whose window holds the moment and whose draw for the request
@@ -25,6 +26,70 @@ impl Outage {
         let along = if span > 0.0 { ((policy_ms - self.from_ms as f64) / span).clamp(0.0, 1.0) } else { 0.0 };
         start + (end - start) * along
     }
+}
+
+/// What chaos gives a request it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChaosOutcome {
+    /// An error reply with this status.
+    Status(u16),
+    /// This fault, at a drawn output delta of the track's streamed reply.
+    Fault(FaultKind),
+}
+
+impl ChaosOutcome {
+    /// Every outcome chaos can draw, as `mix` names them.
+    pub(crate) const ALL: [(&'static str, ChaosOutcome); 10] = [
+        ("429", ChaosOutcome::Status(429)),
+        ("500", ChaosOutcome::Status(500)),
+        ("502", ChaosOutcome::Status(502)),
+        ("503", ChaosOutcome::Status(503)),
+        ("529", ChaosOutcome::Status(529)),
+        ("reset", ChaosOutcome::Fault(FaultKind::Reset)),
+        ("eof", ChaosOutcome::Fault(FaultKind::Eof)),
+        ("truncate", ChaosOutcome::Fault(FaultKind::Truncate)),
+        ("stall", ChaosOutcome::Fault(FaultKind::Stall)),
+        ("garbage", ChaosOutcome::Fault(FaultKind::Garbage)),
+    ];
+
+    /// The outcome `mix` names `name`.
+    pub(crate) fn parse(name: &str) -> Option<ChaosOutcome> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, outcome)| *outcome)
+    }
+}
+
+/// A request chaos took: what it gets, and where in the stream a fault fires (a share of the
+/// reply's output deltas, in [0, 1)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ChaosDraw {
+    pub outcome: ChaosOutcome,
+    pub point: f64,
+}
+
+/// Salts that make the draws for whether, what and where independent of one another.
+const WHAT: u64 = 0x5851_f42d_4c95_7f2d;
+const WHERE: u64 = 0x1405_7b7e_f767_814f;
+
+/// Whether chaos, drawing from `seed`, takes attempt `attempt` of `track`, and with what.
+pub(crate) fn chaos_taking(chaos: &Chaos, seed: u64, track: &str, attempt: u32) -> Option<ChaosDraw> {
+    if draw(seed, track, attempt) >= chaos.rate {
+        return None;
+    }
+    let weighted: Vec<(ChaosOutcome, u32)> = if chaos.mix.is_empty() {
+        ChaosOutcome::ALL.iter().map(|(_, outcome)| (*outcome, 1)).collect()
+    } else {
+        chaos.mix.iter().filter_map(|(name, weight)| Some((ChaosOutcome::parse(name)?, *weight))).collect()
+    };
+    let total: u64 = weighted.iter().map(|(_, w)| u64::from(*w)).sum();
+    let mut pick = (draw(seed ^ WHAT, track, attempt) * total as f64) as u64;
+    let outcome = weighted.iter().find_map(|(outcome, weight)| match pick.checked_sub(u64::from(*weight)) {
+        Some(rest) => {
+            pick = rest;
+            None
+        }
+        None => Some(*outcome),
+    })?;
+    Some(ChaosDraw { outcome, point: draw(seed ^ WHERE, track, attempt) })
 }
 
 /// A uniform draw in [0, 1) from a seed and a request's place: the same seed, track and attempt
@@ -65,6 +130,28 @@ mod tests {
         let replay: Vec<bool> = (0..100).map(|n| outage_taking(&outages, 5_000.0, "default", n).is_some()).collect();
         let again: Vec<bool> = (0..100).map(|n| outage_taking(&outages, 5_000.0, "default", n).is_some()).collect();
         assert_eq!(replay, again);
+    }
+
+    #[test]
+    fn chaos_takes_its_rate_and_draws_outcomes_by_weight_the_same_way_for_one_seed() {
+        let chaos = Chaos { seed: None, rate: 0.3, mix: [("503".to_owned(), 1), ("reset".to_owned(), 3)].into() };
+        let draws: Vec<Option<ChaosDraw>> = (0..10_000).map(|n| chaos_taking(&chaos, 42, "default", n)).collect();
+        let taken: Vec<&ChaosDraw> = draws.iter().flatten().collect();
+        assert!((2_800..=3_200).contains(&taken.len()), "{} of 10,000 at rate 0.3", taken.len());
+        let resets = taken.iter().filter(|d| d.outcome == ChaosOutcome::Fault(FaultKind::Reset)).count();
+        let share = resets as f64 / taken.len() as f64;
+        assert!((0.72..=0.78).contains(&share), "resets weigh 3 of 4: {share}");
+        assert!(taken
+            .iter()
+            .all(|d| matches!(d.outcome, ChaosOutcome::Status(503) | ChaosOutcome::Fault(FaultKind::Reset))));
+        let again: Vec<Option<ChaosDraw>> = (0..10_000).map(|n| chaos_taking(&chaos, 42, "default", n)).collect();
+        assert_eq!(draws, again);
+        let all_kinds = Chaos { mix: Default::default(), ..chaos };
+        let seen: std::collections::BTreeSet<String> = (0..10_000)
+            .filter_map(|n| chaos_taking(&all_kinds, 1, "default", n))
+            .map(|d| format!("{:?}", d.outcome))
+            .collect();
+        assert_eq!(seen.len(), ChaosOutcome::ALL.len(), "an empty mix draws every outcome: {seen:?}");
     }
 
     #[test]

@@ -33,6 +33,31 @@ pub struct Scenario {
     /// instead of their track's script (`[[outage]]` in TOML).
     #[serde(default)]
     pub outage: Vec<Outage>,
+    /// Seeded chaos: a share of the run's model requests, drawn one by one, get an error status or
+    /// a fault instead of their track's reply (`[chaos]` in TOML).
+    #[serde(default)]
+    pub chaos: Option<Chaos>,
+}
+
+/// Seeded chaos over a whole run. Each model request is drawn for from the seed and its place
+/// (its track and attempt number) alone: whether chaos takes it, what it gets, and where in the
+/// stream a fault fires — so one seed replays the same faults exactly. Outages come first: chaos
+/// draws only for requests no outage took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chaos {
+    /// The draws' seed; absent, the run draws one and reports it (`chaos_seed` in the run's
+    /// summary, and in each journal entry chaos answers) so that the run can be replayed.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The share of model requests chaos takes, 0 to 1.
+    pub rate: f64,
+    /// What a taken request gets, by weight: the statuses `"429"`, `"500"`, `"502"`, `"503"`,
+    /// `"529"` and the faults `reset`, `eof`, `truncate`, `stall` (two minutes of policy time),
+    /// `garbage`, fired at a drawn output delta of the track's reply. Default: all, alike. A
+    /// fault drawn for a request whose track answers with a status leaves it to the track.
+    #[serde(default)]
+    pub mix: BTreeMap<String, u32>,
 }
 
 /// A window of run time in which the provider is down. Every model request that arrives in it

@@ -38,6 +38,8 @@ pub(crate) enum ReplySlot {
     PlainFail,
     /// `outage[i]` took the request.
     Outage(usize),
+    /// Chaos took the request: its reply is made for it alone (see `scenario::conditions`).
+    Chaos,
 }
 
 impl<'a> TrackScript<'a> {
@@ -63,6 +65,8 @@ impl<'a> TrackScript<'a> {
             ReplySlot::Outage(i) => {
                 self.outages.get(i).map_or_else(|| Cow::Owned(Attempt::plain_fail()), |o| Cow::Borrowed(&o.reply))
             }
+            // Never asked of a track: chaos's reply is made by the server.
+            ReplySlot::Chaos => Cow::Owned(Attempt::plain_fail()),
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Semantic checks on a parsed scenario: things serde cannot see, each reported with the
 //! field path and the bad value.
 
+use super::conditions::ChaosOutcome;
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
 use super::limits::{
     check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
     MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
-use super::model::{Attempt, FaultKind, FaultPoint, Scenario, StreamSpec, Track};
+use super::model::{Attempt, Chaos, FaultKind, FaultPoint, Scenario, StreamSpec, Track};
 use crate::wire::reply::Api;
 use crate::wire::ReplyContext;
 
@@ -24,6 +25,31 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     }
     check_tracks(scenario, &mut rendered)?;
     check_outages(scenario, &mut rendered)?;
+    if let Some(chaos) = &scenario.chaos {
+        check_chaos(chaos)?;
+    }
+    Ok(())
+}
+
+/// Chaos: a rate that is a share, a mix of outcomes chaos knows with some weight.
+fn check_chaos(chaos: &Chaos) -> Result<(), ScenarioError> {
+    let path = FieldPath::root().key("chaos");
+    if !(0.0..=1.0).contains(&chaos.rate) {
+        return Err(ScenarioError::new(
+            path.key("rate"),
+            format!("{} is not a share: a number from 0 to 1", chaos.rate),
+        ));
+    }
+    for name in chaos.mix.keys() {
+        if ChaosOutcome::parse(name).is_none() {
+            let known: Vec<&str> = ChaosOutcome::ALL.iter().map(|(n, _)| *n).collect();
+            let message = format!("`{name}` is not an outcome chaos knows: {}", known.join(", "));
+            return Err(ScenarioError::new(path.key("mix").key(name), message));
+        }
+    }
+    if !chaos.mix.is_empty() && chaos.mix.values().all(|w| *w == 0) {
+        return Err(ScenarioError::new(path.key("mix"), "every weight is 0: give some outcome a weight"));
+    }
     Ok(())
 }
 
@@ -226,7 +252,7 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
 
 /// How many output deltas a reply streams: its text and reasoning cut into `chunks` pieces or
 /// one per word, and a tool call's arguments in three.
-fn output_deltas(content: &StreamSpec) -> usize {
+pub(crate) fn output_deltas(content: &StreamSpec) -> usize {
     let pieces = |text: &Option<String>| {
         text.as_deref().map_or(0, |t| match content.chunks {
             Some(n) => (n as usize).min(t.chars().count()),

@@ -87,7 +87,7 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
 }
 
 fn run_summary(state: &State, run: &Run) -> Value {
-    json!({
+    let mut summary = json!({
         "id": run.id,
         "base_url": state.base_url(&run.id),
         "anthropic_base_url": state.anthropic_base_url(&run.id),
@@ -95,7 +95,11 @@ fn run_summary(state: &State, run: &Run) -> Value {
         "time_scale": run.time_scale,
         "requests": run.journal.total(),
         "dropped": run.journal.dropped(),
-    })
+    });
+    if let Some(seed) = run.chaos_seed {
+        summary["chaos_seed"] = json!(seed);
+    }
+    summary
 }
 
 /// How long a deleted run's replies in flight are waited for before its journal is returned:

@@ -20,10 +20,11 @@ use super::reply_body::{EntryHandle, ScriptedBody};
 use super::runs::{Run, TemplateKey};
 use super::State;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
-use crate::scenario::conditions::outage_taking;
+use crate::scenario::conditions::{chaos_taking, outage_taking, ChaosOutcome};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
-use crate::scenario::Attempt;
+use crate::scenario::validate::output_deltas;
+use crate::scenario::{Attempt, Fault, FaultKind, FaultPoint};
 
 use crate::wire::reply::{build_reply, Api};
 use crate::wire::template::ReplyTemplate;
@@ -57,9 +58,7 @@ pub(super) async fn handle(
         e.stream = request.body.wants_stream();
         e.track = Some(chosen.track_name.to_owned());
         e.attempt = Some(chosen.attempt_number);
-        if let ReplySlot::Outage(i) = chosen.slot {
-            e.condition = Some(format!("outage[{i}]"));
-        }
+        e.condition.clone_from(&chosen.condition);
     });
     let reply = render_reply(&run, &chosen, &request, &ctx);
     // Counted from the request's arrival. If the client gives up while we wait, this future is
@@ -160,6 +159,8 @@ struct Chosen<'a> {
     attempt_number: u32,
     slot: ReplySlot,
     script: Cow<'a, Attempt>,
+    /// The run-wide condition that answers instead of the track, as the journal names it.
+    condition: Option<String>,
 }
 
 /// Route the request to a track, count the attempt, and fix what the reply says about it: an
@@ -184,13 +185,59 @@ fn choose_attempt<'a>(
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
             == Some(true),
     };
-    let slot = match outage_taking(&run.scenario.outage, policy_ms, track.name, attempt_number) {
-        Some(i) => ReplySlot::Outage(i),
-        None => track.slot_for(attempt_number),
+    let chosen = match outage_taking(&run.scenario.outage, policy_ms, track.name, attempt_number) {
+        Some(i) => {
+            let slot = ReplySlot::Outage(i);
+            let condition = Some(format!("outage[{i}]"));
+            Chosen {
+                track: track.index,
+                track_name: track.name,
+                attempt_number,
+                slot,
+                script: track.attempt(slot),
+                condition,
+            }
+        }
+        None => {
+            let slot = track.slot_for(attempt_number);
+            let chosen = Chosen {
+                track: track.index,
+                track_name: track.name,
+                attempt_number,
+                slot,
+                script: track.attempt(slot),
+                condition: None,
+            };
+            with_chaos(run, chosen)
+        }
     };
-    let chosen =
-        Chosen { track: track.index, track_name: track.name, attempt_number, slot, script: track.attempt(slot) };
     (chosen, ctx)
+}
+
+/// A stall chaos injects lasts this long in policy time: seed 001's second rung of attempt
+/// timeouts (120 s), so that a client with the ladder gives up on it.
+const CHAOS_STALL_MS: u64 = 120_000;
+
+/// The reply chaos gives the request instead of `chosen`'s, if it takes it: an error status, or
+/// the track's streamed reply with a fault at a drawn output delta (a status reply is left to
+/// the track).
+fn with_chaos<'a>(run: &Run, chosen: Chosen<'a>) -> Chosen<'a> {
+    let (Some(chaos), Some(seed)) = (run.scenario.chaos.as_ref(), run.chaos_seed) else { return chosen };
+    let Some(draw) = chaos_taking(chaos, seed, chosen.track_name, chosen.attempt_number) else { return chosen };
+    let (script, what) = match draw.outcome {
+        ChaosOutcome::Status(status) => (Attempt::status(status), format!("status {status}")),
+        ChaosOutcome::Fault(_) if chosen.script.is_status_reply() => return chosen,
+        ChaosOutcome::Fault(kind) => {
+            let deltas = output_deltas(&chosen.script.content());
+            let after = ((draw.point * (deltas + 1) as f64) as usize).min(deltas);
+            let mut fault = Fault::at(kind, FaultPoint::Deltas(u32::try_from(after).unwrap_or(u32::MAX)));
+            fault.ms = (kind == FaultKind::Stall).then_some(CHAOS_STALL_MS);
+            let script = Attempt { fault: Some(fault), ..chosen.script.into_owned() };
+            (script, format!("{} after {after} output deltas", kind.as_str()))
+        }
+    };
+    let condition = Some(format!("chaos (seed {seed}): {what}"));
+    Chosen { slot: ReplySlot::Chaos, script: Cow::Owned(script), condition, ..chosen }
 }
 
 /// The scripted reply, from the slot's template (rendered once per slot and form) when it has one.
@@ -204,6 +251,9 @@ fn render_reply(run: &Run, chosen: &Chosen, request: &Accepted, ctx: &ReplyConte
         stream,
         include_usage: ctx.include_usage,
     };
+    if chosen.slot == ReplySlot::Chaos {
+        return build_reply(script, request.api, stream, ctx, run.time_scale);
+    }
     let template =
         run.template(key, || ReplyTemplate::new(script, request.api, stream, ctx.include_usage, run.time_scale));
     match template {

@@ -28,6 +28,8 @@ pub(crate) struct Run {
     headers: Vec<Vec<ScriptedHeaders>>,
     /// Each outage's reply's headers, parsed.
     outage_headers: Vec<ScriptedHeaders>,
+    /// The seed chaos draws from: the scenario's, or one drawn for the run (and reported).
+    pub chaos_seed: Option<u64>,
 }
 
 /// What a reply template depends on besides the run: the track (by position), the reply in it,
@@ -55,7 +57,8 @@ impl Run {
         let headers = scripted_headers(&scenario)?;
         let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
-        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers })
+        let chaos_seed = scenario.chaos.as_ref().map(|chaos| chaos.seed.unwrap_or_else(fresh_seed));
+        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers, chaos_seed })
     }
 
     /// The scripted headers of the reply in `slot` on track `track` (routing's index).
@@ -63,7 +66,7 @@ impl Run {
         match slot {
             ReplySlot::Scripted(n) => self.headers.get(track)?.get(n),
             ReplySlot::Outage(i) => self.outage_headers.get(i),
-            ReplySlot::PlainOk | ReplySlot::PlainFail => None,
+            ReplySlot::PlainOk | ReplySlot::PlainFail | ReplySlot::Chaos => None,
         }
     }
 
@@ -109,6 +112,15 @@ fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, Sc
             .collect()
     })
     .collect()
+}
+
+/// A seed for a run whose chaos names none: different for every run (the standard library's
+/// per-process random hash keys, and the time).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
 }
 
 /// Every outage's reply's headers, parsed (`outage[i].reply.headers`).

@@ -96,3 +96,78 @@ async fn a_bad_outage_is_refused_with_the_field_at_fault() {
     let error = provider.try_run(coded).expect_err("a bad header template");
     assert_eq!(error.field.to_string(), "outage[0].reply.headers.retry-after", "{error}");
 }
+
+/// What a client saw of each of `n` streamed requests on the run at `base_url` — the status, and
+/// whether the body ended in an error — and the journal's condition for each.
+async fn played(provider: &MockProvider, run_id: &str, base_url: &str, n: usize) -> Vec<(u16, bool, Option<String>)> {
+    let client = reqwest::Client::new();
+    let mut seen = Vec::new();
+    for _ in 0..n {
+        let body = json!({"model": "m", "input": "hi", "stream": true});
+        let reply = client.post(format!("{base_url}/responses")).json(&body).send().await.expect("sent");
+        let status = reply.status().as_u16();
+        let broke = reply.bytes().await.is_err();
+        seen.push((status, broke));
+    }
+    let url = format!("{}/__squall/runs/{run_id}/journal", provider.server().origin());
+    let journal: Value = client.get(url).send().await.expect("journal").json().await.expect("json");
+    let entries: Vec<squall::journal::JournalEntry> =
+        serde_json::from_value(journal["requests"].clone()).expect("entries");
+    seen.into_iter().zip(entries).map(|((status, broke), e)| (status, broke, e.condition)).collect()
+}
+
+/// A chaotic run created through the admin API: its id, base URL and reported seed.
+async fn chaotic_run(provider: &MockProvider, chaos: Value) -> (String, String, u64) {
+    let scenario =
+        json!({"name": "chaotic", "attempts": [{"stream": {"text": "The quick brown fox jumps"}}], "chaos": chaos});
+    let (status, run) = create(provider, scenario).await;
+    assert_eq!(status, 201, "{run}");
+    let seed = run["chaos_seed"].as_u64().unwrap_or_else(|| panic!("the run reports its chaos seed: {run}"));
+    (run["id"].as_str().expect("id").to_owned(), run["base_url"].as_str().expect("base_url").to_owned(), seed)
+}
+
+#[tokio::test]
+async fn chaos_breaks_its_share_of_requests_and_one_seed_replays_the_same_faults() {
+    let provider = MockProvider::start().await;
+    let mix = json!({"503": 1, "429": 1, "reset": 1, "eof": 1, "truncate": 1, "garbage": 1});
+    let (id, url, seed) = chaotic_run(&provider, json!({"rate": 0.5, "mix": mix})).await;
+    let first = played(&provider, &id, &url, 40).await;
+    let (again_id, again_url, again_seed) =
+        chaotic_run(&provider, json!({"seed": seed, "rate": 0.5, "mix": mix})).await;
+    assert_eq!(again_seed, seed);
+    let again = played(&provider, &again_id, &again_url, 40).await;
+    assert_eq!(first, again, "the reported seed replays the run");
+    let taken: Vec<&(u16, bool, Option<String>)> = first.iter().filter(|(_, _, c)| c.is_some()).collect();
+    assert!((8..=32).contains(&taken.len()), "{} of 40 taken at rate 0.5: {first:?}", taken.len());
+    for (status, broke, condition) in &first {
+        let condition = condition.as_deref().unwrap_or("");
+        assert!(condition.is_empty() || condition.starts_with(&format!("chaos (seed {seed}): ")), "{condition}");
+        match condition.rsplit(": ").next().unwrap_or("") {
+            "" => assert_eq!((*status, *broke), (200, false), "untouched"),
+            "status 503" => assert_eq!(*status, 503),
+            "status 429" => assert_eq!(*status, 429),
+            what if what.starts_with("reset") || what.starts_with("eof") => {
+                assert_eq!((*status, *broke), (200, true), "{what}")
+            }
+            what => assert!(what.starts_with("truncate") || what.starts_with("garbage"), "{what}"),
+        }
+    }
+    let (_, _, other) = chaotic_run(&provider, json!({"rate": 0.5})).await;
+    assert_ne!(other, seed, "a run without a seed draws its own");
+}
+
+#[tokio::test]
+async fn bad_chaos_is_refused_with_the_field_at_fault() {
+    let provider = MockProvider::start().await;
+    for (chaos, param) in [
+        (json!({"rate": 2.0}), "scenario.chaos.rate"),
+        (json!({"rate": 0.5, "mix": {"418": 1}}), "scenario.chaos.mix"),
+        (json!({"rate": 0.5, "mix": {"reset": 0}}), "scenario.chaos.mix"),
+        (json!({"mix": {"reset": 1}}), "scenario"),
+    ] {
+        let (status, body) = create(&provider, json!({"name": "bad", "chaos": chaos})).await;
+        assert_eq!(status, 400, "{body}");
+        let at = body["error"]["param"].as_str().unwrap_or("");
+        assert!(at.starts_with(param), "expected {param}, got {at}: {body}");
+    }
+}

@@ -1,6 +1,6 @@
 //! squall scenarios played by wiremock-rs (feature `wiremock`).
 
-use squall::scenario::{Attempt, Scenario};
+use squall::scenario::{Attempt, Outage, Scenario};
 use squall::wiremock::ScenarioResponder;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
@@ -40,4 +40,16 @@ fn faults_inside_a_body_are_refused_with_a_pointer_to_squall() {
     let message = error.to_string();
     assert_eq!(error.attempt, 2);
     assert!(message.contains("fault `reset`") && message.contains("MockProvider"), "{message}");
+}
+
+#[test]
+fn run_wide_conditions_are_refused_not_ignored() {
+    let outage =
+        Scenario::named("down").attempt(Attempt::text("x")).outage(Outage::between(0, 1_000, Attempt::status(503)));
+    let error = ScenarioResponder::new(&outage).expect_err("wiremock keeps no run time");
+    assert_eq!(error.attempt, 0);
+    assert!(error.to_string().starts_with("the whole run of scenario `down` uses `outage` windows"), "{error}");
+    let chaos = Scenario::named("noisy").attempt(Attempt::text("x")).chaos(Some(1), 0.5, &[]);
+    let error = ScenarioResponder::new(&chaos).expect_err("wiremock keeps no tracks");
+    assert!(error.to_string().contains("uses `chaos`"), "{error}");
 }
