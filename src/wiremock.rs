@@ -52,10 +52,14 @@ pub struct ScenarioResponder {
 
 impl ScenarioResponder {
     /// The default track of `scenario`; fails on the first attempt wiremock cannot play, and on
-    /// run-wide conditions (outages answer by run time, chaos by track and attempt, which
-    /// wiremock does not keep).
+    /// run-wide conditions (outages and quotas answer by run time, chaos by track and attempt,
+    /// which wiremock does not keep).
     pub fn new(scenario: &Scenario) -> Result<Self, Unsupported> {
-        let run_wide = [(!scenario.outage.is_empty(), "`outage` windows"), (scenario.chaos.is_some(), "`chaos`")];
+        let run_wide = [
+            (!scenario.outage.is_empty(), "`outage` windows"),
+            (scenario.chaos.is_some(), "`chaos`"),
+            (scenario.quota.is_some(), "a `quota`"),
+        ];
         if let Some((_, what)) = run_wide.iter().find(|(used, _)| *used) {
             return Err(Unsupported { scenario: scenario.name.clone(), attempt: 0, what: (*what).to_owned() });
         }

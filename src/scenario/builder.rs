@@ -11,7 +11,7 @@
 //! ```
 
 use super::model::{
-    AfterScript, Attempt, Chaos, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Scenario,
+    AfterScript, Attempt, Chaos, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Quota, Scenario,
     StreamFailure, StreamSpec,
 };
 
@@ -27,7 +27,14 @@ impl Scenario {
             tracks: Vec::new(),
             outage: Vec::new(),
             chaos: None,
+            quota: None,
         }
+    }
+
+    /// Add a rate quota shared by the run: requests and tokens per minute of policy time.
+    pub fn quota(mut self, requests_per_minute: Option<u32>, tokens_per_minute: Option<u32>) -> Self {
+        self.quota = Some(Quota { requests_per_minute, tokens_per_minute });
+        self
     }
 
     /// Add seeded chaos: a share `rate` of model requests get one of `mix`'s outcomes, by weight

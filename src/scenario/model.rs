@@ -37,6 +37,25 @@ pub struct Scenario {
     /// a fault instead of their track's reply (`[chaos]` in TOML).
     #[serde(default)]
     pub chaos: Option<Chaos>,
+    /// A rate quota shared by every model request of the run (`[quota]` in TOML).
+    #[serde(default)]
+    pub quota: Option<Quota>,
+}
+
+/// A rate quota shared by every model request of the run, kept by token buckets that refill
+/// continuously in policy time and hold a minute's worth. A request over it gets a 429 with the
+/// headers the provider's API sends, true to the buckets; every reply carries the buckets' state.
+/// Outages come first; the quota is asked before chaos and the track.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quota {
+    /// Requests per minute of policy time.
+    #[serde(default)]
+    pub requests_per_minute: Option<u32>,
+    /// Tokens per minute: a request costs its input, estimated from its body (a token per 4
+    /// characters), and its reply's output, estimated from the scripted text the same way.
+    #[serde(default)]
+    pub tokens_per_minute: Option<u32>,
 }
 
 /// Seeded chaos over a whole run. Each model request is drawn for from the seed and its place

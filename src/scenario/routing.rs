@@ -38,8 +38,8 @@ pub(crate) enum ReplySlot {
     PlainFail,
     /// `outage[i]` took the request.
     Outage(usize),
-    /// Chaos took the request: its reply is made for it alone (see `scenario::conditions`).
-    Chaos,
+    /// A run-wide condition made a reply for this request alone: chaos, or the quota's 429.
+    Made,
 }
 
 impl<'a> TrackScript<'a> {
@@ -65,8 +65,8 @@ impl<'a> TrackScript<'a> {
             ReplySlot::Outage(i) => {
                 self.outages.get(i).map_or_else(|| Cow::Owned(Attempt::plain_fail()), |o| Cow::Borrowed(&o.reply))
             }
-            // Never asked of a track: chaos's reply is made by the server.
-            ReplySlot::Chaos => Cow::Owned(Attempt::plain_fail()),
+            // Never asked of a track: the server made the reply.
+            ReplySlot::Made => Cow::Owned(Attempt::plain_fail()),
         }
     }
 }

@@ -8,7 +8,7 @@ use super::limits::{
     check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
     MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
-use super::model::{Attempt, Chaos, FaultKind, FaultPoint, Scenario, StreamSpec, Track};
+use super::model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
 use crate::wire::reply::Api;
 use crate::wire::ReplyContext;
 
@@ -27,6 +27,24 @@ pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     check_outages(scenario, &mut rendered)?;
     if let Some(chaos) = &scenario.chaos {
         check_chaos(chaos)?;
+    }
+    if let Some(quota) = &scenario.quota {
+        check_quota(quota)?;
+    }
+    Ok(())
+}
+
+/// A quota limits something, with limits of at least 1.
+fn check_quota(quota: &Quota) -> Result<(), ScenarioError> {
+    let path = FieldPath::root().key("quota");
+    let limits = [(quota.requests_per_minute, "requests_per_minute"), (quota.tokens_per_minute, "tokens_per_minute")];
+    if limits.iter().all(|(limit, _)| limit.is_none()) {
+        return Err(ScenarioError::new(path, "set `requests_per_minute`, `tokens_per_minute` or both"));
+    }
+    for (limit, name) in limits {
+        if limit == Some(0) {
+            return Err(ScenarioError::new(path.key(name), "0 would refuse every request: at least 1"));
+        }
     }
     Ok(())
 }

@@ -14,7 +14,9 @@ mod http_util;
 mod journal_out;
 mod model_api;
 mod precise_sleep;
+mod quota;
 mod reply_body;
+mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
 

@@ -2,7 +2,6 @@
 //! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is journaled on arrival, routed to a track, answered with the
 //! track's next scripted attempt, and played by a [`ScriptedBody`].
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -17,14 +16,12 @@ use tokio::time::Instant;
 use super::conn_io::KillSwitch;
 use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
+use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
 use super::State;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
-use crate::scenario::conditions::{chaos_taking, outage_taking, ChaosOutcome};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
-use crate::scenario::validate::output_deltas;
-use crate::scenario::{Attempt, Fault, FaultKind, FaultPoint};
 
 use crate::wire::reply::{build_reply, Api};
 use crate::wire::template::ReplyTemplate;
@@ -68,7 +65,8 @@ pub(super) async fn handle(
         super::precise_sleep::PreciseSleep::until(deadline).await;
     }
     entry.update(|e| e.status = Some(reply.status.as_u16()));
-    let response = respond(reply, switch, entry, request.api, &ctx, run.headers(chosen.track, chosen.slot));
+    let scripted = run.headers(chosen.track, chosen.slot);
+    let response = respond(reply, switch, entry, request.api, &ctx, &chosen.rate_headers, scripted);
     run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
     response
 }
@@ -151,20 +149,8 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
     }
 }
 
-/// The track, attempt and script a request gets.
-struct Chosen<'a> {
-    /// The track's position, as routing numbers it.
-    track: usize,
-    track_name: &'a str,
-    attempt_number: u32,
-    slot: ReplySlot,
-    script: Cow<'a, Attempt>,
-    /// The run-wide condition that answers instead of the track, as the journal names it.
-    condition: Option<String>,
-}
-
-/// Route the request to a track, count the attempt, and fix what the reply says about it: an
-/// outage's reply when one takes the request at `policy_ms` of run time, else the track's.
+/// Route the request to a track, count the attempt, and fix what the reply says about it: the
+/// track's reply, unless a run-wide condition answers instead at `policy_ms` of run time.
 fn choose_attempt<'a>(
     run: &'a Run,
     index: usize,
@@ -185,59 +171,18 @@ fn choose_attempt<'a>(
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
             == Some(true),
     };
-    let chosen = match outage_taking(&run.scenario.outage, policy_ms, track.name, attempt_number) {
-        Some(i) => {
-            let slot = ReplySlot::Outage(i);
-            let condition = Some(format!("outage[{i}]"));
-            Chosen {
-                track: track.index,
-                track_name: track.name,
-                attempt_number,
-                slot,
-                script: track.attempt(slot),
-                condition,
-            }
-        }
-        None => {
-            let slot = track.slot_for(attempt_number);
-            let chosen = Chosen {
-                track: track.index,
-                track_name: track.name,
-                attempt_number,
-                slot,
-                script: track.attempt(slot),
-                condition: None,
-            };
-            with_chaos(run, chosen)
-        }
+    let slot = track.slot_for(attempt_number);
+    let chosen = Chosen {
+        track: track.index,
+        track_name: track.name,
+        attempt_number,
+        slot,
+        script: track.attempt(slot),
+        condition: None,
+        rate_headers: Vec::new(),
     };
+    let chosen = apply_conditions(run, &track, chosen, policy_ms, ctx.input_tokens, request.api);
     (chosen, ctx)
-}
-
-/// A stall chaos injects lasts this long in policy time: seed 001's second rung of attempt
-/// timeouts (120 s), so that a client with the ladder gives up on it.
-const CHAOS_STALL_MS: u64 = 120_000;
-
-/// The reply chaos gives the request instead of `chosen`'s, if it takes it: an error status, or
-/// the track's streamed reply with a fault at a drawn output delta (a status reply is left to
-/// the track).
-fn with_chaos<'a>(run: &Run, chosen: Chosen<'a>) -> Chosen<'a> {
-    let (Some(chaos), Some(seed)) = (run.scenario.chaos.as_ref(), run.chaos_seed) else { return chosen };
-    let Some(draw) = chaos_taking(chaos, seed, chosen.track_name, chosen.attempt_number) else { return chosen };
-    let (script, what) = match draw.outcome {
-        ChaosOutcome::Status(status) => (Attempt::status(status), format!("status {status}")),
-        ChaosOutcome::Fault(_) if chosen.script.is_status_reply() => return chosen,
-        ChaosOutcome::Fault(kind) => {
-            let deltas = output_deltas(&chosen.script.content());
-            let after = ((draw.point * (deltas + 1) as f64) as usize).min(deltas);
-            let mut fault = Fault::at(kind, FaultPoint::Deltas(u32::try_from(after).unwrap_or(u32::MAX)));
-            fault.ms = (kind == FaultKind::Stall).then_some(CHAOS_STALL_MS);
-            let script = Attempt { fault: Some(fault), ..chosen.script.into_owned() };
-            (script, format!("{} after {after} output deltas", kind.as_str()))
-        }
-    };
-    let condition = Some(format!("chaos (seed {seed}): {what}"));
-    Chosen { slot: ReplySlot::Chaos, script: Cow::Owned(script), condition, ..chosen }
 }
 
 /// The scripted reply, from the slot's template (rendered once per slot and form) when it has one.
@@ -251,7 +196,7 @@ fn render_reply(run: &Run, chosen: &Chosen, request: &Accepted, ctx: &ReplyConte
         stream,
         include_usage: ctx.include_usage,
     };
-    if chosen.slot == ReplySlot::Chaos {
+    if chosen.slot == ReplySlot::Made {
         return build_reply(script, request.api, stream, ctx, run.time_scale);
     }
     let template =
@@ -269,6 +214,7 @@ fn respond(
     entry: EntryHandle,
     api: Api,
     ctx: &ReplyContext,
+    rate_headers: &[(String, String)],
     scripted: Option<&ScriptedHeaders>,
 ) -> Response<ResponseBody> {
     let close = reply.plan.close_connection;
@@ -287,6 +233,11 @@ fn respond(
     }
     if close {
         out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    for (name, value) in rate_headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+            out.insert(name, value);
+        }
     }
     if let Some(scripted) = scripted {
         scripted.insert_into(out, SystemTime::now());

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::quota::QuotaBuckets;
 use crate::journal::Journal;
 use crate::scenario::error::{FieldPath, ScenarioError};
 use crate::scenario::headers::ScriptedHeaders;
@@ -30,6 +31,8 @@ pub(crate) struct Run {
     outage_headers: Vec<ScriptedHeaders>,
     /// The seed chaos draws from: the scenario's, or one drawn for the run (and reported).
     pub chaos_seed: Option<u64>,
+    /// The run's rate quota, as its requests draw on it.
+    pub quota: Option<QuotaBuckets>,
 }
 
 /// What a reply template depends on besides the run: the track (by position), the reply in it,
@@ -58,7 +61,8 @@ impl Run {
         let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
         let chaos_seed = scenario.chaos.as_ref().map(|chaos| chaos.seed.unwrap_or_else(fresh_seed));
-        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers, chaos_seed })
+        let quota = scenario.quota.as_ref().map(QuotaBuckets::new);
+        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers, chaos_seed, quota })
     }
 
     /// The scripted headers of the reply in `slot` on track `track` (routing's index).
@@ -66,7 +70,7 @@ impl Run {
         match slot {
             ReplySlot::Scripted(n) => self.headers.get(track)?.get(n),
             ReplySlot::Outage(i) => self.outage_headers.get(i),
-            ReplySlot::PlainOk | ReplySlot::PlainFail | ReplySlot::Chaos => None,
+            ReplySlot::PlainOk | ReplySlot::PlainFail | ReplySlot::Made => None,
         }
     }
 

@@ -171,3 +171,74 @@ async fn bad_chaos_is_refused_with_the_field_at_fault() {
         assert!(at.starts_with(param), "expected {param}, got {at}: {body}");
     }
 }
+
+const THREE_A_MINUTE: &str = r#"
+name = "three-a-minute"
+[[attempts]]
+stream = { text = "Within quota." }
+[quota]
+requests_per_minute = 3
+"#;
+
+#[tokio::test]
+async fn a_quota_admits_its_limit_says_so_in_openais_headers_and_refuses_the_next_with_a_true_retry_after() {
+    let h = Harness::new(THREE_A_MINUTE).await;
+    let body = json!({"model": "m", "input": "hi"});
+    let mut remaining = Vec::new();
+    for _ in 0..3 {
+        let reply = h.post("/responses", body.clone()).await;
+        assert_eq!(reply.status().as_u16(), 200);
+        assert_eq!(reply.headers()["x-ratelimit-limit-requests"], "3");
+        remaining.push(reply.headers()["x-ratelimit-remaining-requests"].to_str().expect("ascii").to_owned());
+    }
+    assert_eq!(remaining, ["2", "1", "0"]);
+    let refused = h.post("/responses", body).await;
+    assert_eq!(refused.status().as_u16(), 429);
+    assert_eq!(refused.headers()["retry-after"], "20", "a request comes back every 20 s at 3 a minute");
+    assert_eq!(refused.headers()["x-ratelimit-remaining-requests"], "0");
+    let error: Value = refused.json().await.expect("a JSON error");
+    assert_eq!(
+        (error["error"]["type"].as_str(), error["error"]["code"].as_str()),
+        (Some("requests"), Some("rate_limit_exceeded"))
+    );
+    assert!(error["error"]["message"].as_str().unwrap_or("").contains("Limit 3, Used 3, Requested 1"), "{error}");
+    let journal = h.settled_journal().await;
+    let conditions: Vec<Option<&str>> = journal.iter().map(|e| e.condition.as_deref()).collect();
+    assert_eq!(conditions, [None, None, None, Some("quota: requests per minute")]);
+}
+
+#[tokio::test]
+async fn a_quota_speaks_anthropics_headers_on_the_messages_api_and_refills_in_policy_time() {
+    let one_a_minute = THREE_A_MINUTE.replace("requests_per_minute = 3", "requests_per_minute = 1");
+    // At 1/100 a minute of policy time is 600 ms.
+    let h = Harness::scaled(&one_a_minute, 0.01).await;
+    let body = json!({"model": "claude-x", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]});
+    let first = h.post("/messages", body.clone()).await;
+    assert_eq!(first.status().as_u16(), 200);
+    assert_eq!(first.headers()["anthropic-ratelimit-requests-remaining"], "0");
+    assert!(first.headers().get("x-ratelimit-remaining-requests").is_none(), "OpenAI's headers are not Anthropic's");
+    let refused = h.post("/messages", body.clone()).await;
+    assert_eq!(refused.status().as_u16(), 429);
+    assert_eq!(refused.headers()["retry-after"], "60");
+    let reset = refused.headers()["anthropic-ratelimit-requests-reset"].to_str().expect("ascii").to_owned();
+    assert!(humantime::parse_rfc3339(&reset).is_ok(), "an RFC 3339 moment: {reset}");
+    let error: Value = refused.json().await.expect("a JSON error");
+    assert_eq!(error["error"]["type"], "rate_limit_error", "{error}");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(h.post("/messages", body).await.status().as_u16(), 200, "a minute of policy time later");
+}
+
+#[tokio::test]
+async fn a_bad_quota_is_refused_with_the_field_at_fault() {
+    let provider = MockProvider::start().await;
+    for (quota, param) in [
+        (json!({}), "scenario.quota"),
+        (json!({"requests_per_minute": 0}), "scenario.quota.requests_per_minute"),
+        (json!({"tokens_per_minute": -1}), "scenario"),
+    ] {
+        let (status, body) = create(&provider, json!({"name": "bad", "quota": quota})).await;
+        assert_eq!(status, 400, "{body}");
+        let at = body["error"]["param"].as_str().unwrap_or("");
+        assert!(at.starts_with(param), "expected {param}, got {at}: {body}");
+    }
+}

@@ -52,4 +52,7 @@ fn run_wide_conditions_are_refused_not_ignored() {
     let chaos = Scenario::named("noisy").attempt(Attempt::text("x")).chaos(Some(1), 0.5, &[]);
     let error = ScenarioResponder::new(&chaos).expect_err("wiremock keeps no tracks");
     assert!(error.to_string().contains("uses `chaos`"), "{error}");
+    let quota = Scenario::named("limited").attempt(Attempt::text("x")).quota(Some(3), None);
+    let error = ScenarioResponder::new(&quota).expect_err("wiremock keeps no buckets");
+    assert!(error.to_string().contains("uses a `quota`"), "{error}");
 }
