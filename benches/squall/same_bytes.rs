@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use bytes::Bytes;
 use squall::scenario::StreamSpec;
-use squall::wire::{estimate_tokens, responses, ReplyContext};
+use squall::wire::reply::Api;
+use squall::wire::{estimate_tokens, ReplyContext};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -36,7 +37,7 @@ pub(super) fn fifty_event_body() -> Bytes {
         input_tokens: estimate_tokens(STREAMED_REQUEST),
         include_usage: false,
     };
-    let events = responses::stream_events(&spec, &ctx);
+    let events = Api::Responses.stream_events(&spec, &ctx);
     assert_eq!(events.len(), 50);
     events.iter().flat_map(|e| e.to_bytes().to_vec()).collect::<Vec<_>>().into()
 }

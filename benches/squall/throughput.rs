@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use squall::scenario::StreamSpec;
-use squall::wire::{responses, ReplyContext};
+use squall::wire::reply::Api;
+use squall::wire::ReplyContext;
 
 use super::common::{drain, runtime, scripted, server};
 use super::same_bytes::{fifty_event_body, fifty_event_text, wiremock_same_bytes};
@@ -39,7 +40,7 @@ pub fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("server_throughput");
     // Where squall's time per request goes: generating the 50 events it serves.
     group.bench_function("generate_50_events_only", |b| {
-        b.iter(|| responses::stream_events(&spec, &ReplyContext::placeholder()).len())
+        b.iter(|| Api::Responses.stream_events(&spec, &ReplyContext::placeholder()).len())
     });
     group.throughput(Throughput::Bytes(body.len() as u64)).sample_size(30).measurement_time(Duration::from_secs(4));
     for (name, url) in [

@@ -2,9 +2,9 @@
 //!
 //! - `report.json` — the public schema (`docs/reports.md`): the [`Report`] type ([`schema`]),
 //!   built once from the suite's outcome and serialised
-//! - `acceptance.md` — for PRD sign-off ([`markdown`])
-//! - `junit.xml` — one testsuite per requirement ([`junit`])
-//! - `index.html` — one self-contained page with SVG attempt timelines ([`html`], [`timeline`])
+//! - `acceptance.md` — for PRD sign-off (`markdown`)
+//! - `junit.xml` — one testsuite per requirement (`junit`)
+//! - `index.html` — one self-contained page with SVG attempt timelines (`html`, `timeline`)
 //!
 //! Every format renders the same [`Report`]; each file is written atomically, so a reader never
 //! sees half a report.

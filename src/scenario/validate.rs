@@ -15,7 +15,7 @@ use crate::wire::ReplyContext;
 /// Check a scenario; the error names the first field at fault.
 pub fn validate(scenario: &Scenario) -> Result<(), ScenarioError> {
     let root = FieldPath::root();
-    check_name(&scenario.name).map_err(|m| ScenarioError::new(root.key("name"), m))?;
+    check_name(&scenario.name).map_err(|e| ScenarioError::new(root.key("name"), e.to_string()))?;
     check_count(scenario.attempts.len(), MAX_ATTEMPTS, "attempts", &root.key("attempts"))?;
     check_count(scenario.tracks.len(), MAX_TRACKS, "tracks", &root.key("tracks"))?;
     let mut rendered = RenderedSize::default();
@@ -140,16 +140,25 @@ impl RenderedSize {
     }
 }
 
+/// A name that cannot travel in URLs and file names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadName {
+    /// The name is empty.
+    #[error("must not be empty")]
+    Empty,
+    /// The name has a character, a `..` or a length that URLs and file names cannot take.
+    #[error("`{0}` is not a valid name: use letters, digits, `-`, `_` and `.` (no `..`, not starting with `.`), at most 128 characters")]
+    Unsafe(String),
+}
+
 /// Names and ids travel in URLs and file names: keep them to a safe alphabet.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), BadName> {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if name.is_empty() {
-        return Err("must not be empty".to_owned());
+        return Err(BadName::Empty);
     }
     if name.len() > 128 || !name.chars().all(safe) || name.contains("..") || name.starts_with('.') {
-        return Err(format!(
-            "`{name}` is not a valid name: use letters, digits, `-`, `_` and `.` (no `..`, not starting with `.`), at most 128 characters"
-        ));
+        return Err(BadName::Unsafe(name.to_owned()));
     }
     Ok(())
 }
@@ -159,7 +168,7 @@ fn check_tracks(scenario: &Scenario, rendered: &mut RenderedSize) -> Result<(), 
     let mut seen = std::collections::BTreeSet::new();
     for (i, track) in scenario.tracks.iter().enumerate() {
         let path = root.key("tracks").index(i);
-        check_name(&track.name).map_err(|m| ScenarioError::new(path.key("name"), m))?;
+        check_name(&track.name).map_err(|e| ScenarioError::new(path.key("name"), e.to_string()))?;
         if !seen.insert(track.name.as_str()) {
             return Err(ScenarioError::new(path.key("name"), format!("track `{}` is defined twice", track.name)));
         }

@@ -1,14 +1,20 @@
 //! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
 //!
-//! - `/__squall/...` — the admin API ([`admin`])
-//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints ([`model_api`])
+//! - `/__squall/...` — the admin API (`admin`)
+//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints (`model_api`)
 //! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
 //!
 //! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
 
 mod admin;
 mod conn_io;
+// Public only with the `internals` feature, for the fuzz targets: what outside code scripts
+// against is the admin API (docs/server.md), not its parser.
+#[cfg(feature = "internals")]
 pub mod create_run;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
+pub(crate) mod create_run;
 mod hang_up;
 mod http_util;
 mod journal_out;

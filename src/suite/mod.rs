@@ -4,13 +4,13 @@
 //! - [`verdict`] — how checks, cases, requirements, profiles and runs are judged (one place)
 //! - [`requirements`] — the requirement ids, their titles and their profiles
 //! - [`results`] — what a run found, as data
-//! - [`conversation`] — what a journaled request says: instructions, tool outputs
-//! - [`world`], [`script`] — per-case state and the scenario the Given steps build
+//! - `conversation` — what a journaled request says: instructions, tool outputs
+//! - `world`, `script` — per-case state and the scenario the Given steps build
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
-//!   time scale a case runs at; [`execute`] — one run of the implementation on a scenario
-//! - [`checks`] — every check as a plain function over what a case observed
-//! - [`steps`] — the step definitions, shared by `cargo test` and `squall run`
-//! - [`runner`] — one suite run: server, IUT, cucumber, collected results
+//!   time scale a case runs at; `execute` — one run of the implementation on a scenario
+//! - `checks` — every check as a plain function over what a case observed
+//! - `steps` — the step definitions, shared by `cargo test` and `squall run`
+//! - `runner` — one suite run: server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
 //!   flags or environment to a configuration, the one-line-per-requirement summary
 

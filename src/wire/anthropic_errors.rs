@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::scenario::ErrorSpec;
 
 /// The error `type` and default message Anthropic sends with an HTTP status.
-pub fn status_defaults(status: u16) -> (&'static str, &'static str) {
+pub(crate) fn status_defaults(status: u16) -> (&'static str, &'static str) {
     match status {
         400 => ("invalid_request_error", "Invalid request (scripted by squall)."),
         401 => ("authentication_error", "invalid x-api-key"),
@@ -26,7 +26,7 @@ pub fn status_defaults(status: u16) -> (&'static str, &'static str) {
 /// The error type and HTTP status for a scripted failure code. Anthropic's own types are
 /// taken as they are; OpenAI codes used by scenarios written for both APIs map to their
 /// Anthropic counterpart; anything else is an `api_error`.
-pub fn code_type_and_status(code: &str) -> (&'static str, u16) {
+pub(crate) fn code_type_and_status(code: &str) -> (&'static str, u16) {
     match code {
         "overloaded_error" | "overloaded" => ("overloaded_error", 529),
         "rate_limit_error" | "rate_limit_exceeded" => ("rate_limit_error", 429),
@@ -43,7 +43,7 @@ pub fn code_type_and_status(code: &str) -> (&'static str, u16) {
 
 /// The default message for a scripted failure code. A context overflow reads as Anthropic
 /// words it (`prompt is too long: …`), which is how clients recognise one.
-pub fn code_message(code: &str) -> String {
+pub(crate) fn code_message(code: &str) -> String {
     let (_, status) = code_type_and_status(code);
     match code {
         "overloaded_error"
@@ -61,7 +61,7 @@ pub fn code_message(code: &str) -> String {
 /// `code` that has an Anthropic counterpart (`insufficient_quota` → `billing_error`,
 /// `context_length_exceeded` → `invalid_request_error` saying the prompt is too long) gives
 /// the type and message; a scripted `type` and `message` win over everything.
-pub fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
+pub(crate) fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
     let (status_kind, status_message) = status_defaults(status);
     let code = spec.and_then(|s| s.code.as_deref()).filter(|code| code_type_and_status(code).0 != "api_error");
     let kind = spec.and_then(|s| s.kind.as_deref()).or(code.map(|c| code_type_and_status(c).0)).unwrap_or(status_kind);
@@ -74,7 +74,7 @@ pub fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
 }
 
 /// An Anthropic error body.
-pub fn error_body(kind: &str, message: &str) -> Value {
+pub(crate) fn error_body(kind: &str, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }
 

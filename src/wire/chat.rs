@@ -13,7 +13,7 @@ use super::{estimate_tokens, ReplyContext, SseEvent};
 use crate::scenario::StreamSpec;
 
 /// The streamed chunks of a scripted reply.
-pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
+pub(crate) fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
     let chunk = |delta: Value, finish: Value| {
         json!({
             "id": ctx.id("chatcmpl"),
@@ -57,7 +57,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
 }
 
 /// The non-streamed `chat.completion` object of a successful scripted reply.
-pub fn completion_object(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
+pub(crate) fn completion_object(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
     let mut message = json!({"role": "assistant", "content": spec.effective_text(), "refusal": null});
     if let Some(call) = &spec.function_call {
         let call_id = call.call_id.clone().unwrap_or_else(|| ctx.id("call"));

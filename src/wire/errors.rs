@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use crate::scenario::ErrorSpec;
 
 /// The default `(type, code, message)` for an HTTP status.
-pub fn status_defaults(status: u16) -> (&'static str, Option<&'static str>, &'static str) {
+pub(crate) fn status_defaults(status: u16) -> (&'static str, Option<&'static str>, &'static str) {
     match status {
         400 => ("invalid_request_error", None, "Invalid request (scripted by squall)."),
         401 => ("invalid_request_error", Some("invalid_api_key"), "Incorrect API key provided."),
@@ -42,7 +42,7 @@ pub fn status_defaults(status: u16) -> (&'static str, Option<&'static str>, &'st
 }
 
 /// The default message for an error code used in stream failures.
-pub fn code_message(code: &str) -> String {
+pub(crate) fn code_message(code: &str) -> String {
     match code {
         "rate_limit_exceeded" => "Rate limit reached for requests. Please try again in 1s.".to_owned(),
         "server_error" => "The server had an error while processing your request. Sorry about that!".to_owned(),
@@ -57,7 +57,7 @@ pub fn code_message(code: &str) -> String {
 }
 
 /// The `type` and HTTP status a real provider uses for an error code.
-pub fn code_type_and_status(code: &str) -> (&'static str, u16) {
+pub(crate) fn code_type_and_status(code: &str) -> (&'static str, u16) {
     match code {
         "rate_limit_exceeded" => ("requests", 429),
         "insufficient_quota" => ("insufficient_quota", 429),
@@ -68,7 +68,7 @@ pub fn code_type_and_status(code: &str) -> (&'static str, u16) {
 }
 
 /// The error body of a scripted status reply.
-pub fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
+pub(crate) fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
     let (kind, code, message) = status_defaults(status);
     let spec = spec.cloned().unwrap_or_default();
     let code = spec.code.or(code.map(str::to_owned));
@@ -85,7 +85,7 @@ pub fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
 }
 
 /// An OpenAI error body.
-pub fn error_body(message: &str, kind: &str, param: Option<&str>, code: Option<&str>) -> Value {
+pub(crate) fn error_body(message: &str, kind: &str, param: Option<&str>, code: Option<&str>) -> Value {
     json!({"error": {"message": message, "type": kind, "param": param, "code": code}})
 }
 

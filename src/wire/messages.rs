@@ -96,7 +96,7 @@ fn event(kind: &str, mut payload: Value) -> SseEvent {
 }
 
 /// The streamed events of a scripted reply.
-pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
+pub(crate) fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
     let mut starting = message_object(spec, ctx, Vec::new(), Value::Null);
     starting["usage"]["output_tokens"] = json!(1);
     let mut events = vec![event("message_start", json!({"message": starting})), event("ping", json!({}))];
@@ -121,7 +121,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
 }
 
 /// The whole `message` object of a successful scripted reply.
-pub fn message(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
+pub(crate) fn message(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
     let content = blocks(spec, ctx).iter().map(|block| block.json(ctx, true)).collect();
     message_object(spec, ctx, content, json!(stop_reason(spec)))
 }

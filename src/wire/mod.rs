@@ -3,18 +3,20 @@
 //! events and message object, and Anthropic-shaped errors.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
-//! events or JSON bodies ([`responses`], [`chat`], [`messages`], [`errors`], [`anthropic_errors`]), and [`reply`] turns a scripted
-//! attempt into a [`plan::ReplyPlan`] — the bytes, the waits and the fault — which the server
-//! plays on a socket.
+//! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `errors` and
+//! `anthropic_errors` modules), and [`reply`] turns a scripted attempt into a plan — the bytes,
+//! the waits and the fault — which the server plays on a socket. What outside code needs is
+//! public: [`reply::Api`] (which API a request spoke, and its events for a reply),
+//! [`reply::build_reply`], [`ReplyContext`], [`SseEvent`], [`estimate_tokens`].
 
-pub mod anthropic_errors;
-pub mod chat;
-pub mod errors;
-pub mod messages;
-pub mod plan;
+pub(crate) mod anthropic_errors;
+pub(crate) mod chat;
+pub(crate) mod errors;
+pub(crate) mod messages;
+pub(crate) mod plan;
 pub mod reply;
-pub mod responses;
-pub mod template;
+pub(crate) mod responses;
+pub(crate) mod template;
 mod text;
 
 use bytes::Bytes;

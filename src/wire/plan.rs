@@ -14,7 +14,7 @@ use crate::journal::EndKind;
 use crate::scenario::{Fault, FaultKind, FaultPoint};
 
 /// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
-pub const GARBAGE: &[u8] =
+pub(crate) const GARBAGE: &[u8] =
     b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
 
 /// How a reply kills its connection.
@@ -66,7 +66,7 @@ pub struct ReplyPlan {
 /// A piece of a reply's body: one SSE event, or a whole JSON body. The pieces of a reply lie
 /// one after the other in one buffer, so a run of them is one slice of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
+pub(crate) struct Span {
     /// Its length in bytes.
     pub len: usize,
     /// It is one SSE event (counted in the journal's `events_sent`).
@@ -79,7 +79,7 @@ pub struct Span {
 
 /// A reply's whole body and its pieces, in order.
 #[derive(Debug, Clone, Default)]
-pub struct Body {
+pub(crate) struct Body {
     /// Every piece, one after the other.
     pub bytes: Bytes,
     /// The pieces; their lengths add up to `bytes.len()`.
@@ -88,7 +88,7 @@ pub struct Body {
 
 impl Body {
     /// The events of a stream, written into one buffer.
-    pub fn of_events(events: &[SseEvent]) -> Body {
+    pub(crate) fn of_events(events: &[SseEvent]) -> Body {
         let mut buffer = Vec::with_capacity(events.iter().map(|e| e.data.len() + 40).sum());
         let mut spans = Vec::with_capacity(events.len());
         for event in events {
@@ -105,7 +105,7 @@ impl Body {
     }
 
     /// One whole body (a JSON object or error).
-    pub fn whole(bytes: Bytes) -> Body {
+    pub(crate) fn whole(bytes: Bytes) -> Body {
         let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true }];
         Body { bytes, spans }
     }
@@ -126,7 +126,7 @@ fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration
 }
 
 /// Plan a streamed reply whose events are already written into one body.
-pub fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+pub(crate) fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     let mut plan = build(body, EndKind::Completed, fault, event_delay, time_scale);
     // Event streams are sent chunked, as OpenAI does, even when their length is known.
     plan.exact_len = None;
@@ -135,14 +135,14 @@ pub fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, tim
 
 /// Plan a whole-body reply (a JSON object or error). An offset of 0 events or 0 deltas fires
 /// before the body, a larger one after it.
-pub fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
+pub(crate) fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
     build(Body::whole(body), end, fault, Duration::ZERO, time_scale)
 }
 
 /// Scale a scripted number of milliseconds by the run's time scale. Both are range-checked
 /// when a run is created; whatever they are, this never panics (a NaN or negative product is
 /// no wait, an enormous one the longest `Duration`).
-pub fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
+pub(crate) fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
     let seconds = ms as f64 * time_scale / 1000.0;
     Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 { Duration::MAX } else { Duration::ZERO })
 }

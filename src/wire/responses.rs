@@ -46,7 +46,7 @@ fn fields(location: &Value) -> String {
 }
 
 /// The streamed events of a scripted reply.
-pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
+pub(crate) fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
     let mut log = EventLog { events: Vec::new() };
     log.push("response.created", json!({"response": response_object_with(ctx, "in_progress", Vec::new(), None)}));
     log.push("response.in_progress", json!({"response": response_object_with(ctx, "in_progress", Vec::new(), None)}));
@@ -85,7 +85,7 @@ pub fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
 }
 
 /// The non-streamed Response object of a successful scripted reply.
-pub fn response_object(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
+pub(crate) fn response_object(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
     let items = output_items(spec, ctx).iter().map(OutputItem::completed_json).collect();
     response_object_with(ctx, "completed", items, Some(usage(ctx, spec)))
 }

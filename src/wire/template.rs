@@ -69,7 +69,7 @@ impl Sizes {
 
 /// A rendered reply with slots: what a request needs filled in to be served.
 #[derive(Debug, Clone)]
-pub struct ReplyTemplate {
+pub(crate) struct ReplyTemplate {
     rendered: Rendered,
     /// The pieces of the body, span by span.
     pieces: Vec<Vec<Piece>>,
@@ -85,7 +85,13 @@ pub struct ReplyTemplate {
 impl ReplyTemplate {
     /// The template of `script`'s reply to `api`, streamed or not (and with a usage chunk or
     /// not), or `None` when the script's content collides with a sentinel.
-    pub fn new(script: &Attempt, api: Api, wants_stream: bool, include_usage: bool, time_scale: f64) -> Option<Self> {
+    pub(crate) fn new(
+        script: &Attempt,
+        api: Api,
+        wants_stream: bool,
+        include_usage: bool,
+        time_scale: f64,
+    ) -> Option<Self> {
         let sentinels = ReplyContext {
             id_seed: SEED.to_owned(),
             model: MODEL.to_owned(),
@@ -149,7 +155,7 @@ impl ReplyTemplate {
     }
 
     /// The reply to one request.
-    pub fn reply(&self, ctx: &ReplyContext) -> Reply {
+    pub(crate) fn reply(&self, ctx: &ReplyContext) -> Reply {
         let body = self.fill(ctx);
         let fault = self.fault.as_ref();
         let plan = if self.rendered.stream {
