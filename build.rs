@@ -6,16 +6,22 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let mut out = String::new();
-    embed(&mut out, "EMBEDDED", &root.join("scenarios"), "toml");
-    embed(&mut out, "EMBEDDED_FEATURES", &root.join("features"), "feature");
-    let target = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("embedded_catalogue.rs");
-    if let Err(e) = std::fs::write(&target, out) {
-        panic!("cannot write {}: {e}", target.display());
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
+    // The scenario catalogue, for the scenario module; the features, for the suite alone.
+    for (name, dir, ext, file) in [
+        ("EMBEDDED_SCENARIOS", "scenarios", "toml", "embedded_scenarios.rs"),
+        ("EMBEDDED_FEATURES", "features", "feature", "embedded_features.rs"),
+    ] {
+        let mut out = String::new();
+        embed(&mut out, name, &root.join(dir), ext);
+        let target = out_dir.join(file);
+        if let Err(e) = std::fs::write(&target, out) {
+            panic!("cannot write {}: {e}", target.display());
+        }
     }
 }
 
-/// Write `pub const NAME: &[(&str, &str)]` with every `*.EXT` file of `dir`: (file name, contents).
+/// Write `const NAME: &[(&str, &str)]` with every `*.EXT` file of `dir`: (file name, contents).
 fn embed(out: &mut String, name: &str, dir: &Path, ext: &str) {
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -28,7 +34,7 @@ fn embed(out: &mut String, name: &str, dir: &Path, ext: &str) {
         "/// Files compiled into the binary from `{}`: (file name, contents).",
         dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
     );
-    let _ = writeln!(out, "pub const {name}: &[(&str, &str)] = &[");
+    let _ = writeln!(out, "const {name}: &[(&str, &str)] = &[");
     for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
         let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

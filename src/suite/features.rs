@@ -5,7 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::scenario::embedded::embedded_features;
+include!(concat!(env!("OUT_DIR"), "/embedded_features.rs"));
+
+/// The features compiled into the binary from `features/`, as (file name, contents).
+pub fn embedded_features() -> &'static [(&'static str, &'static str)] {
+    EMBEDDED_FEATURES
+}
 
 /// A features directory that lives as long as the run needs it.
 #[derive(Debug)]

@@ -95,7 +95,7 @@ mod tests {
     fn every_step_the_features_use_matches_exactly_one_pattern() {
         let patterns = patterns();
         let mut checked = 0;
-        for (file, text) in crate::scenario::embedded::embedded_features() {
+        for (file, text) in crate::suite::features::embedded_features() {
             let feature = gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).expect("the feature parses");
             let scenarios = feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()));
             let backgrounds =
