@@ -1,11 +1,11 @@
 //! A journal entry as the admin API and the suite see it, and the facts known on arrival.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::api::Api;
 use super::recorded::RecordedHeaders;
 use crate::scenario::FaultKind;
 
@@ -63,7 +63,7 @@ pub struct JournalEntry {
     /// The model API the request spoke — `responses`, `chat` or `messages` — or null for a
     /// request that is not a model call (`/models`, an unknown path).
     #[serde(default)]
-    pub api: Option<Cow<'static, str>>,
+    pub api: Option<Api>,
     /// The request headers, names lower-cased.
     pub headers: BTreeMap<String, String>,
     /// The request body: parsed JSON, or the raw text when it is not JSON.

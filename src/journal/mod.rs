@@ -8,6 +8,7 @@
 //! dropped and counted, so a soak of millions of requests cannot exhaust memory. An entry keeps
 //! its index for life; `dropped` says how many came before the first one kept.
 
+mod api;
 mod entry;
 mod kept;
 mod recorded;
@@ -19,6 +20,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
+pub use self::api::Api;
 pub use self::entry::{Arrival, EndKind, JournalEntry};
 pub use self::kept::KeptEntry;
 use self::recorded::Recorded;

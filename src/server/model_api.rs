@@ -107,7 +107,7 @@ async fn accept(
         Route::Model(api) => api,
         Route::Answered(response) => return Err(Refusal::Reply(response)),
     };
-    entry.update(|e| e.api = Some(api.as_str().into()));
+    entry.update(|e| e.api = Some(api));
     if let Some(kind) = parts
         .headers
         .get(CONTENT_TYPE)

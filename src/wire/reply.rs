@@ -14,49 +14,10 @@ use super::{anthropic_errors, chat, messages, responses, ReplyContext, SseEvent}
 use crate::journal::EndKind;
 use crate::scenario::{Attempt, ErrorSpec, StreamFailure, StreamSpec};
 
-/// Which model API a request speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Api {
-    /// `POST /responses`.
-    Responses,
-    /// `POST /chat/completions`.
-    Chat,
-    /// `POST /messages` (Anthropic's `/v1/messages`).
-    Messages,
-}
+pub use crate::journal::Api;
 
+/// What each API sends for a scripted reply.
 impl Api {
-    /// Every API, in the order scenarios are validated and reported.
-    pub const ALL: [Api; 3] = [Api::Responses, Api::Chat, Api::Messages];
-
-    /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Api::Responses => "responses",
-            Api::Chat => "chat",
-            Api::Messages => "messages",
-        }
-    }
-
-    /// The API's name for people: `Responses API`, ...
-    pub fn title(self) -> &'static str {
-        match self {
-            Api::Responses => "Responses API",
-            Api::Chat => "Chat Completions API",
-            Api::Messages => "Messages API",
-        }
-    }
-
-    /// The API served at a path under a run's base URL, if any.
-    pub fn at_path(path: &str) -> Option<Api> {
-        match path {
-            "/responses" => Some(Api::Responses),
-            "/chat/completions" => Some(Api::Chat),
-            "/messages" => Some(Api::Messages),
-            _ => None,
-        }
-    }
-
     /// The streamed events of a successful (or in-stream failing) scripted reply.
     pub fn stream_events(self, content: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
         match self {

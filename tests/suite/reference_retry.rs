@@ -262,7 +262,10 @@ async fn the_messages_backend_retries_claudes_overloads_from_the_catalogue() {
         let outcome = Call { api: Api::Messages, ..Call::default() }.against(&catalogue_file(name)).await;
         assert!(outcome.result.is_ok(), "{name}: {:?}", outcome.events);
         assert_eq!(outcome.attempts(), 2, "{name}");
-        assert!(outcome.journal.iter().all(|e| e.api.as_deref() == Some("messages")), "{name}: spoke Messages");
+        assert!(
+            outcome.journal.iter().all(|e| e.api == Some(squall::journal::Api::Messages)),
+            "{name}: spoke Messages"
+        );
     }
 }
 

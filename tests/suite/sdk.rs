@@ -102,7 +102,10 @@ fn assert_529_retried(runs: &BTreeMap<&'static str, ScriptedRun>) {
     assert_eq!(statuses, [Some(529), Some(200)], "the SDK retries a 529 once, then succeeds");
     let waited = journal[1].received_at_ms - journal[0].finished_at_ms.unwrap_or(journal[0].received_at_ms);
     assert!(waited >= 900.0, "the retry came {waited:.0} ms after the 529 that said `retry-after: 1`");
-    assert!(journal.iter().all(|e| e.api.as_deref() == Some("messages")), "journaled as Messages API requests");
+    assert!(
+        journal.iter().all(|e| e.api == Some(squall::journal::Api::Messages)),
+        "journaled as Messages API requests"
+    );
 }
 
 fn python() -> PathBuf {

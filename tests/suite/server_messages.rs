@@ -39,7 +39,7 @@ async fn a_streamed_message_has_anthropics_event_sequence_and_is_journaled_as_me
     assert_eq!(payloads[7]["delta"]["stop_reason"], "end_turn");
 
     let entry = &h.settled_journal().await[0];
-    assert_eq!(entry.api.as_deref(), Some("messages"));
+    assert_eq!(entry.api, Some(squall::journal::Api::Messages));
     assert_eq!(entry.path, "/messages");
     assert!(entry.terminal_sent, "message_stop is the terminal event");
     assert_eq!(entry.end, Some(EndKind::Completed));

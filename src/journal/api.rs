@@ -1,0 +1,63 @@
+//! The model APIs squall speaks, by name: what a journal entry says a request spoke. What each
+//! API sends for a reply is the wire's (`crate::wire::reply`).
+
+use serde::{Deserialize, Serialize};
+
+/// Which model API a request speaks. Written as its name (`responses`, `chat`, `messages`) in
+/// the journal and everywhere else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `POST /responses`.
+    Responses,
+    /// `POST /chat/completions`.
+    Chat,
+    /// `POST /messages` (Anthropic's `/v1/messages`).
+    Messages,
+}
+
+impl Api {
+    /// Every API, in the order scenarios are validated and reported.
+    pub const ALL: [Api; 3] = [Api::Responses, Api::Chat, Api::Messages];
+
+    /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Responses => "responses",
+            Api::Chat => "chat",
+            Api::Messages => "messages",
+        }
+    }
+
+    /// The API's name for people: `Responses API`, ...
+    pub fn title(self) -> &'static str {
+        match self {
+            Api::Responses => "Responses API",
+            Api::Chat => "Chat Completions API",
+            Api::Messages => "Messages API",
+        }
+    }
+
+    /// The API served at a path under a run's base URL, if any.
+    pub fn at_path(path: &str) -> Option<Api> {
+        match path {
+            "/responses" => Some(Api::Responses),
+            "/chat/completions" => Some(Api::Chat),
+            "/messages" => Some(Api::Messages),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Api;
+
+    #[test]
+    fn an_api_is_written_as_its_name() {
+        for api in Api::ALL {
+            assert_eq!(serde_json::to_value(api).expect("serializes"), api.as_str());
+            assert_eq!(serde_json::from_value::<Api>(api.as_str().into()).expect("reads back"), api);
+        }
+    }
+}
