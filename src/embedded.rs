@@ -17,6 +17,8 @@
 //! run.assert_attempts(2);
 //! # }
 //! ```
+//!
+#![doc = include_str!("../docs/embedded.md")]
 
 use std::sync::Arc;
 
@@ -56,6 +58,7 @@ impl MockProvider {
     /// # Panics
     /// When the scenario is invalid (a name that is not URL-safe, a bad header, a fault past
     /// the end of its stream, ...), with the message [`MockProvider::try_run`] returns.
+    #[track_caller]
     pub fn run(&self, scenario: Scenario) -> ScriptedRun {
         self.run_scaled(scenario, 1.0)
     }
@@ -64,8 +67,12 @@ impl MockProvider {
     ///
     /// # Panics
     /// When the scenario or the time scale is invalid; see [`MockProvider::try_run_scaled`].
+    #[track_caller]
     pub fn run_scaled(&self, scenario: Scenario, time_scale: f64) -> ScriptedRun {
-        self.try_run_scaled(scenario, time_scale).unwrap_or_else(|e| panic!("squall cannot serve this scenario: {e}"))
+        match self.try_run_scaled(scenario, time_scale) {
+            Ok(run) => run,
+            Err(e) => panic!("squall cannot serve this scenario: {e}"),
+        }
     }
 
     /// A run scripted by `scenario`, or why the server could not serve it.
@@ -131,7 +138,9 @@ impl ScriptedRun {
         Some(calls.get(n + 1)?.received_at_ms - calls.get(n)?.finished_at_ms?)
     }
 
-    /// Panics with the journal unless exactly `expected` model calls arrived.
+    /// Panics with the journal unless exactly `expected` model calls arrived; the panic points at
+    /// the caller's line.
+    #[track_caller]
     pub fn assert_attempts(&self, expected: usize) {
         let calls = self.model_calls();
         assert_eq!(
@@ -143,7 +152,9 @@ impl ScriptedRun {
         );
     }
 
-    /// Panics unless the client waited at least `ms` before retrying after call `n`.
+    /// Panics unless the client waited at least `ms` before retrying after call `n`; the panic
+    /// points at the caller's line.
+    #[track_caller]
     pub fn assert_waited_at_least(&self, n: usize, ms: f64) {
         let gap = self.gap_ms(n);
         assert!(gap.is_some_and(|g| g >= ms), "expected a wait of at least {ms} ms after call {n}, saw {gap:?}");

@@ -33,8 +33,9 @@ pub struct Cli {
 pub enum Command {
     /// Serve the scripted OpenAI and Anthropic APIs and the admin API.
     Serve {
-        /// Address to listen on; port 0 picks a free port.
-        #[arg(long, default_value = "127.0.0.1:8787")]
+        /// Address to listen on — an IP or a host name (`localhost:8787`), and a port; port 0
+        /// picks a free port.
+        #[arg(long, default_value = "127.0.0.1:8787", value_parser = listen_addr)]
         addr: SocketAddr,
         /// Scenario catalogue directory (default: ./scenarios if present, else the embedded catalogue).
         #[arg(long)]
@@ -87,7 +88,7 @@ pub enum ScenariosCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// List the catalogue.
+    /// List the catalogue: each scenario's name, requirement ids and description.
     List {
         #[arg(long)]
         scenarios: Option<PathBuf>,
@@ -141,8 +142,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Scenarios { command: ScenariosCommand::Check { files } } => check(&files),
         Command::Scenarios { command: ScenariosCommand::List { scenarios } } => {
+            // A line per scenario — its name and requirement ids — and its description under it.
             for scenario in Catalogue::from_dir_or_embedded(scenarios.as_deref())?.iter() {
                 stdout::line(format_args!("{:40} {}", scenario.name, scenario.requirements.join(",")))?;
+                if !scenario.description.is_empty() {
+                    stdout::line(format_args!("    {}", scenario.description))?;
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -199,9 +204,42 @@ fn check(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
 }
 
 /// A count flag: a whole number of at least 1.
+/// `--addr`: an IP address and port, or a host name and port (`localhost:8788`) resolved to its
+/// first IPv4 address (else its first address).
+fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs as _;
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let resolved: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is neither an address and port nor a host name and port that resolves: {e}"))?
+        .collect();
+    resolved
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(resolved.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
 pub fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("`{text}` is out of range: a whole number from 1 to {}", usize::MAX)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_addr;
+
+    #[test]
+    fn a_listen_address_may_name_its_host() {
+        assert_eq!(listen_addr("127.0.0.1:8787").map(|a| a.to_string()).as_deref(), Ok("127.0.0.1:8787"));
+        let local = listen_addr("localhost:8788").expect("localhost resolves");
+        assert!(local.ip().is_loopback() && local.port() == 8788, "{local}");
+        let error = listen_addr("localhost").expect_err("no port");
+        assert!(error.starts_with("`localhost` is neither an address and port"), "{error}");
     }
 }

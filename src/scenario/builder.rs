@@ -129,6 +129,18 @@ impl Attempt {
         self
     }
 
+    /// `kind` right before the first output (text, reasoning or tool-call arguments), after the
+    /// framing events, in whichever API the client speaks: nothing visible reached the client.
+    pub fn breaks_before_output(self, kind: FaultKind) -> Self {
+        self.breaks_after_deltas(kind, 0)
+    }
+
+    /// `kind` after `n` output deltas — pieces of text, reasoning or tool-call arguments —
+    /// counted alike in every API: the client has shown `n` pieces when the stream breaks.
+    pub fn breaks_after_deltas(self, kind: FaultKind, n: u32) -> Self {
+        self.fault_at(Fault::at(kind, FaultPoint::Deltas(n)))
+    }
+
     /// A TCP reset after `n` complete events.
     pub fn reset_after_events(self, n: u32) -> Self {
         self.fault(FaultKind::Reset, n, None)

@@ -21,6 +21,11 @@ impl FieldPath {
         FieldPath(Vec::new())
     }
 
+    /// Whether this is the top level (no field).
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// This path followed by the key `key`.
     pub fn key(&self, key: &str) -> Self {
         let mut next = self.0.clone();
@@ -106,6 +111,10 @@ impl fmt::Display for ScenarioError {
         write!(f, "{}", self.source_name)?;
         if let Some((line, column)) = self.location {
             write!(f, ":{line}:{column}")?;
+        }
+        if self.field.is_root() {
+            // A file or a directory at fault, or the scenario as a whole: no field to name.
+            return write!(f, ": {}", self.message);
         }
         write!(f, ": field `{}`: {}", self.field, self.message)
     }

@@ -18,10 +18,10 @@ fn help_never_shows_the_admin_token_from_the_environment() {
     assert!(text.contains("SQUALL_ADMIN_TOKEN") && !text.contains("s3cret-token"), "{text}");
 }
 
-#[test]
-fn serve_prints_the_listening_line_first_with_the_real_port() {
+/// The first line `squall serve --addr ADDR` prints, then it is stopped.
+fn first_line_serving_on(addr: &str) -> String {
     let mut child = squall()
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", addr])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -31,6 +31,12 @@ fn serve_prints_the_listening_line_first_with_the_real_port() {
     BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("a line");
     let _ = child.kill();
     let _ = child.wait();
+    first
+}
+
+#[test]
+fn serve_prints_the_listening_line_first_with_the_real_port() {
+    let first = first_line_serving_on("127.0.0.1:0");
     let url = first.trim_end().strip_prefix("squall listening on http://127.0.0.1:").expect(&first).to_owned();
     let port: u16 = url.parse().expect("a port number");
     assert_ne!(port, 0);
@@ -86,4 +92,29 @@ fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leav
         refusal.contains("reference:nonsense: expected a mutant squall knows") && refusal.contains("zero-jitter"),
         "{refusal}"
     );
+}
+
+#[test]
+fn the_catalogue_lists_each_scenario_with_its_description() {
+    let list = squall().args(["scenarios", "list"]).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("runs");
+    let text = String::from_utf8_lossy(&list.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("outage-40s-then-ok ")).expect("the outage scenario is listed");
+    assert!(lines[at].contains("REQ-0006-001"), "{}", lines[at]);
+    assert!(lines[at + 1].starts_with("    A 40-second regional outage"), "{}", lines[at + 1]);
+}
+
+#[test]
+fn a_missing_file_is_named_without_a_field() {
+    let check = squall().args(["scenarios", "check", "/nonexistent/x.toml"]).output().expect("runs");
+    // `scenarios check` reports each file on stdout.
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(report.starts_with("error /nonexistent/x.toml: cannot read the file"), "{report}");
+    assert!(!report.contains("field"), "{report}");
+}
+
+#[test]
+fn serve_listens_on_a_host_name() {
+    let first = first_line_serving_on("localhost:0");
+    assert!(first.starts_with("squall listening on http://127.0.0.1:"), "{first}");
 }

@@ -55,3 +55,45 @@ fn the_example_runs() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("attempt 2: HTTP 200 OK, body broken") && stdout.contains("Some(Reset)"), "{stdout}");
 }
+
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync>;
+
+/// Where the next panic on this thread is reported from, while `during` runs; panics on other
+/// threads go to the hook that was there before.
+fn panic_location(during: impl FnOnce()) -> Option<String> {
+    use std::sync::{Arc, Mutex};
+    let previous: Arc<PanicHook> = Arc::new(std::panic::take_hook());
+    let seen: Arc<Mutex<Option<String>>> = Arc::default();
+    let (me, forward, record) = (std::thread::current().id(), previous.clone(), seen.clone());
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == me {
+            *record.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                info.location().map(|l| l.file().to_owned());
+        } else {
+            forward(info);
+        }
+    }));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(during));
+    std::panic::set_hook(Box::new(move |info| previous(info)));
+    let location = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    location
+}
+
+#[tokio::test]
+async fn a_failed_assertion_points_at_the_test_that_made_it() {
+    let provider = MockProvider::start().await;
+    let run = provider.run(Scenario::named("quiet").attempt(Attempt::text("x")));
+    let here = file!();
+    assert_eq!(panic_location(|| run.assert_attempts(5)).as_deref(), Some(here));
+    assert_eq!(panic_location(|| run.assert_waited_at_least(0, 1.0)).as_deref(), Some(here));
+    assert_eq!(panic_location(|| drop(provider.run(Scenario::named("a/b")))).as_deref(), Some(here));
+}
+
+#[test]
+fn the_delta_builders_break_before_output_or_after_n_pieces() {
+    use squall::scenario::{FaultKind, FaultPoint};
+    let before = Attempt::text("a b c").breaks_before_output(FaultKind::Eof).fault.expect("a fault");
+    assert_eq!((before.kind, before.point()), (FaultKind::Eof, FaultPoint::Deltas(0)));
+    let after = Attempt::text("a b c").breaks_after_deltas(FaultKind::Reset, 2).fault.expect("a fault");
+    assert_eq!((after.kind, after.point()), (FaultKind::Reset, FaultPoint::Deltas(2)));
+}
