@@ -229,8 +229,9 @@ pub struct StreamSpec {
 pub struct FunctionCallSpec {
     /// The tool's name (`Task`, `web_search`, ...).
     pub name: String,
-    /// JSON arguments as text, streamed in deltas.
-    #[serde(default = "empty_object")]
+    /// JSON arguments as text, streamed in deltas. A scenario may give them as JSON text or as a
+    /// table (an object), which is sent as its JSON text.
+    #[serde(default = "empty_object", deserialize_with = "arguments_text")]
     pub arguments: String,
     #[serde(default)]
     /// The call's id; generated when absent.
@@ -239,6 +240,14 @@ pub struct FunctionCallSpec {
 
 fn empty_object() -> String {
     "{}".to_owned()
+}
+
+/// `arguments` as written: JSON text as is, anything else (a table) as its JSON text.
+fn arguments_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => Ok(text),
+        other => Ok(other.to_string()),
+    }
 }
 
 /// A failure reported inside the stream (`response.failed`, an `error` event, an error chunk).
@@ -405,5 +414,34 @@ impl StreamSpec {
             (None, None, None, None) => Some("OK"),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::load::{from_json_value, from_toml_str};
+
+    #[test]
+    fn tool_call_arguments_are_json_text_or_a_table() {
+        let text = r#"
+name = "args"
+[[attempts]]
+stream = { function_call = { name = "Task", arguments = { agent = "deep-research", prompt = "x" } } }
+[[attempts]]
+stream = { function_call = { name = "Task", arguments = '{"agent": "deep-research"}' } }
+"#;
+        let scenario = from_toml_str("args.toml", text).expect("both forms load");
+        let arguments: Vec<String> = scenario
+            .attempts
+            .iter()
+            .map(|a| a.stream.as_ref().and_then(|s| s.function_call.as_ref()).expect("a call").arguments.clone())
+            .collect();
+        assert_eq!(arguments, [r#"{"agent":"deep-research","prompt":"x"}"#, r#"{"agent": "deep-research"}"#]);
+        let inline = serde_json::json!({"name": "j", "attempts": [{"stream": {"function_call": {"name": "T", "arguments": {"q": 1}}}}]});
+        let scenario = from_json_value(inline).expect("an object in JSON too");
+        assert_eq!(
+            scenario.attempts[0].stream.as_ref().and_then(|s| s.function_call.as_ref()).map(|c| c.arguments.as_str()),
+            Some(r#"{"q":1}"#)
+        );
     }
 }

@@ -231,7 +231,34 @@ impl Runs {
     }
 }
 
-/// The start of a scenario name, so run ids say what they run (`r12-reset-after-3`).
+/// The start of a scenario name in whole words, so run ids say what they run
+/// (`r12-reset-after-3-events` for `reset-after-3-events-then-ok`).
 fn short_tag(name: &str) -> String {
-    name.chars().take(24).collect()
+    const MAX: usize = 24;
+    if name.len() <= MAX {
+        return name.to_owned();
+    }
+    // Names are ASCII (validation keeps them URL-safe): whole words up to MAX, where there are words.
+    let head = &name[..=MAX];
+    match head.rfind(['-', '_', '.']) {
+        Some(at) if at > 0 => head[..at].to_owned(),
+        _ => name[..MAX].to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_tag;
+
+    #[test]
+    fn a_run_id_keeps_whole_words_of_the_scenario_name() {
+        assert_eq!(short_tag("reset-after-3-events-then-ok"), "reset-after-3-events");
+        assert_eq!(short_tag("always-503"), "always-503");
+        assert_eq!(
+            short_tag("abcdefghijklmnopqrstuvwx-tail"),
+            "abcdefghijklmnopqrstuvwx",
+            "a word that ends at the limit"
+        );
+        assert_eq!(short_tag("abcdefghijklmnopqrstuvwxyz0123"), "abcdefghijklmnopqrstuvwx", "one long word is cut");
+    }
 }
