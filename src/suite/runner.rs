@@ -246,6 +246,19 @@ fn all_tags(feature: &gherkin::Feature, rule: Option<&gherkin::Rule>, scenario: 
     feature.tags.iter().chain(&rule_tags).chain(&scenario.tags).cloned().collect()
 }
 
+/// Why a step failed, in plain words: what the step said when it stopped (a failed check, a
+/// dead implementation), not cucumber's "Step panicked. Captured output: …" wrapping.
+fn step_failure(error: &cucumber::event::StepError) -> String {
+    match error {
+        cucumber::event::StepError::Panic(info) => info
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| info.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the step stopped without saying why".to_owned()),
+        other => other.to_string(),
+    }
+}
+
 fn case_record(
     feature: &gherkin::Feature,
     rule: Option<&gherkin::Rule>,
@@ -260,7 +273,7 @@ fn case_record(
         ScenarioFinished::StepSkipped => {
             Some("a step has no definition (the feature uses a step squall does not know)".to_owned())
         }
-        ScenarioFinished::StepFailed(_, _, error) => Some(error.to_string()),
+        ScenarioFinished::StepFailed(_, _, error) => Some(step_failure(error)),
         ScenarioFinished::BeforeHookFailed(_) => Some("the harness could not prepare the case".to_owned()),
     };
     // A step that failed because a MUST check failed was judged; any other failure means the
