@@ -149,7 +149,7 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     let clock = Instant::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
     let calibration =
-        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await;
+        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?;
     let ctx = Arc::new(SuiteContext {
         server,
         catalogue: config.catalogue.clone(),

@@ -70,9 +70,11 @@ fn scenarios_check_reports_each_file() {
 fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leaves_the_checkout_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    // Task cases at the wire level: nothing is judged, which --allow-empty accepts.
+    // Task cases at the wire level: nothing is judged, which --allow-empty accepts. The command
+    // runs the reference (an implementation that does nothing at all stops the run instead).
+    let command = format!("OPENAI_X=1 sh -c '{} reference-iut'", env!("CARGO_BIN_EXE_squall"));
     let output = squall()
-        .args(["run", "--iut", "OPENAI_X=1 sh -c true", "--level", "wire", "--tags", "@REQ-0006-030", "--allow-empty"])
+        .args(["run", "--iut", &command, "--level", "wire", "--tags", "@REQ-0006-030", "--allow-empty"])
         .arg("--features")
         .arg(root.join("features"))
         .arg("--scenarios")
@@ -117,4 +119,34 @@ fn a_missing_file_is_named_without_a_field() {
 fn serve_listens_on_a_host_name() {
     let first = first_line_serving_on("localhost:0");
     assert!(first.starts_with("squall listening on http://127.0.0.1:"), "{first}");
+}
+
+/// `squall run --iut COMMAND` writing its reports under a fresh directory: exit code, stderr and
+/// the directory (which must stay empty when the run could not be judged).
+fn run_command_iut(command: &str) -> (Option<i32>, String, Vec<std::path::PathBuf>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reports = dir.path().join("reports");
+    let output = squall()
+        .args(["run", "--iut", command, "--report-dir"])
+        .arg(&reports)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("runs");
+    let written =
+        std::fs::read_dir(&reports).map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned(), written)
+}
+
+#[test]
+fn an_implementation_that_cannot_start_stops_the_run_with_one_clear_line() {
+    let (code, stderr, written) = run_command_iut("no-such-squall-client --flag");
+    assert_eq!(code, Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("squall: ")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("cannot run a case") && errors[0].contains("exited 127"), "{stderr}");
+    assert!(errors[0].contains("no-such-squall-client"), "it names the command: {stderr}");
+    assert!(written.is_empty(), "no report of a run that judged nothing: {written:?}");
+    let (code, stderr, _) = run_command_iut("true");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("exited 0 without sending a request or writing $SQUALL_OUT/result.json"), "{stderr}");
 }

@@ -142,9 +142,16 @@ const GIVES_UP_WITHIN_S: f64 = 1200.0;
 
 /// The client's reaction measured now, as the run's calibration measured it.
 async fn measure_reaction(suite: &SuiteContext) -> Reaction {
-    calibrate(&suite.server, &suite.iut, suite.time_scale, suite.calibration_instances, suite.case_timeout, suite.seed)
-        .await
-        .reaction
+    let calibration = calibrate(
+        &suite.server,
+        &suite.iut,
+        suite.time_scale,
+        suite.calibration_instances,
+        suite.case_timeout,
+        suite.seed,
+    )
+    .await;
+    calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
 }
 
 /// Why a kill at the case timeout is a verdict rather than no verdict: the implementation was

@@ -17,7 +17,7 @@ use crate::iut::{CaseSpec, Iut, TaskKind};
 use crate::journal::{EndKind, JournalEntry};
 use crate::scenario::{Attempt, Scenario};
 use crate::server::Server;
-use crate::suite::execute::execute;
+use crate::suite::execute::{execute, Execution};
 
 /// 429s before the success, in each instance.
 pub const RETRIES: usize = 6;
@@ -99,7 +99,7 @@ pub(crate) async fn calibrate(
     instances: usize,
     case_timeout: Duration,
     seed: Option<u64>,
-) -> Calibration {
+) -> Result<Calibration, CannotStart> {
     let started = std::time::Instant::now();
     let scales = [time_scale, second_scale(time_scale)];
     let timeout = case_timeout.min(INSTANCE_TIMEOUT);
@@ -118,21 +118,70 @@ pub(crate) async fn calibrate(
                 timeout,
             };
             async move {
-                let gaps = match execute(server, implementation, scenario(), spec).await {
-                    Ok(execution) => gaps_after_asks(&execution.journal),
-                    Err(_) => Vec::new(),
-                };
-                (*scale, gaps)
+                match execute(server, implementation, scenario(), spec).await {
+                    Ok(execution) => (*scale, gaps_after_asks(&execution.journal), did_nothing(&execution)),
+                    Err(e) => (*scale, Vec::new(), Some(e.to_string())),
+                }
             }
         })
     });
-    let measured = join_all(runs).await;
+    let measured: Vec<(f64, Vec<f64>, Option<String>)> = join_all(runs).await;
+    if let Some(why) = cannot_start(&measured) {
+        return Err(CannotStart { implementation: implementation.describe(), why });
+    }
+    let measured: Vec<(f64, Vec<f64>)> = measured.into_iter().map(|(scale, gaps, _)| (scale, gaps)).collect();
     let samples = scales.map(|scale| ScaleSamples {
         time_scale: scale,
         gaps_ms: measured.iter().filter(|(s, _)| *s == scale).map(|(_, gaps)| gaps.clone()).collect(),
     });
     let reaction = Reaction::from_samples(&samples[0], &samples[1]);
-    Calibration { samples, reaction, instances: 2 * instances, duration_ms: started.elapsed().as_secs_f64() * 1000.0 }
+    Ok(Calibration {
+        samples,
+        reaction,
+        instances: 2 * instances,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
+/// An implementation that did nothing in any calibration run: no case can be judged, so the run
+/// stops before its cases with this, and `squall run` exits 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the implementation cannot run a case: `{implementation}` {why}; check the command (try it by hand with the IUT contract's variables, docs/iut-contract.md)")]
+pub struct CannotStart {
+    /// The implementation, as reports name it.
+    pub implementation: String,
+    /// What every calibration run showed: the exit status, result.json missing, the stderr tail.
+    pub why: String,
+}
+
+/// Why the implementation did nothing, when it sent no request: it could not be started, it
+/// exited 126 or 127 (the shell found no such command, or could not execute it), or it exited
+/// 0 without writing `result.json`. `None` when it did something.
+fn did_nothing(execution: &Execution) -> Option<String> {
+    if execution.journal.iter().any(|e| e.attempt.is_some()) || execution.iut.timed_out {
+        return None;
+    }
+    let stderr = execution.iut.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+    let said = if stderr.is_empty() { String::new() } else { format!(" (its stderr ends: {stderr})") };
+    match (execution.iut.exit_code, execution.iut.result.is_some()) {
+        (Some(code @ (126 | 127)), _) => Some(format!("exited {code} without sending a request{said}")),
+        (Some(0), false) => {
+            Some(format!("exited 0 without sending a request or writing $SQUALL_OUT/result.json{said}"))
+        }
+        _ => None,
+    }
+}
+
+/// What every calibration run says about an implementation that did nothing in all of them.
+fn cannot_start(measured: &[(f64, Vec<f64>, Option<String>)]) -> Option<String> {
+    let reasons: Vec<&String> = measured.iter().map(|(_, _, why)| why.as_ref()).collect::<Option<_>>()?;
+    let first = reasons.first()?;
+    let runs = reasons.len();
+    Some(if reasons.iter().all(|r| r == first) {
+        format!("{first} in all {runs} calibration runs")
+    } else {
+        format!("did nothing in any of the {runs} calibration runs; the first {first}")
+    })
 }
 
 /// Real ms from the end of each 429 to the next model request.
