@@ -1,6 +1,8 @@
 //! The model endpoints under a run's base URL: OpenAI's `POST /responses` and
-//! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is journaled on arrival, routed to a track, answered with the
-//! track's next scripted attempt, and played by a [`ScriptedBody`].
+//! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is
+//! journaled on arrival, routed to a track, answered with the track's next scripted attempt —
+//! unless a run-wide condition (outage, quota, chaos: `super::run_conditions`) answers instead —
+//! and played by a [`ScriptedBody`].
 
 use std::sync::Arc;
 use std::time::SystemTime;
