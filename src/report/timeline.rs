@@ -11,8 +11,14 @@ use crate::journal::{EndKind, JournalEntry};
 
 const WIDTH: f64 = 760.0;
 const LABEL: f64 = 120.0;
-const ROW: f64 = 34.0;
+const ROW: f64 = 40.0;
 const TOP: f64 = 14.0;
+/// Font size of every label, in px.
+const FONT: f64 = 11.0;
+/// Where a wait's dashed line runs, below its row's top (bars are 14 px high).
+const GAP_LINE: f64 = 21.0;
+/// How far below the line the wait's label has its baseline: a font size and 3 px of air.
+const GAP_LABEL_BELOW: f64 = FONT + 3.0;
 
 /// A request as the timeline needs it, in policy seconds from the first request.
 struct Bar {
@@ -94,7 +100,7 @@ pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, re
     let x = |t: f64| LABEL + t / span * plot;
     let height = TOP + ROW * bars.len() as f64 + 28.0;
     let mut out = String::new();
-    let _ = write!(out, "<svg class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"11\">");
+    let _ = write!(out, "<svg class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"{FONT}\">");
     // The n-th failed attempt is followed by the n-th announced retry delay.
     let mut retries = 0;
     for (i, bar) in bars.iter().enumerate() {
@@ -135,14 +141,16 @@ pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, re
             if reaction_ms >= NAMED_REACTION_MS {
                 label.push_str(&format!(" · client reaction {reaction_ms:.0} ms real"));
             }
-            let gap_y = y + 24.0;
+            // The dashed line halfway between this bar and the next; its label under it, clear of
+            // the line (the text's top is a font size above its baseline) and of the next row.
+            let gap_y = y + GAP_LINE;
             let _ = write!(
                 out,
                 "<line x1=\"{:.1}\" y1=\"{gap_y:.1}\" x2=\"{:.1}\" y2=\"{gap_y:.1}\" stroke=\"#999\" stroke-dasharray=\"3,2\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
                 x(bar.end),
                 x(next.start),
                 x(bar.end) + 2.0,
-                gap_y + 9.0,
+                gap_y + GAP_LABEL_BELOW,
                 escape(&label)
             );
         }
@@ -220,6 +228,34 @@ mod tests {
         let out = svg(&journal, &[2.0], 0.01, 0.0);
         assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
         assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
+    }
+
+    /// Every number in `attribute="…"` of the elements that start with `tag` and contain `with`.
+    fn positions(svg: &str, tag: &str, with: &str, attribute: &str) -> Vec<f64> {
+        svg.split('<')
+            .filter(|element| element.starts_with(tag) && element.contains(with))
+            .filter_map(|element| element.split(&format!(" {attribute}=\"")).nth(1)?.split('"').next()?.parse().ok())
+            .collect()
+    }
+
+    #[test]
+    fn a_waits_label_sits_under_its_dashed_line_and_above_the_next_row() {
+        let call = |attempt: u64, at: f64| {
+            entry(
+                json!({"attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": "error_status", "status": 503}),
+            )
+        };
+        let out = svg(&[call(0, 0.0), call(1, 10.0), call(2, 30.0)], &[], 0.01, 0.0);
+        let lines = positions(&out, "line", "stroke-dasharray", "y1");
+        let labels = positions(&out, "text", "waited", "y");
+        let rows = positions(&out, "rect", "", "y");
+        assert_eq!((lines.len(), labels.len(), rows.len()), (2, 2, 3), "{out}");
+        for (i, (line, label)) in lines.iter().zip(&labels).enumerate() {
+            // A label's glyphs rise at most a font size above its baseline and fall 3 px below it.
+            assert!(label - super::FONT > *line, "label {i} at {label} crosses its line at {line}");
+            assert!(label + 3.0 < rows[i + 1], "label {i} at {label} runs into the next row at {}", rows[i + 1]);
+            assert!(*line > rows[i] + 14.0, "line {i} at {line} crosses its own bar");
+        }
     }
 
     #[test]
