@@ -112,6 +112,13 @@ impl ScriptedRun {
         self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url)
     }
 
+    /// The OpenAI base URL of herd client `client` (`0..10_000`) of this run: each client's
+    /// requests are journaled with its number (`JournalEntry::client`) and count their attempts
+    /// on their own, while outages, chaos and quota are shared by the whole run.
+    pub fn client_base_url(&self, client: u32) -> String {
+        format!("{}/clients/{client}/v1", self.anthropic_base_url())
+    }
+
     /// The run's id, as the admin API names it (`/__squall/runs/{id}`).
     pub fn id(&self) -> &str {
         &self.run.id

@@ -15,7 +15,7 @@ use squall::scenario::validate::check_name;
 
 use super::stdout;
 use squall::suite::settings::{
-    Resolved, Source, SuiteSettings, DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_MAX_TIME_SCALE,
+    Resolved, Source, SuiteSettings, DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE,
     DEFAULT_TIME_SCALE,
 };
 use squall::suite::summary::{exit_code, findings, requirement_table};
@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// default it picks its own).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Instances of the implementation each herd case (tagged @herd) runs at once, each at its
+    /// own base URL under one run, with SQUALL_CLIENT set to its number (10 to 500).
+    #[arg(long, default_value_t = DEFAULT_HERD)]
+    pub herd: u32,
     /// Real seconds an implementation gets per case before it is killed.
     #[arg(long, default_value_t = DEFAULT_CASE_TIMEOUT_S)]
     pub case_timeout: f64,
@@ -85,6 +89,7 @@ impl RunArgs {
         settings.case_timeout_s = Some(self.case_timeout);
         settings.concurrency = Some(self.concurrency);
         settings.seed = self.seed;
+        settings.herd = Some(self.herd);
         settings.features = self.features.clone();
         settings.scenarios = self.scenarios.clone();
         settings

@@ -71,6 +71,8 @@ pub(crate) struct CaseSpec {
     pub max_retries: Option<u32>,
     /// A seed for the implementation's jitter, when a reproducible run is wanted.
     pub seed: Option<u64>,
+    /// The instance's number in a herd (`SQUALL_CLIENT`); `None` when it runs alone.
+    pub client: Option<u32>,
     /// Real time the IUT gets before it is killed.
     pub timeout: Duration,
 }
@@ -99,6 +101,21 @@ pub(crate) struct IutRun {
     pub timed_out: bool,
     /// The real time it was given.
     pub timeout: Duration,
+}
+
+impl CaseSpec {
+    /// The spec of instance `client` of a herd whose clients use `base_url(client)`: its own
+    /// `SQUALL_CLIENT`, and its own jitter seed when one is set (the suite's seed plus its
+    /// number), so that a herd seeded for a reproducible run does not jitter in lockstep.
+    pub(crate) fn for_client(&self, client: u32, base_url: String) -> CaseSpec {
+        CaseSpec {
+            base_url,
+            client: Some(client),
+            seed: self.seed.map(|seed| seed.wrapping_add(u64::from(client))),
+            case: format!("{}/client-{client}", self.case),
+            ..self.clone()
+        }
+    }
 }
 
 impl IutRun {
@@ -136,6 +153,9 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
     }
     if let Some(seed) = spec.seed {
         env.push(("SQUALL_SEED", seed.to_string()));
+    }
+    if let Some(client) = spec.client {
+        env.push(("SQUALL_CLIENT", client.to_string()));
     }
     env
 }

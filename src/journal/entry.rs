@@ -52,9 +52,14 @@ impl EndKind {
 pub struct JournalEntry {
     /// 0-based position in the run.
     pub index: usize,
+    /// The herd client whose base URL (`/runs/{id}/clients/{k}/v1`) the request came to; null
+    /// on the run's own base URL.
+    #[serde(default)]
+    pub client: Option<u32>,
     /// The track that answered; null for requests that are not model calls.
     pub track: Option<String>,
-    /// 0-based attempt within the track; null for requests that are not model calls.
+    /// 0-based attempt within the track (counted per herd client); null for requests that are
+    /// not model calls.
     pub attempt: Option<u32>,
     /// `GET`, `POST`, ...
     pub method: String,
@@ -98,6 +103,8 @@ pub struct JournalEntry {
 /// Facts about a request known when it arrives.
 #[derive(Debug, Clone)]
 pub struct Arrival {
+    /// The herd client that sent it, when it came to a client's base URL.
+    pub client: Option<u32>,
     /// `GET`, `POST`, ...
     pub method: String,
     /// Relative to the base URL, e.g. `/responses`.

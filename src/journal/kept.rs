@@ -41,6 +41,7 @@ impl Serialize for KeptEntry {
         // to compile until it is written below.
         let JournalEntry {
             index,
+            client,
             track,
             attempt,
             method,
@@ -60,8 +61,9 @@ impl Serialize for KeptEntry {
             response_headers: _,
             condition,
         } = &self.entry;
-        let mut out = serializer.serialize_struct("JournalEntry", 19)?;
+        let mut out = serializer.serialize_struct("JournalEntry", 20)?;
         out.serialize_field("index", index)?;
+        out.serialize_field("client", client)?;
         out.serialize_field("track", track)?;
         out.serialize_field("attempt", attempt)?;
         out.serialize_field("method", method)?;
@@ -120,6 +122,7 @@ mod tests {
             let mut headers = http::HeaderMap::new();
             headers.insert("content-type", "application/json".parse().expect("a header value"));
             let arrival = Arrival {
+                client: None,
                 method: "POST".into(),
                 path: "/responses".into(),
                 headers: RecordedHeaders::from_http(&headers),

@@ -70,6 +70,7 @@ impl Journal {
         let index = kept.dropped + kept.entries.len();
         let entry = JournalEntry {
             index,
+            client: arrival.client,
             track: None,
             attempt: None,
             method: arrival.method,
@@ -180,7 +181,7 @@ mod tests {
     use super::*;
 
     fn arrival() -> Arrival {
-        Arrival { method: "POST".into(), path: "/responses".into(), headers: RecordedHeaders::default() }
+        Arrival { client: None, method: "POST".into(), path: "/responses".into(), headers: RecordedHeaders::default() }
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{escape, timeline, Report};
-use crate::suite::results::{CaseRecord, RequirementResult};
+use super::{escape, herd_timeline, timeline, Report};
+use crate::suite::results::{CaseRecord, ClientOutputs, RequirementResult};
 use crate::suite::Verdict;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
@@ -161,6 +161,7 @@ fn render_case(out: &mut String, case: &CaseRecord, anchor: &str) {
     out.push_str("</table>");
     let evidence = &case.evidence;
     let planned: Vec<f64> = evidence
+        .outputs
         .events
         .iter()
         .filter(|e| e["type"] == "provider.retry")
@@ -168,33 +169,49 @@ fn render_case(out: &mut String, case: &CaseRecord, anchor: &str) {
         .map(|ms| ms / 1000.0)
         .collect();
     let reaction_ms = case.reaction_ms.map_or(0.0, |r| r.center);
-    out.push_str(&timeline::svg(&evidence.journal, &planned, case.time_scale.unwrap_or(1.0), reaction_ms));
+    let time_scale = case.time_scale.unwrap_or(1.0);
+    if evidence.others.is_empty() {
+        out.push_str(&timeline::svg(&evidence.journal, &planned, time_scale, reaction_ms));
+    } else {
+        out.push_str(&herd_timeline::svg(&evidence.journal, time_scale));
+    }
     let _ = write!(
         out,
         "<details><summary>Wire journal ({} requests; times in real ms)</summary><pre>{}</pre></details>",
         evidence.journal.len(),
         pretty(&evidence.journal)
     );
+    let clients = std::iter::once(&evidence.outputs).chain(&evidence.others);
+    for (k, outputs) in clients.enumerate() {
+        let whose = if evidence.others.is_empty() { String::new() } else { format!("Client {k}: ") };
+        write_outputs(out, &whose, outputs);
+    }
+    out.push_str("</div>");
+}
+
+/// One instance's result, events and how its process ended, each folded.
+fn write_outputs(out: &mut String, whose: &str, outputs: &ClientOutputs) {
     let _ = write!(
         out,
-        "<details><summary>Result and events</summary><pre>{}</pre><pre>{}</pre></details>",
-        pretty(&evidence.result),
-        pretty(&evidence.events)
+        "<details><summary>{}Result and events</summary><pre>{}</pre><pre>{}</pre></details>",
+        escape(whose),
+        pretty(&outputs.result),
+        pretty(&outputs.events)
     );
-    let ended = match (evidence.timed_out, evidence.exit_code) {
+    let ended = match (outputs.timed_out, outputs.exit_code) {
         (true, _) => "killed at the case timeout".to_owned(),
         (_, Some(code)) => format!("exit code {code}"),
         _ => "ended by a signal, or not run".to_owned(),
     };
-    let stderr = &evidence.stderr;
+    let stderr = &outputs.stderr;
     let _ = write!(
         out,
-        "<details><summary>Process: {} · stderr ({} bytes)</summary><pre>{}</pre></details>",
+        "<details><summary>{}Process: {} · stderr ({} bytes)</summary><pre>{}</pre></details>",
+        escape(whose),
         escape(&ended),
         stderr.len(),
         escape(stderr)
     );
-    out.push_str("</div>");
 }
 
 /// `value` as indented JSON, escaped for HTML.

@@ -44,7 +44,7 @@ fn testcase(requirement: &str, case: &CaseRecord) -> TestCase {
         }
         Verdict::Error => {
             let mut testcase = TestCase::error(&name, time, "not judged", case.error.as_deref().unwrap_or(""));
-            let stderr = &case.evidence.stderr;
+            let stderr = &case.evidence.outputs.stderr;
             if !stderr.is_empty() {
                 testcase.set_system_err(tail(stderr, 4096));
             }

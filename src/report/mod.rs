@@ -9,6 +9,7 @@
 //! Every format renders the same [`Report`]; each file is written atomically, so a reader never
 //! sees half a report.
 
+mod herd_timeline;
 mod html;
 mod junit;
 mod markdown;

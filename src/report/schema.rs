@@ -241,7 +241,7 @@ mod tests {
 
     use super::{cut_long_strings, Report, Timestamp};
     use crate::report::ReportMeta;
-    use crate::suite::results::{by_profile, by_requirement, CaseRecord, CheckRecord, Evidence};
+    use crate::suite::results::{by_profile, by_requirement, CaseRecord, CheckRecord, ClientOutputs, Evidence};
     use crate::suite::timing::{Calibration, Reaction};
     use crate::suite::{Level, ProfileSelection, Strength, SuiteOutcome, Verdict};
     use serde_json::{json, Value};
@@ -267,8 +267,7 @@ mod tests {
             time_scale_note: Some("raised".into()),
             reaction_ms: Some((&Reaction::exactly(3.0)).into()),
             evidence: Evidence {
-                result: Some(json!({"ok": false})),
-                exit_code: Some(0),
+                outputs: ClientOutputs { result: Some(json!({"ok": false})), exit_code: Some(0), ..Default::default() },
                 duration_ms: Some(4.0),
                 ..Evidence::default()
             },

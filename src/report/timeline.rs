@@ -74,7 +74,7 @@ fn bars(journal: &[JournalEntry], time_scale: f64) -> Vec<Bar> {
         .collect()
 }
 
-fn color(end: &str) -> &'static str {
+pub(super) fn color(end: &str) -> &'static str {
     match end {
         "completed" => "#2e7d32",
         "error_status" => "#ef6c00",
@@ -155,23 +155,23 @@ pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, re
             );
         }
     }
-    let axis_y = TOP + ROW * bars.len() as f64 + 4.0;
-    let _ = write!(
-        out,
-        "<line x1=\"{LABEL}\" y1=\"{axis_y:.1}\" x2=\"{:.1}\" y2=\"{axis_y:.1}\" stroke=\"#333\"/>",
-        LABEL + plot
-    );
+    axis(&mut out, TOP + ROW * bars.len() as f64 + 4.0, (LABEL, plot), span);
+    out.push_str("</svg>");
+    out
+}
+
+/// A time axis at height `y` from `left` over `width` px, for `span` seconds, with five ticks.
+pub(super) fn axis(out: &mut String, y: f64, (left, width): (f64, f64), span: f64) {
+    let _ = write!(out, "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#333\"/>", left + width);
     for tick in 0..=4 {
         let t = span * f64::from(tick) / 4.0;
         let _ = write!(
             out,
             "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\" text-anchor=\"middle\">{t:.1} s</text>",
-            x(t),
-            axis_y + 14.0
+            left + t / span * width,
+            y + 14.0
         );
     }
-    out.push_str("</svg>");
-    out
 }
 
 #[cfg(test)]

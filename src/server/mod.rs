@@ -1,12 +1,14 @@
 //! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
 //!
 //! - `/__squall/...` — the admin API (`admin`)
-//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints (`model_api`)
+//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints (`model_api`); a herd's client `k` uses
+//!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
 //! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
 //!
 //! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
 
 mod admin;
+mod base_path;
 mod conn_io;
 // Public only with the `internals` feature, for the fuzz targets: what outside code scripts
 // against is the admin API (docs/server.md), not its parser.
@@ -40,6 +42,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+use self::base_path::{split_base, MAX_CLIENTS};
 use self::conn_io::{KillSwitch, KillableStream};
 use self::hang_up::HangUp;
 use self::http_util::{openai_error, ResponseBody};
@@ -118,12 +121,12 @@ pub(crate) struct State {
 impl State {
     /// The OpenAI base URL of a run.
     pub(crate) fn base_url(&self, run_id: &str) -> String {
-        format!("{}/runs/{run_id}/v1", self.origin)
+        base_path::base_url(&self.origin, run_id, None)
     }
 
     /// The Anthropic base URL of a run: without `/v1`, which Anthropic's SDKs append.
     pub(crate) fn anthropic_base_url(&self, run_id: &str) -> String {
-        format!("{}/runs/{run_id}", self.origin)
+        base_path::anthropic_base_url(&self.origin, run_id, None)
     }
 }
 
@@ -196,6 +199,11 @@ impl Server {
 
     pub(crate) fn base_url(&self, run: &Run) -> String {
         self.state.base_url(&run.id)
+    }
+
+    /// The OpenAI base URL of herd client `client` of `run`.
+    pub(crate) fn client_base_url(&self, run: &Run, client: u32) -> String {
+        base_path::base_url(&self.state.origin, &run.id, Some(client))
     }
 
     /// Connections being served right now.
@@ -306,50 +314,28 @@ async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming
         }
         return admin::handle(state, rest, request).await;
     }
-    if let Some((run_id, rest)) = split_base(&path, "/runs/") {
-        return match state.runs.get(run_id) {
-            Some(run) => model_api::handle(state, switch, run, rest, request).await,
-            None => admin::unknown_run(run_id),
+    if let Some(base) = split_base(&path, "/runs/") {
+        return match state.runs.get(base.id) {
+            Some(run) => model_api::handle(state, switch, run, base, request).await,
+            None => admin::unknown_run(base.id),
         };
     }
-    if let Some((name, rest)) = split_base(&path, "/scenarios/") {
-        return match state.catalogue.get(name) {
+    if let Some(base) = split_base(&path, "/scenarios/") {
+        return match state.catalogue.get(base.id) {
             Some(scenario) => match admin::shared_scenario_run(state, scenario) {
-                Ok(run) => model_api::handle(state, switch, run, rest, request).await,
+                Ok(run) => model_api::handle(state, switch, run, base, request).await,
                 // The catalogue was validated when it loaded; a scenario it holds always serves.
                 Err(e) => openai_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), "bad_scenario", None),
             },
-            None => admin::unknown_scenario(name),
+            None => admin::unknown_scenario(base.id),
         };
     }
     openai_error(
         StatusCode::NOT_FOUND,
-        &format!("Unknown path {path}: use a run's base URL (/runs/{{id}}/v1) or the admin API (/__squall/)"),
+        &format!(
+            "Unknown path {path}: use a run's base URL (/runs/{{id}}/v1), a herd client's (/runs/{{id}}/clients/{{k}}/v1, k < {MAX_CLIENTS}) or the admin API (/__squall/)"
+        ),
         "not_found",
         None,
     )
-}
-
-/// Split `/runs/{id}/v1/rest` into `(id, "/rest")`.
-fn split_base<'a>(path: &'a str, prefix: &str) -> Option<(&'a str, &'a str)> {
-    let after = path.strip_prefix(prefix)?;
-    let (id, rest) = after.split_once('/')?;
-    let rest = rest.strip_prefix("v1")?;
-    if !rest.is_empty() && !rest.starts_with('/') {
-        return None;
-    }
-    Some((id, if rest.is_empty() { "/" } else { rest }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_base;
-
-    #[test]
-    fn base_paths_split_into_id_and_rest() {
-        assert_eq!(split_base("/runs/r1-x/v1/responses", "/runs/"), Some(("r1-x", "/responses")));
-        assert_eq!(split_base("/runs/r1/v1", "/runs/"), Some(("r1", "/")));
-        assert_eq!(split_base("/runs/r1/v2/responses", "/runs/"), None);
-        assert_eq!(split_base("/runs/r1/v1x", "/runs/"), None);
-    }
 }

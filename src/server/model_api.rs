@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+use super::base_path::BasePath;
 use super::conn_io::KillSwitch;
 use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
 use super::reply_body::{EntryHandle, ScriptedBody};
@@ -29,17 +30,19 @@ use crate::wire::reply::{build_reply, Api};
 use crate::wire::template::ReplyTemplate;
 use crate::wire::{estimate_tokens, ReplyContext};
 
+/// Answer a request that came to `base` (the run's base URL or a herd client's under it).
 pub(super) async fn handle(
     state: &State,
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
-    path: &str,
+    base: BasePath<'_>,
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
+    let (path, client) = (base.rest, base.client);
     let (parts, body) = request.into_parts();
     // The headers go into the journal now, so that a client that resets mid-body leaves them.
     let headers = RecordedHeaders::from_http(&parts.headers);
-    let arrival = Arrival { method: parts.method.to_string(), path: path.to_owned(), headers };
+    let arrival = Arrival { client, method: parts.method.to_string(), path: path.to_owned(), headers };
     let arrived = Instant::now();
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
@@ -52,7 +55,7 @@ pub(super) async fn handle(
             return response;
         }
     };
-    let (chosen, ctx) = choose_attempt(&run, index, &request, &parts.headers, run.policy_ms_at(arrived));
+    let (chosen, ctx) = choose_attempt(&run, (index, client), &request, &parts.headers, run.policy_ms_at(arrived));
     entry.update(|e| {
         e.stream = request.body.wants_stream();
         e.track = Some(chosen.track_name.to_owned());
@@ -151,11 +154,12 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
     }
 }
 
-/// Route the request to a track, count the attempt, and fix what the reply says about it: the
-/// track's reply, unless a run-wide condition answers instead at `policy_ms` of run time.
+/// Route request `index` of herd client `client` to a track, count the attempt (per client),
+/// and fix what the reply says about it: the track's reply, unless a run-wide condition answers
+/// instead at `policy_ms` of run time.
 fn choose_attempt<'a>(
     run: &'a Run,
-    index: usize,
+    (index, client): (usize, Option<u32>),
     request: &Accepted,
     headers: &http::HeaderMap,
     policy_ms: f64,
@@ -163,7 +167,7 @@ fn choose_attempt<'a>(
     let text = String::from_utf8_lossy(&request.raw);
     let view = RequestView { raw_body: &text, tools: request.body.tools.as_ref(), headers };
     let track = select(&run.scenario, &view);
-    let attempt_number = run.next_attempt(track.name);
+    let attempt_number = run.next_attempt(client, track.name);
     let body = &request.body;
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),
@@ -177,6 +181,7 @@ fn choose_attempt<'a>(
     let chosen = Chosen {
         track: track.index,
         track_name: track.name,
+        client,
         attempt_number,
         slot,
         script: track.attempt(slot),

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::time::SystemTime;
 
 use super::runs::Run;
-use crate::scenario::conditions::{chaos_taking, outage_taking, ChaosOutcome};
+use crate::scenario::conditions::{chaos_taking, outage_taking, ChaosOutcome, Place};
 use crate::scenario::routing::{ReplySlot, TrackScript};
 use crate::scenario::validate::output_deltas;
 use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint};
@@ -19,6 +19,9 @@ pub(super) struct Chosen<'a> {
     /// The track's position, as routing numbers it.
     pub track: usize,
     pub track_name: &'a str,
+    /// The herd client that sent it (`None` on the run's own base URL).
+    pub client: Option<u32>,
+    /// The attempt's number on its track, counted per client.
     pub attempt_number: u32,
     pub slot: ReplySlot,
     pub script: Cow<'a, Attempt>,
@@ -26,6 +29,13 @@ pub(super) struct Chosen<'a> {
     pub condition: Option<String>,
     /// The quota's rate-limit headers for the reply.
     pub rate_headers: Vec<(String, String)>,
+}
+
+impl Chosen<'_> {
+    /// Where the request stands, as the conditions' draws know it.
+    fn place(&self) -> Place<'_> {
+        Place::new(self.track_name, self.attempt_number).of_client(self.client)
+    }
 }
 
 /// `chosen` as the run's conditions leave it, for a request arriving `policy_ms` into the run
@@ -38,7 +48,7 @@ pub(super) fn apply_conditions<'a>(
     input_tokens: u64,
     api: Api,
 ) -> Chosen<'a> {
-    if let Some(i) = outage_taking(&run.scenario.outage, policy_ms, chosen.track_name, chosen.attempt_number) {
+    if let Some(i) = outage_taking(&run.scenario.outage, policy_ms, chosen.place()) {
         let slot = ReplySlot::Outage(i);
         return Chosen { slot, script: track.attempt(slot), condition: Some(format!("outage[{i}]")), ..chosen };
     }
@@ -81,7 +91,7 @@ const CHAOS_STALL_MS: u64 = 120_000;
 /// the track).
 fn with_chaos<'a>(run: &Run, chosen: Chosen<'a>) -> Chosen<'a> {
     let (Some(chaos), Some(seed)) = (run.scenario.chaos.as_ref(), run.chaos_seed) else { return chosen };
-    let Some(draw) = chaos_taking(chaos, seed, chosen.track_name, chosen.attempt_number) else { return chosen };
+    let Some(draw) = chaos_taking(chaos, seed, chosen.place()) else { return chosen };
     let (script, what) = match draw.outcome {
         ChaosOutcome::Status(status) => (Attempt::status(status), format!("status {status}")),
         ChaosOutcome::Fault(_) if chosen.script.is_status_reply() => return chosen,

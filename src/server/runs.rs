@@ -21,8 +21,8 @@ pub(crate) struct Run {
     /// Multiplies every server-side delay and stall.
     pub time_scale: f64,
     pub journal: Arc<Journal>,
-    /// Attempts seen so far, per track.
-    attempts: Mutex<HashMap<String, u32>>,
+    /// Attempts seen so far, per herd client (`None`: the run's own base URL) and track.
+    attempts: Mutex<HashMap<(Option<u32>, String), u32>>,
     /// Replies rendered once per script slot, API and form (`None`: render per request).
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
     /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).
@@ -89,10 +89,11 @@ impl Run {
         self.journal.ms_since_start(at) / self.time_scale
     }
 
-    /// The next 0-based attempt number on `track`.
-    pub(crate) fn next_attempt(&self, track: &str) -> u32 {
+    /// The next 0-based attempt number of `client` on `track`: each client of a herd has its own
+    /// counters, so each meets the script from its first attempt.
+    pub(crate) fn next_attempt(&self, client: Option<u32>, track: &str) -> u32 {
         let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let counter = attempts.entry(track.to_owned()).or_insert(0);
+        let counter = attempts.entry((client, track.to_owned())).or_insert(0);
         let attempt = *counter;
         *counter += 1;
         attempt

@@ -1,6 +1,7 @@
 //! Running the implementation once on a scenario: a run on the suite's server, the
-//! implementation through the IUT contract, and the run's journal collected once every entry
-//! has ended. Cases and the calibration of a client's reaction both run this way.
+//! implementation through the IUT contract — one instance, or a herd of them at once, each at
+//! its own client base URL under the run — and the run's journal collected once every entry has
+//! ended. Cases and the calibration of a client's reaction both run this way.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,10 @@ use crate::server::Server;
 #[derive(Debug)]
 pub(super) struct Execution {
     pub journal: Vec<JournalEntry>,
+    /// The implementation's outputs (a herd's client 0).
     pub iut: IutRun,
+    /// A herd's other clients' outputs, client 1 first; empty for one instance.
+    pub others: Vec<IutRun>,
     /// Real time from starting the implementation to collecting its outputs.
     pub real_duration: Duration,
     /// When the implementation ended (exited or was killed), in the journal's time: ms since
@@ -22,20 +26,26 @@ pub(super) struct Execution {
 }
 
 /// Run `spec` (its `base_url` is filled in here) on a run of `scenario` at the spec's time
-/// scale. Errors are a scenario the server refuses or an implementation that cannot be started.
+/// scale: one instance, or `herd` instances started at once (client `k` at the run's client base
+/// URL `k`, with `SQUALL_CLIENT=k`). Errors are a scenario the server refuses or an
+/// implementation that cannot be started.
 pub(super) async fn execute(
     server: &Server,
     implementation: &iut::Iut,
     scenario: Scenario,
     mut spec: CaseSpec,
+    herd: Option<u32>,
 ) -> Result<Execution, String> {
     let run =
         server.create_run(scenario, spec.time_scale).map_err(|e| format!("the case's scenario is invalid: {e}"))?;
     let created = Instant::now();
-    spec.base_url = server.base_url(&run);
     spec.case = format!("{}#{}", spec.case, run.id);
+    let specs: Vec<CaseSpec> = match herd {
+        None => vec![CaseSpec { base_url: server.base_url(&run), ..spec }],
+        Some(size) => (0..size).map(|k| spec.for_client(k, server.client_base_url(&run, k))).collect(),
+    };
     let started = Instant::now();
-    let outcome = iut::run(implementation, &spec).await;
+    let outcomes = futures_util::future::join_all(specs.iter().map(|spec| iut::run(implementation, spec))).await;
     let real_duration = started.elapsed();
     let ended_at_ms = created.elapsed().as_secs_f64() * 1000.0;
     // The server finishes an entry just after the client sees the end of a reply.
@@ -48,6 +58,10 @@ pub(super) async fn execute(
         journal = run.journal.snapshot();
     }
     server.state().runs.remove(&run.id);
-    let iut = outcome.map_err(|e| format!("cannot start the implementation: {e}"))?;
-    Ok(Execution { journal, iut, real_duration, ended_at_ms })
+    let mut runs = outcomes
+        .into_iter()
+        .collect::<std::io::Result<Vec<IutRun>>>()
+        .map_err(|e| format!("cannot start the implementation: {e}"))?;
+    let iut = runs.remove(0);
+    Ok(Execution { journal, iut, others: runs, real_duration, ended_at_ms })
 }

@@ -28,20 +28,44 @@ pub struct CheckRecord {
 /// What a case leaves behind for a person to look at.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// The server journal of the case's run.
+    /// The server journal of the case's run (a herd's requests each name their `client`).
     pub journal: Vec<JournalEntry>,
-    /// The implementation's `events.jsonl`.
+    /// What the implementation left (a herd's client 0), as fields of the evidence itself.
+    #[serde(flatten)]
+    pub outputs: ClientOutputs,
+    /// Real milliseconds the implementation ran (null when it was not run).
+    pub duration_ms: Option<f64>,
+    /// A herd's other clients' outputs, client 1 first (absent when one instance ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<ClientOutputs>,
+}
+
+/// What one instance of the implementation left behind.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientOutputs {
+    /// Its `events.jsonl`.
     pub events: Vec<Value>,
-    /// The implementation's `result.json`, when it left a usable one.
+    /// Its `result.json`, when it left a usable one.
     pub result: Option<Value>,
-    /// The tail of the implementation's standard error.
+    /// The tail of its standard error.
     pub stderr: String,
-    /// How the implementation's process ended: its exit code (null when killed or not run).
+    /// How its process ended: the exit code (null when killed or not run).
     pub exit_code: Option<i32>,
     /// Whether it was killed at the case timeout.
     pub timed_out: bool,
-    /// Real milliseconds the implementation ran (null when it was not run).
-    pub duration_ms: Option<f64>,
+}
+
+impl ClientOutputs {
+    /// What `run` left.
+    pub(crate) fn of(run: &crate::iut::IutRun) -> ClientOutputs {
+        ClientOutputs {
+            events: run.events.clone(),
+            result: run.result.clone(),
+            stderr: run.stderr.clone(),
+            exit_code: run.exit_code,
+            timed_out: run.timed_out,
+        }
+    }
 }
 
 /// One scenario (or one Examples row of an outline).

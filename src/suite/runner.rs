@@ -13,7 +13,9 @@ use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
 use super::requirements::{requirement_tags, ProfileSelection};
-use super::results::{by_profile, by_requirement, CaseRecord, Evidence, ProfileResult, RequirementResult};
+use super::results::{
+    by_profile, by_requirement, CaseRecord, ClientOutputs, Evidence, ProfileResult, RequirementResult,
+};
 use super::steps;
 use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
 use super::timing::Calibration;
@@ -47,8 +49,11 @@ pub struct SuiteConfig {
     pub concurrency: usize,
     /// Real time an implementation gets per case before its process group is killed.
     pub case_timeout: Duration,
-    /// A jitter seed for the implementation (`SQUALL_SEED`); `None` lets it pick its own.
+    /// A jitter seed for the implementation (`SQUALL_SEED`); `None` lets it pick its own. A
+    /// herd's client `k` gets this seed plus `k`.
     pub seed: Option<u64>,
+    /// Instances of the implementation each herd case (a feature's `@herd` scenario) runs at once.
+    pub herd: u32,
     /// Print cucumber's own progress to stdout.
     pub console: bool,
     /// Also write Cucumber JSON here.
@@ -83,6 +88,7 @@ impl SuiteConfig {
             concurrency: 8,
             case_timeout: Duration::from_secs(60),
             seed: None,
+            herd: super::settings::DEFAULT_HERD,
             console: false,
             cucumber_json: None,
             progress: None,
@@ -159,6 +165,7 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
         max_time_scale: config.max_time_scale,
         case_timeout: config.case_timeout,
         seed: config.seed,
+        herd: config.herd,
         calibration,
         calibration_instances: instances,
     });
@@ -293,12 +300,9 @@ fn case_record(
     let evidence = run
         .map(|run| Evidence {
             journal: run.journal.clone(),
-            events: run.iut.events.clone(),
-            result: run.iut.result.clone(),
-            stderr: run.iut.stderr.clone(),
-            exit_code: run.iut.exit_code,
-            timed_out: run.iut.timed_out,
+            outputs: ClientOutputs::of(&run.iut),
             duration_ms: Some(run.real_duration.as_secs_f64() * 1000.0),
+            others: run.others.iter().map(ClientOutputs::of).collect(),
         })
         .unwrap_or_default();
     CaseRecord {

@@ -1,9 +1,9 @@
 //! Building a case's scenario from Given steps: per-attempt replies, a reply for every
-//! attempt, or a catalogue scenario by name.
+//! attempt, run-wide outages, or a catalogue scenario by name.
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{Attempt, Catalogue, Scenario};
+use crate::scenario::{Attempt, Catalogue, Outage, Scenario};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct ScriptBuilder {
@@ -13,6 +13,8 @@ pub(super) struct ScriptBuilder {
     pub every: Option<Attempt>,
     /// A catalogue scenario instead of a scripted one.
     pub catalogue: Option<String>,
+    /// Run-wide outages, answering before the script.
+    pub outages: Vec<Outage>,
 }
 
 impl ScriptBuilder {
@@ -35,7 +37,7 @@ impl ScriptBuilder {
         if let Some(every) = &self.every {
             attempts.push(every.clone());
         }
-        Ok(Scenario { attempts, ..Scenario::named(name) })
+        Ok(Scenario { attempts, outage: self.outages.clone(), ..Scenario::named(name) })
     }
 }
 

@@ -21,6 +21,11 @@ pub const DEFAULT_MAX_TIME_SCALE: f64 = 1.0;
 pub const DEFAULT_CASE_TIMEOUT_S: f64 = 60.0;
 /// Cases run side by side.
 pub const DEFAULT_CONCURRENCY: usize = 8;
+/// Instances of the implementation a herd case runs at once. The herd verdict on lockstep
+/// retries is derived for herds of 10 or more (see `docs/requirements.md`, "Herds").
+pub const DEFAULT_HERD: u32 = 10;
+/// The fewest and the most instances a herd may have.
+pub const HERD_SIZES: std::ops::RangeInclusive<u32> = 10..=500;
 
 /// Where the settings came from, so that an error names what the user typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +59,8 @@ pub struct SuiteSettings {
     pub concurrency: Option<usize>,
     /// The jitter seed passed to the implementation as `SQUALL_SEED`.
     pub seed: Option<u64>,
+    /// See [`DEFAULT_HERD`].
+    pub herd: Option<u32>,
     /// The features directory (default: `./features` if present, else the built-in ones).
     pub features: Option<PathBuf>,
     /// The scenario catalogue (default: `./scenarios` if present, else the built-in one).
@@ -104,6 +111,7 @@ impl SuiteSettings {
             case_timeout_s: None,
             concurrency: None,
             seed: None,
+            herd: None,
             features: None,
             scenarios: None,
             deprecations: Vec::new(),
@@ -113,7 +121,8 @@ impl SuiteSettings {
     /// The settings of `cargo test --test conformance`: `SQUALL_IUT` (with
     /// `SQUALL_REFERENCE_MUTANT`), `SQUALL_LEVEL`, `SQUALL_PROFILES` (the profiles judged;
     /// `SQUALL_PROFILE` still works and is deprecated), `SQUALL_TAGS`, `SQUALL_TIME_SCALE`,
-    /// `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`, `SQUALL_SEED`.
+    /// `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`, `SQUALL_SEED`,
+    /// `SQUALL_HERD`.
     pub fn from_env() -> Result<SuiteSettings, SettingsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -145,6 +154,7 @@ impl SuiteSettings {
         settings.case_timeout_s = parse_var("SQUALL_CASE_TIMEOUT", var("SQUALL_CASE_TIMEOUT"), SECONDS)?;
         settings.concurrency = parse_var("SQUALL_CONCURRENCY", var("SQUALL_CONCURRENCY"), COUNT)?;
         settings.seed = parse_var("SQUALL_SEED", var("SQUALL_SEED"), "an unsigned integer")?;
+        settings.herd = parse_var("SQUALL_HERD", var("SQUALL_HERD"), HERD)?;
         Ok(settings)
     }
 
@@ -175,6 +185,10 @@ impl SuiteSettings {
         if concurrency == 0 {
             return Err(self.invalid("concurrency", "0", COUNT));
         }
+        let herd = self.herd.unwrap_or(DEFAULT_HERD);
+        if !HERD_SIZES.contains(&herd) {
+            return Err(self.invalid("herd", &herd.to_string(), HERD));
+        }
         let catalogue = Catalogue::from_dir_or_embedded(self.scenarios.as_deref())?;
         let features = features_dir(self.features.as_deref()).map_err(SettingsError::Features)?;
         let mut config = SuiteConfig::new(iut, features.path().to_owned(), catalogue);
@@ -186,6 +200,7 @@ impl SuiteSettings {
         config.case_timeout = Duration::from_secs_f64(case_timeout);
         config.concurrency = concurrency;
         config.seed = self.seed;
+        config.herd = herd;
         Ok(Resolved { config, features })
     }
 
@@ -205,6 +220,7 @@ impl SuiteSettings {
 const SCALE: &str = "a number in (0, 1]";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
+const HERD: &str = "a whole number from 10 to 500";
 
 /// How the user wrote a setting: `--time-scale 2` or `SQUALL_TIME_SCALE=2`.
 fn setting(source: Source, name: &str, value: &str) -> String {
@@ -283,6 +299,7 @@ mod tests {
             assert_eq!((config.time_scale, config.max_time_scale), (DEFAULT_TIME_SCALE, DEFAULT_MAX_TIME_SCALE));
             assert_eq!((config.case_timeout, config.concurrency), (Duration::from_secs(60), DEFAULT_CONCURRENCY));
             assert_eq!(config.profiles.describe(), ProfileSelection::default().describe());
+            assert_eq!(config.herd, DEFAULT_HERD);
         }
         // An outside implementation is judged at `events` unless it says otherwise, both ways.
         let mut flags = SuiteSettings::new(Source::Flags);
@@ -306,6 +323,9 @@ mod tests {
         let mut flags = SuiteSettings::new(Source::Flags);
         flags.concurrency = Some(0);
         assert!(flags.resolve().expect_err("none at once").to_string().starts_with("--concurrency 0:"));
+        let error = env(&[("SQUALL_HERD", "3")]).expect("reads").resolve().expect_err("too small a herd");
+        assert_eq!(error.to_string(), "SQUALL_HERD=3: expected a whole number from 10 to 500");
+        assert_eq!(resolved(env(&[("SQUALL_HERD", "25")]).expect("reads")).herd, 25);
     }
 
     #[test]

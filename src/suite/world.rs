@@ -31,6 +31,8 @@ pub(super) struct SuiteContext {
     pub case_timeout: Duration,
     /// Passed to every case as `SQUALL_SEED`, for reproducible jitter.
     pub seed: Option<u64>,
+    /// Instances a herd case runs at once.
+    pub herd: u32,
     /// The implementation's reaction, measured before any case ran.
     pub calibration: Calibration,
     /// Calibration instances at each scale (for a case that measures the reaction again).

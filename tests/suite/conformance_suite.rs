@@ -62,7 +62,10 @@ async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as
     require(outcome.cases.len() > 20, "the wire-level cases ran");
     for case in &outcome.cases {
         require(case.verdict == Verdict::Error, &format!("{}: {}", case.name, case.verdict.as_str()));
-        require(case.evidence.stderr.contains("adapter exploded"), &format!("{:?}", case.evidence.stderr));
+        require(
+            case.evidence.outputs.stderr.contains("adapter exploded"),
+            &format!("{:?}", case.evidence.outputs.stderr),
+        );
         // Said in plain words, not wrapped in cucumber's "Step panicked. Captured output: …".
         require(
             case.error.as_deref().is_some_and(|e| e.contains("no usable result.json") && !e.contains("panicked")),
@@ -82,7 +85,7 @@ async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
     let mut cli_habit = config(Iut::Command(command));
     cli_habit.tags = Some("@REQ-0006-001".to_owned());
     let outcome = run_suite(&cli_habit).await.expect("suite runs");
-    let gave_up: Vec<_> = outcome.cases.iter().filter(|c| c.evidence.exit_code == Some(1)).collect();
+    let gave_up: Vec<_> = outcome.cases.iter().filter(|c| c.evidence.outputs.exit_code == Some(1)).collect();
     require(!gave_up.is_empty(), "some cases gave up with exit 1");
     require(outcome.passed(), &format!("a reported give-up is a verdict, not an error: {:?}", failing(&outcome)));
 }
@@ -105,10 +108,10 @@ async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
     );
     for case in &outcome.cases {
         require(
-            case.verdict == Verdict::Error && case.evidence.timed_out,
+            case.verdict == Verdict::Error && case.evidence.outputs.timed_out,
             &format!("{}: {}", case.name, case.verdict.as_str()),
         );
-        require(case.evidence.stderr.contains("started"), "its stderr so far is kept");
+        require(case.evidence.outputs.stderr.contains("started"), "its stderr so far is kept");
     }
 }
 

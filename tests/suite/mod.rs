@@ -9,6 +9,7 @@ mod committed_reports;
 mod conformance_suite;
 mod embedded_api;
 mod hardening;
+mod herd_server;
 mod independent_iut;
 mod journal;
 mod mutation_matrix;

@@ -17,6 +17,7 @@ pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {
     match mutant {
         Mutant::IgnoreRetryAfter => policy.honour_retry_after = false,
         Mutant::GiveUpAfter3 => policy.max_retries = policy.max_retries.min(3),
+        Mutant::Retry10ByDefault if policy.max_retries == 6 => policy.max_retries = 10,
         Mutant::RetryOnceExcept429 => {
             policy.kind_limits = KindLimits { timeout: Some(2), rate_limit: None, server: Some(2) };
         }

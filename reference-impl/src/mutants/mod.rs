@@ -77,9 +77,12 @@ mutants! {
         Only(&["REQ-0006-001", "REQ-0006-002", "REQ-0006-010", "SEED-001-GATE", "SEED-001-TIMEOUT-LADDER", "SEED-002-PROFILES", "SEED-004-LIMITS"]);
     GiveUpAfter3 = "give-up-after-3": "3 retries instead of 6 by default.",
         Only(&["REQ-0006-002"]);
+    Retry10ByDefault = "retry-10-by-default": "10 retries instead of 6 by default: a herd through an outage sends 11 requests a client.",
+        Only(&["REQ-0006-002"]);
     RetryOnceExcept429 = "retry-once-except-429": "The pre-PRD habit: 429 retried 6 times, everything else once.",
-        // Seed 004 wants three attempts for 5xx.
-        Only(&["REQ-0006-002", "SEED-004-LIMITS"]);
+        // Seed 004 wants three attempts for 5xx; a herd's clients failing three times each
+        // must all recover (REQ-0006-001).
+        Only(&["REQ-0006-001", "REQ-0006-002", "SEED-004-LIMITS"]);
     IgnoreMaxRetries = "ignore-max-retries": "providerRetry.maxRetries is not configurable.",
         Only(&["REQ-0006-002"]);
     UncappedBackoff = "uncapped-backoff": "The backoff doubles without a cap.",

@@ -8,10 +8,12 @@
 //! - [`wire`], [`backoff`] — the journal: attempts, sessions, waits, timeouts
 //! - [`events`] — `result.json` and `events.jsonl` with their decision records
 //! - [`sessions`], [`tasks`] — the main session, the deep-research sub-session, Task results
+//! - [`herd`] — many instances at once against one run: storms, recovery, lockstep
 //! - [`timed`] — what a timing check found, and when a slower run must confirm it
 
 mod backoff;
 mod events;
+mod herd;
 mod observation;
 mod sessions;
 mod tasks;
@@ -99,8 +101,8 @@ impl Check {
 }
 
 /// Every check, by the file that holds it.
-fn tables() -> [&'static [Check]; 5] {
-    [wire::CHECKS, backoff::CHECKS, events::CHECKS, sessions::CHECKS, tasks::CHECKS]
+fn tables() -> [&'static [Check]; 6] {
+    [wire::CHECKS, backoff::CHECKS, events::CHECKS, sessions::CHECKS, tasks::CHECKS, herd::CHECKS]
 }
 
 /// Every check with its compiled pattern (matching the SHOULD form too).

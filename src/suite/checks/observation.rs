@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::iut::IutRun;
 use crate::journal::JournalEntry;
 #[cfg(test)]
-use crate::suite::results::CaseRecord;
+use crate::suite::results::{CaseRecord, ClientOutputs};
 use crate::suite::timing::CaseClock;
 #[cfg(test)]
 use crate::suite::timing::Reaction;
@@ -16,14 +16,32 @@ use crate::suite::timing::Reaction;
 pub(crate) struct Observation {
     /// Every request the server saw during the case, in arrival order.
     pub journal: Vec<JournalEntry>,
-    /// The implementation's outputs: `result.json`, `events.jsonl`, where its files are.
+    /// The implementation's outputs: `result.json`, `events.jsonl`, where its files are (a
+    /// herd's client 0).
     pub iut: IutRun,
+    /// A herd's other clients' outputs, client 1 first; empty when one instance ran.
+    pub others: Vec<IutRun>,
     /// The case's time scale and the client's reaction: real time as policy time.
     pub clock: CaseClock,
     /// Why the case ran at another scale than it asked for, if it did.
     pub scale_note: Option<String>,
     /// Real time from starting the implementation to collecting its outputs.
     pub real_duration: Duration,
+}
+
+/// An instance's run as a report recorded it (its files are not in the report).
+#[cfg(test)]
+fn recorded(outputs: &ClientOutputs) -> std::io::Result<IutRun> {
+    Ok(IutRun {
+        out_dir: tempfile::tempdir()?,
+        result: outputs.result.clone(),
+        events: outputs.events.clone(),
+        output_errors: Vec::new(),
+        stderr: outputs.stderr.clone(),
+        exit_code: outputs.exit_code,
+        timed_out: outputs.timed_out,
+        timeout: Duration::ZERO,
+    })
 }
 
 impl Observation {
@@ -35,19 +53,10 @@ impl Observation {
     pub(crate) fn of_record(case: &CaseRecord) -> std::io::Result<Option<Observation>> {
         let (Some(time_scale), Some(reaction)) = (case.time_scale, case.reaction_ms.as_ref()) else { return Ok(None) };
         let evidence = &case.evidence;
-        let iut = IutRun {
-            out_dir: tempfile::tempdir()?,
-            result: evidence.result.clone(),
-            events: evidence.events.clone(),
-            output_errors: Vec::new(),
-            stderr: evidence.stderr.clone(),
-            exit_code: evidence.exit_code,
-            timed_out: evidence.timed_out,
-            timeout: Duration::ZERO,
-        };
         Ok(Some(Observation {
             journal: evidence.journal.clone(),
-            iut,
+            iut: recorded(&evidence.outputs)?,
+            others: evidence.others.iter().map(recorded).collect::<std::io::Result<Vec<IutRun>>>()?,
             clock: CaseClock::new(time_scale, Reaction::as_reported(reaction)),
             scale_note: case.time_scale_note.clone(),
             real_duration: Duration::from_secs_f64(evidence.duration_ms.unwrap_or(0.0).max(0.0) / 1000.0),
@@ -57,6 +66,16 @@ impl Observation {
     /// Model calls only (`/responses`, `/chat/completions`, `/v1/messages`), in arrival order.
     pub(crate) fn attempts(&self) -> Vec<&JournalEntry> {
         self.journal.iter().filter(|e| e.attempt.is_some()).collect()
+    }
+
+    /// Every instance's outputs, by client number (one when the case is not a herd's).
+    pub(crate) fn clients(&self) -> impl Iterator<Item = &IutRun> {
+        std::iter::once(&self.iut).chain(&self.others)
+    }
+
+    /// Whether a herd ran.
+    pub(crate) fn is_herd(&self) -> bool {
+        !self.others.is_empty()
     }
 
     /// The implementation's `result.json` (the Task result in `task` cases), or null.

@@ -4,7 +4,9 @@ use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 
 use super::{arg, done, num, StepFn};
-use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec};
+use crate::scenario::{
+    Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, StreamFailure, StreamSpec,
+};
 use crate::suite::world::SuiteWorld;
 
 pub(super) const STEPS: &[(&str, StepFn)] = &[
@@ -28,6 +30,7 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r#"^a fallback answering "([^"]*)" is attached$"#, fallback),
     (r"^the implementation is configured with maxRetries = (\d+)$", max_retries),
     (r"^timing is measured at 1/(\d+) of real time$", time_scale),
+    (r"^an outage answers every model request with status (\d+) for the whole run$", outage),
 ];
 
 /// The text streamed by scripted successes and broken streams.
@@ -193,6 +196,16 @@ fn time_scale(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let divisor: f64 = num(&ctx, 1);
     // Never faster than the suite itself runs.
     world.time_scale = Some((1.0 / divisor).max(world.ctx().time_scale));
+    done()
+}
+
+/// A run-wide outage as long as a window may be (a week): every model request gets the status, whichever client or
+/// attempt sent it. (A window of run time would count from the run's creation, and instances
+/// that start slowly — an interpreter loading an SDK while a herd starts — could arrive after it
+/// closed: the verdict would depend on the machine's speed.)
+fn outage(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let whole_run = crate::scenario::limits::MAX_DELAY_MS;
+    world.script.outages.push(Outage::between(0, whole_run, status_reply(num(&ctx, 1))));
     done()
 }
 

@@ -1,5 +1,6 @@
-//! When: run the implementation on the scripted case, at a time scale at which every timing
-//! check of the case can judge (see [`crate::suite::timing::margin`]).
+//! When: run the implementation on the scripted case — one instance, or a herd of them at once
+//! against one run (`--herd`) — at a time scale at which every timing check of the case can
+//! judge (see [`crate::suite::timing::margin`]).
 
 use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
@@ -20,6 +21,7 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the implementation streams one model call$", stream),
     (r"^the implementation runs a deep-research task$", task),
     (r"^the implementation runs a main-session turn$", main_turn),
+    (r"^a herd of clients each streams one model call$", herd_stream),
 ];
 
 const PROMPT: &str = "Survey how LLM clients retry provider failures";
@@ -33,19 +35,24 @@ const MAX_RUNS: usize = 2;
 pub(crate) const GIVES_UP_ON_SILENCE: &str = "the implementation gives up on a silent provider";
 
 fn stream(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire))
+    Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire, false))
 }
 
 fn task(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Task, Level::Tasks))
+    Box::pin(run(world, ctx, TaskKind::Task, Level::Tasks, false))
 }
 
 fn main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Main, Level::Tasks))
+    Box::pin(run(world, ctx, TaskKind::Main, Level::Tasks, false))
 }
 
-async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level) {
+fn herd_stream(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire, true))
+}
+
+async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level, herd: bool) {
     let suite = world.ctx().clone();
+    let herd = herd.then_some(suite.herd);
     if suite.level < needs {
         world.not_applicable = Some(format!(
             "the case needs level `{}`; the implementation declares `{}`",
@@ -79,12 +86,13 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
             fallback: world.fallback.clone(),
             max_retries: world.max_retries,
             seed: suite.seed,
+            client: None,
             timeout,
         };
-        let Execution { journal, iut, real_duration, ended_at_ms } =
-            execute(&suite.server, &suite.iut, scenario.clone(), spec).await.unwrap_or_else(|e| panic!("{e}"));
+        let Execution { journal, iut, others, real_duration, ended_at_ms } =
+            execute(&suite.server, &suite.iut, scenario.clone(), spec, herd).await.unwrap_or_else(|e| panic!("{e}"));
         let clock = CaseClock::new(choice.time_scale, reaction.clone());
-        let mut run = Observation { journal, iut, clock, scale_note: choice.note.clone(), real_duration };
+        let mut run = Observation { journal, iut, others, clock, scale_note: choice.note.clone(), real_duration };
         // A timing check that fails where a busy machine could explain it, misses evidence,
         // or cannot judge, is confirmed by a run at least twice as slow: a client a margin
         // beyond its bound fails both; one that met it but was held back passes the second.
@@ -94,7 +102,7 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         // scale slow enough for every margin of the case.
         let Some(slower_scale) = slower(choice.time_scale, max) else { break (run, ended_at_ms) };
         let confirm = runs < MAX_RUNS
-            && unjudgeable_run(&run.iut).is_none()
+            && dead_client(&run).is_none()
             && world.timing.iter().any(|check| check.needs_confirmation(&mut run));
         if !confirm {
             break (run, ended_at_ms);
@@ -116,7 +124,7 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
         };
     };
     let silent = run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, choice.time_scale)).flatten();
-    let dead = unjudgeable_run(&run.iut);
+    let dead = dead_client(&run);
     let scale_mismatch = reported_scale_mismatch(run.iut.result.as_ref(), choice.time_scale);
     world.run = Some(run);
     if let Some((attempt, open_ms)) = silent {
@@ -133,6 +141,15 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level)
     if let Some(reason) = dead.or(scale_mismatch) {
         panic!("{reason}");
     }
+}
+
+/// Why an instance's run cannot be judged (a herd's: the first such client, named), if one
+/// cannot.
+fn dead_client(run: &Observation) -> Option<String> {
+    let herd = run.is_herd();
+    run.clients().enumerate().find_map(|(k, client)| {
+        unjudgeable_run(client).map(|why| if herd { format!("client {k} of the herd: {why}") } else { why })
+    })
 }
 
 /// A withheld reply still awaited after this much policy time is awaited forever: twice the

@@ -115,10 +115,11 @@ pub(crate) async fn calibrate(
                 fallback: None,
                 max_retries: Some(RETRIES as u32),
                 seed,
+                client: None,
                 timeout,
             };
             async move {
-                match execute(server, implementation, scenario(), spec).await {
+                match execute(server, implementation, scenario(), spec, None).await {
                     Ok(execution) => (*scale, gaps_after_asks(&execution.journal), did_nothing(&execution)),
                     Err(e) => (*scale, Vec::new(), Some(e.to_string())),
                 }

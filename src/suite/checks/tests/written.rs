@@ -32,7 +32,19 @@ fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -
         std::fs::create_dir_all(path.parent().unwrap_or(Path::new("."))).expect("a directory");
         std::fs::write(path, text).expect("a file");
     }
-    let iut = IutRun {
+    Observation {
+        journal,
+        iut: finished(out_dir, result),
+        others: Vec::new(),
+        clock: CaseClock::new(1.0, Reaction::exactly(0.0)),
+        scale_note: None,
+        real_duration: Duration::ZERO,
+    }
+}
+
+/// An instance that exited 0 with `result` in `out_dir`.
+fn finished(out_dir: tempfile::TempDir, result: Value) -> IutRun {
+    IutRun {
         out_dir,
         result: Some(result),
         events: Vec::new(),
@@ -41,14 +53,26 @@ fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -
         exit_code: Some(0),
         timed_out: false,
         timeout: Duration::ZERO,
-    };
-    Observation {
-        journal,
-        iut,
-        clock: CaseClock::new(1.0, Reaction::exactly(0.0)),
-        scale_note: None,
-        real_duration: Duration::ZERO,
     }
+}
+
+/// A herd at time scale 1: client k makes `attempts[k]` attempts of 5 ms, its first retry
+/// `first_waits_ms[k]` after its first attempt ended and the others a second apart, and its
+/// result says `ok[k]`.
+fn herd(attempts: &[usize], first_waits_ms: &[f64], ok: &[bool]) -> Observation {
+    let mut journal = Vec::new();
+    for (k, count) in attempts.iter().enumerate() {
+        for n in 0..*count {
+            let received = if n == 0 { 0.0 } else { 5.0 + first_waits_ms[k] + 1000.0 * (n - 1) as f64 };
+            let mut entry = request(journal.len(), "default", json!({}));
+            (entry.client, entry.attempt) = (u32::try_from(k).ok(), u32::try_from(n).ok());
+            (entry.received_at_ms, entry.finished_at_ms) = (received, Some(received + 5.0));
+            journal.push(entry);
+        }
+    }
+    let mut runs = ok.iter().map(|ok| finished(tempfile::tempdir().expect("a temporary directory"), json!({"ok": ok})));
+    let iut = runs.next().expect("a herd has a client 0");
+    Observation { others: runs.collect(), iut, ..observed(journal, json!({}), &[]) }
 }
 
 /// The sub-session's request after its search, carrying `output` as the web_search result.
@@ -161,5 +185,20 @@ pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
         ("the task summary is at most 20 bytes", good(), Fail),
         ("the turn ends with a message that reports the failure and suggests a retry", good(), Pass),
         ("the turn ends with a message that reports the failure and suggests a retry", bad(), Fail),
+        ("every client of the herd makes at most 7 attempts", herd(&[7, 3, 7], &[1000.0; 3], &[false; 3]), Pass),
+        ("every client of the herd makes at most 7 attempts", herd(&[7, 11, 7], &[1000.0; 3], &[false; 3]), Fail),
+        // A client that sent nothing does not hide in a herd that met the bound.
+        ("every client of the herd makes at most 7 attempts", herd(&[7, 0, 7], &[1000.0; 3], &[false; 3]), Fail),
+        ("every client of the herd ends with ok true", herd(&[2, 2], &[1000.0; 2], &[true, true]), Pass),
+        ("every client of the herd ends with ok true", herd(&[2, 2], &[1000.0; 2], &[true, false]), Fail),
+        (
+            "the herd's first retries spread over at least 0.2 seconds",
+            herd(&[2; 4], &[1030.0, 1810.0, 1450.0, 1222.0], &[true; 4]),
+            Pass,
+        ),
+        // Lockstep: every client waits its 1 s to the millisecond.
+        ("the herd's first retries spread over at least 0.2 seconds", herd(&[2; 4], &[1000.0; 4], &[true; 4]), Fail),
+        // One client retried: no spread to see.
+        ("the herd's first retries spread over at least 0.2 seconds", herd(&[2, 1], &[1000.0, 0.0], &[true; 2]), Fail),
     ]
 }

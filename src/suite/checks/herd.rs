@@ -1,0 +1,179 @@
+//! Judged on a herd: many instances of the implementation started at once against one run, each
+//! at its own client base URL, so that the journal names the client of every request. What a
+//! herd shows that one client cannot: whether failures multiply into a storm (PRD-0006's
+//! "重试不得无限；必须有次数上限 + 退避，避免重试风暴"), whether every client comes back once the
+//! provider does, and whether clients that failed together retry together (seed 002's jitter,
+//! "避免同时重试").
+
+use std::collections::BTreeMap;
+
+use super::{arg, expected_value, number, Args, Check, Found, Observation, Timed, Timing};
+use crate::journal::JournalEntry;
+use crate::suite::timing::{Doubt, Margin, SpanShape};
+use crate::suite::verdict::Level;
+
+pub(super) const CHECKS: &[Check] = &[
+    Check::plain(
+        r"^every client of the herd makes at most (\d+) attempts$",
+        Level::Wire,
+        |args| {
+            let most: u32 = number(args, 1);
+            format!("each client 1 to {most} attempts, so the herd sends at most {most} × its size")
+        },
+        at_most_per_client,
+    ),
+    Check::plain(
+        r"^every client of the herd ends with ok (true|false)$",
+        Level::Wire,
+        |args| format!("ok: {} in every client's result.json", arg(args, 1)),
+        every_client_ends,
+    ),
+    Check::timed(
+        r"^the herd's first retries spread over at least ([\d.]+) seconds$",
+        Level::Wire,
+        |args| {
+            format!(
+                "the clients' first waits (each from its failed attempt's end to its retry) spread over at least {} s",
+                arg(args, 1)
+            )
+        },
+        Timing { margin: spread_margin, measure: first_retries_spread, lower_bound_only: false },
+    ),
+];
+
+/// Each client's model calls, in arrival order, by client number: every instance of a herd
+/// (those that sent nothing with no calls), or the one instance under `None`.
+fn calls_by_client(observation: &Observation) -> BTreeMap<Option<u32>, Vec<&JournalEntry>> {
+    let mut by_client: BTreeMap<Option<u32>, Vec<&JournalEntry>> = if observation.is_herd() {
+        (0..observation.clients().count()).map(|k| (u32::try_from(k).ok(), Vec::new())).collect()
+    } else {
+        BTreeMap::from([(None, Vec::new())])
+    };
+    for call in observation.attempts() {
+        by_client.entry(call.client).or_default().push(call);
+    }
+    by_client
+}
+
+fn client_name(client: Option<u32>) -> String {
+    client.map_or_else(|| "the client".to_owned(), |k| format!("client {k}"))
+}
+
+/// Every client made at least one attempt and at most the bound: a client that sent nothing
+/// cannot hide in a herd that met its bound.
+fn at_most_per_client(observation: &Observation, args: &Args) -> Found {
+    let most: usize = number(args, 1);
+    let by_client = calls_by_client(observation);
+    let counts: Vec<(Option<u32>, usize)> = by_client.iter().map(|(k, calls)| (*k, calls.len())).collect();
+    let total: usize = counts.iter().map(|(_, n)| n).sum();
+    let over: Vec<String> =
+        counts.iter().filter(|(_, n)| *n > most || *n == 0).map(|(k, n)| format!("{}: {n}", client_name(*k))).collect();
+    let low = counts.iter().map(|(_, n)| *n).min().unwrap_or(0);
+    let high = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let mut observed = format!("{total} requests from {} clients, {low} to {high} each", counts.len());
+    if !over.is_empty() {
+        observed.push_str(&format!(" (out of bounds: {})", over.join(", ")));
+    }
+    Found::new(observed, over.is_empty())
+}
+
+fn every_client_ends(observation: &Observation, args: &Args) -> Found {
+    let expected = expected_value(args);
+    let clients: Vec<&serde_json::Value> =
+        observation.clients().map(|run| run.result.as_ref().map_or(&serde_json::Value::Null, |r| &r["ok"])).collect();
+    let others: Vec<String> = clients
+        .iter()
+        .enumerate()
+        .filter(|(_, ok)| ***ok != expected)
+        .map(|(k, ok)| format!("client {k}: {ok}"))
+        .collect();
+    let mut observed = format!("ok: {expected} for {} of {} clients", clients.len() - others.len(), clients.len());
+    if !others.is_empty() {
+        observed.push_str(&format!(" (not: {})", others.join(", ")));
+    }
+    Found::new(observed, others.is_empty())
+}
+
+/// The spread it asks for is what it must tell apart: a herd without jitter retries together,
+/// a spread of 0. Seed 002's jitter is uniform over 0–1 s ("random_jitter: 随机抖动（0-1 秒），避免
+/// 同时重试"), so n clients' first waits spread less than s with probability
+/// n·s^(n−1) − (n−1)·s^n (the range of n uniform draws): for 0.2 s and a herd of 10 (the
+/// smallest `--herd` allows), 4.2 in a million, and less for larger herds. The spread is a
+/// difference of two waits, so its noise is that of a span of two.
+fn spread_margin(args: &Args) -> Margin {
+    Margin { seconds: number(args, 1), waits: 2, attempts: 0, doubt: Doubt::ToClient }
+}
+
+/// The first waits of every client that retried, as policy time: their spread, given the
+/// benefit of the doubt within the noise of two waits. Fewer than two retrying clients show no
+/// spread at all.
+fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
+    let bound: f64 = number(args, 1);
+    let waits: Vec<f64> = calls_by_client(observation)
+        .values()
+        .filter_map(|calls| {
+            let (failed, retry) = (calls.first()?, calls.get(1)?);
+            Some(observation.clock.wait(retry.received_at_ms - failed.finished_at_ms?).value)
+        })
+        .collect();
+    let noise = SpanShape { waits: 2, attempts: 0 }.noise_real_ms(&observation.clock.reaction)
+        / 1000.0
+        / observation.time_scale();
+    let Some((low, high)) = extent(&waits) else {
+        return Timed {
+            observed: format!("{} clients retried: no spread to measure", waits.len()),
+            held: false,
+            noise,
+        };
+    };
+    let spread = high - low;
+    Timed {
+        observed: format!("{} clients' first waits spread over {spread:.3} s ({low:.3}–{high:.3} s)", waits.len()),
+        held: spread + noise >= bound,
+        noise,
+    }
+}
+
+/// The shortest and the longest of two or more waits.
+fn extent(waits: &[f64]) -> Option<(f64, f64)> {
+    let low = waits.iter().copied().reduce(f64::min)?;
+    let high = waits.iter().copied().reduce(f64::max)?;
+    (waits.len() >= 2).then_some((low, high))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The chance that n uniform draws over 0–1 s spread less than s: the range's distribution.
+    fn chance_of_less_spread(n: i32, s: f64) -> f64 {
+        f64::from(n) * s.powi(n - 1) - f64::from(n - 1) * s.powi(n)
+    }
+
+    #[test]
+    fn seed_002s_jitter_spreads_a_herd_of_ten_or_more_past_the_bound_but_once_in_a_hundred_thousand_herds() {
+        assert!(chance_of_less_spread(10, 0.2) < 1e-5);
+        for n in 11..=500 {
+            assert!(chance_of_less_spread(n, 0.2) <= chance_of_less_spread(n - 1, 0.2), "herd of {n}");
+        }
+    }
+
+    /// Seed 002's formula as the reference draws it — each client seeded apart, as the suite
+    /// seeds a herd (`SQUALL_SEED` plus the client's number) — spreads every herd of 10 to 50
+    /// past the bound for 2,000 seeds; the same schedule without jitter never does.
+    #[cfg(feature = "reference")]
+    #[test]
+    fn seed_002s_schedule_passes_for_every_seed_tried_and_no_jitter_never_does() {
+        use squall_reference::backoff::BackoffConfig;
+        let first_waits = |config: BackoffConfig, seed: u64, size: u64| -> Vec<f64> {
+            (0..size).filter_map(|k| config.schedule(6, seed + k).next()).map(|w| w.as_secs_f64()).collect()
+        };
+        let spread = |waits: &[f64]| super::extent(waits).map_or(0.0, |(low, high)| high - low);
+        for seed in 0..2_000 {
+            for size in [10, 11, 25, 50] {
+                let jittered = spread(&first_waits(BackoffConfig::default(), seed * 100, size));
+                assert!(jittered >= 0.2, "seed {seed}, herd of {size}: spread {jittered}");
+                let lockstep = spread(&first_waits(BackoffConfig::default().without_jitter(), seed * 100, size));
+                assert!(lockstep < 0.2, "no jitter spread {lockstep}");
+            }
+        }
+    }
+}
