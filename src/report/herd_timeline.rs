@@ -31,7 +31,7 @@ pub(super) fn svg(journal: &[JournalEntry], time_scale: f64) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "<svg class=\"timeline herd\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"{FONT}\">"
+        "<svg class=\"timeline\" data-kind=\"herd\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"{FONT}\">"
     );
     let busiest = rows.values().map(Vec::len).max().unwrap_or(0);
     let _ = write!(

@@ -16,7 +16,9 @@ use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
 use super::support::require;
 
 /// The SDK cases re-run in CI: what they retry, and how they take a stream that breaks.
-const SDK_TAGS: &str = "@REQ-0006-001 or @REQ-0006-010";
+/// Herd cases are left out: ten SDK processes per case on top of the other runs overload a
+/// 2-core runner (their verdicts stay in the kept reports, refreshed by the script).
+const SDK_TAGS: &str = "(@REQ-0006-001 or @REQ-0006-010) and not @herd";
 
 type Verdicts = BTreeMap<(String, String, String), String>;
 
