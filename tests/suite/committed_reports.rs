@@ -92,6 +92,24 @@ fn start(name: &'static str, tags: Option<&'static str>) -> FreshRun {
     FreshRun { name, tags, kept, args, dir, child }
 }
 
+/// What the fresh run's case `name` found wrong, and the scale it ran at: the evidence for a
+/// verdict that moved.
+fn findings(report: &Report, name: &str) -> String {
+    let Some(case) = report.cases().find(|c| c.name == name) else { return String::new() };
+    let failed: Vec<String> = case
+        .checks
+        .iter()
+        .filter(|c| !matches!(c.verdict, squall::suite::Verdict::Pass | squall::suite::Verdict::NotApplicable))
+        .map(|c| format!("\n    {} [{}]: expected {}; observed {}", c.name, c.verdict.as_str(), c.expected, c.observed))
+        .collect();
+    format!(
+        " (at time scale {:?}{}){}",
+        case.time_scale,
+        case.time_scale_note.as_deref().map(|n| format!(": {n}")).unwrap_or_default(),
+        failed.concat()
+    )
+}
+
 /// What differs between the kept report and the fresh run.
 fn differences(run: FreshRun) -> Vec<String> {
     let FreshRun { name, tags, kept, args, dir, child } = run;
@@ -103,11 +121,14 @@ fn differences(run: FreshRun) -> Vec<String> {
             String::from_utf8_lossy(&output.stderr)
         )];
     }
-    let (before, now) = (verdicts(&kept), verdicts(&read(&dir.path().join("report.json"))));
+    let fresh = read(&dir.path().join("report.json"));
+    let (before, now) = (verdicts(&kept), verdicts(&fresh));
     let mut differences: Vec<String> = now
         .iter()
         .filter(|(case, verdict)| before.get(*case) != Some(*verdict))
-        .map(|(case, verdict)| format!("{name} {case:?}: kept {:?}, now {verdict}", before.get(case)))
+        .map(|(case, verdict)| {
+            format!("{name} {case:?}: kept {:?}, now {verdict}{}", before.get(case), findings(&fresh, &case.2))
+        })
         .collect();
     if tags.is_none() {
         differences.extend(
