@@ -103,9 +103,10 @@ fn findings(report: &Report, name: &str) -> String {
         .map(|c| format!("\n    {} [{}]: expected {}; observed {}", c.name, c.verdict.as_str(), c.expected, c.observed))
         .collect();
     format!(
-        " (at time scale {:?}{}){}",
+        " (at time scale {:?}{}; the run's {}){}",
         case.time_scale,
         case.time_scale_note.as_deref().map(|n| format!(": {n}")).unwrap_or_default(),
+        report.calibration.summary,
         failed.concat()
     )
 }

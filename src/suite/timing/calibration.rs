@@ -25,7 +25,8 @@ pub const RETRIES: usize = 6;
 /// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
 pub const INSTANCES_PER_SCALE: usize = 4;
 
-/// The most real time one calibration instance gets (less when the case timeout is shorter).
+/// The most real time one calibration instance gets at the first try (a quarter of the case
+/// timeout when that is less).
 const INSTANCE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What the calibration measured, as reports show it.
@@ -39,12 +40,14 @@ pub struct Calibration {
     pub instances: usize,
     /// Real milliseconds the calibration took.
     pub duration_ms: f64,
+    /// Times it was taken (more than once when instances timed out before they retried).
+    pub tries: usize,
 }
 
 impl Calibration {
     /// A calibration that measured `reaction` without samples (tests, recorded evidence).
     pub fn assumed(reaction: Reaction) -> Calibration {
-        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0 }
+        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0, tries: 1 }
     }
 
     /// One line for people: "client reaction: median 118 ms real (112–131 ms), 48 retries at 1/100 and 1/25".
@@ -69,6 +72,12 @@ impl Calibration {
                 waits.join(", ")
             ));
         }
+        if self.tries > 1 {
+            line.push_str(&format!(
+                "; measured at the {} try (the earlier ones' instances timed out before they retried)",
+                ordinal(self.tries)
+            ));
+        }
         line
     }
 }
@@ -90,8 +99,13 @@ pub fn second_scale(time_scale: f64) -> f64 {
     }
 }
 
+/// Times a calibration is taken before the run gives up measuring: a calibration whose
+/// instances timed out before they retried (a machine busy with other work) is taken again, each
+/// time with twice the instance timeout, up to the case timeout.
+pub const TRIES: usize = 3;
+
 /// Measure `implementation`'s reaction with `instances` instances at each of two scales, all
-/// at once.
+/// at once; again, more patiently, while instances time out before anything is measured.
 pub(crate) async fn calibrate(
     server: &Server,
     implementation: &Iut,
@@ -102,46 +116,96 @@ pub(crate) async fn calibrate(
 ) -> Result<Calibration, CannotStart> {
     let started = std::time::Instant::now();
     let scales = [time_scale, second_scale(time_scale)];
-    let timeout = case_timeout.min(INSTANCE_TIMEOUT);
-    let runs = scales.iter().flat_map(|scale| {
-        (0..instances).map(move |n| {
-            let spec = CaseSpec {
-                case: format!("squall calibration {n} at {scale}"),
-                task: TaskKind::Stream,
-                prompt: "Calibrate".to_owned(),
-                base_url: String::new(),
-                time_scale: *scale,
-                profile: None,
-                fallback: None,
-                max_retries: Some(RETRIES as u32),
-                seed,
-                client: None,
-                timeout,
-            };
-            async move {
-                match execute(server, implementation, scenario(), spec, None).await {
-                    Ok(execution) => (*scale, gaps_after_asks(&execution.journal), did_nothing(&execution)),
-                    Err(e) => (*scale, Vec::new(), Some(e.to_string())),
-                }
+    let mut timeout = (case_timeout / 4).min(INSTANCE_TIMEOUT);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let runs = scales.iter().flat_map(|scale| (0..instances).map(move |n| (n, *scale)));
+        let measured: Vec<InstanceRun> =
+            join_all(runs.map(|(n, scale)| run_instance(server, implementation, n, scale, timeout, seed))).await;
+        if let Some(why) = cannot_start(&measured) {
+            return Err(CannotStart { implementation: implementation.describe(), why });
+        }
+        let samples = scales.map(|scale| ScaleSamples {
+            time_scale: scale,
+            gaps_ms: measured.iter().filter(|run| run.time_scale == scale).map(|run| run.gaps_ms.clone()).collect(),
+        });
+        let mut reaction = Reaction::from_samples(&samples[0], &samples[1]);
+        let timed_out = measured.iter().filter(|run| run.timed_out).count();
+        let patient_enough = timeout >= case_timeout || tries >= TRIES;
+        if reaction.missing.is_some() && timed_out > 0 {
+            if !patient_enough {
+                timeout = (timeout * 2).min(case_timeout);
+                continue;
             }
-        })
-    });
-    let measured: Vec<(f64, Vec<f64>, Option<String>)> = join_all(runs).await;
-    if let Some(why) = cannot_start(&measured) {
-        return Err(CannotStart { implementation: implementation.describe(), why });
+            reaction = Reaction::unknown(format!(
+                "{timed_out} of {} calibration instances timed out (after {:.0} s real, in the last of {tries} tries) before the implementation retried a 429 that asked for retry-after-ms: 1 — the machine may be too busy, or the implementation too slow to start",
+                measured.len(),
+                timeout.as_secs_f64()
+            ));
+        }
+        return Ok(Calibration {
+            samples,
+            reaction,
+            instances: 2 * instances,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tries,
+        });
     }
-    let measured: Vec<(f64, Vec<f64>)> = measured.into_iter().map(|(scale, gaps, _)| (scale, gaps)).collect();
-    let samples = scales.map(|scale| ScaleSamples {
-        time_scale: scale,
-        gaps_ms: measured.iter().filter(|(s, _)| *s == scale).map(|(_, gaps)| gaps.clone()).collect(),
-    });
-    let reaction = Reaction::from_samples(&samples[0], &samples[1]);
-    Ok(Calibration {
-        samples,
-        reaction,
-        instances: 2 * instances,
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-    })
+}
+
+/// "second", "third".
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".to_owned(),
+        2 => "second".to_owned(),
+        3 => "third".to_owned(),
+        n => format!("{n}th"),
+    }
+}
+
+/// What one calibration instance showed.
+struct InstanceRun {
+    time_scale: f64,
+    /// Real ms from the end of each 429 to the next request.
+    gaps_ms: Vec<f64>,
+    /// Why it did nothing at all, if it did nothing (see [`did_nothing`]).
+    did_nothing: Option<String>,
+    /// Killed at its timeout.
+    timed_out: bool,
+}
+
+/// Run calibration instance `n` at `time_scale`.
+async fn run_instance(
+    server: &Server,
+    implementation: &Iut,
+    n: usize,
+    time_scale: f64,
+    timeout: Duration,
+    seed: Option<u64>,
+) -> InstanceRun {
+    let spec = CaseSpec {
+        case: format!("squall calibration {n} at {time_scale}"),
+        task: TaskKind::Stream,
+        prompt: "Calibrate".to_owned(),
+        base_url: String::new(),
+        time_scale,
+        profile: None,
+        fallback: None,
+        max_retries: Some(RETRIES as u32),
+        seed,
+        client: None,
+        timeout,
+    };
+    match execute(server, implementation, scenario(), spec, None).await {
+        Ok(execution) => InstanceRun {
+            time_scale,
+            gaps_ms: gaps_after_asks(&execution.journal),
+            did_nothing: did_nothing(&execution),
+            timed_out: execution.iut.timed_out,
+        },
+        Err(e) => InstanceRun { time_scale, gaps_ms: Vec::new(), did_nothing: Some(e.to_string()), timed_out: false },
+    }
 }
 
 /// An implementation that did nothing in any calibration run: no case can be judged, so the run
@@ -174,8 +238,8 @@ fn did_nothing(execution: &Execution) -> Option<String> {
 }
 
 /// What every calibration run says about an implementation that did nothing in all of them.
-fn cannot_start(measured: &[(f64, Vec<f64>, Option<String>)]) -> Option<String> {
-    let reasons: Vec<&String> = measured.iter().map(|(_, _, why)| why.as_ref()).collect::<Option<_>>()?;
+fn cannot_start(measured: &[InstanceRun]) -> Option<String> {
+    let reasons: Vec<&String> = measured.iter().map(|run| run.did_nothing.as_ref()).collect::<Option<_>>()?;
     let first = reasons.first()?;
     let runs = reasons.len();
     Some(if reasons.iter().all(|r| r == first) {

@@ -18,13 +18,14 @@ pub struct Estimate {
 impl Estimate {
     /// Whether the truth may be at least `bound`: a lower bound passes when some value within
     /// the noise meets it.
+    /// Without a measurement (infinite noise) anything may be true.
     pub fn may_be_at_least(&self, bound: f64) -> bool {
-        self.value + self.noise >= bound
+        !self.noise.is_finite() || self.value + self.noise >= bound
     }
 
-    /// Whether the truth may be at most `bound`.
+    /// Whether the truth may be at most `bound` (anything may be, without a measurement).
     pub fn may_be_at_most(&self, bound: f64) -> bool {
-        self.value - self.noise <= bound
+        !self.noise.is_finite() || self.value - self.noise <= bound
     }
 
     /// "4.02 s ± 0.06".
@@ -123,6 +124,11 @@ mod tests {
     #[test]
     fn without_a_measurement_nothing_can_be_decided() {
         let clock = CaseClock::new(0.01, Reaction::unknown("no calibration"));
-        assert!(clock.wait(40.0).noise.is_infinite());
+        let wait = clock.wait(40.0);
+        assert!(wait.noise.is_infinite());
+        assert!(
+            wait.may_be_at_least(4.0) && wait.may_be_at_most(4.0),
+            "no bound is missed without a measurement: {wait:?}"
+        );
     }
 }

@@ -75,9 +75,10 @@ impl Margin {
         }
     }
 
-    /// Whether the outcome `held`, measured with `noise`, is a verdict.
+    /// Whether the outcome `held`, measured with `noise`, is a verdict. Nothing is, without a
+    /// measurement (noise not finite: the client's reaction was never measured).
     pub fn judges(&self, held: bool, noise: f64) -> bool {
-        self.is_certain(held) || self.decides(noise)
+        noise.is_finite() && (self.is_certain(held) || self.decides(noise))
     }
 
     /// Whether a case must run slowly enough for this check before it runs at all: a pass of a
@@ -208,6 +209,10 @@ mod tests {
         assert!(jitter.judges(true, 5.0), "jitter seen beyond the noise");
         assert!(!jitter.judges(false, 0.05) && jitter.judges(false, 0.049), "an absence needs the margin");
         assert!(bound.sets_first_scale() && !jitter.sets_first_scale());
+        assert!(
+            !bound.judges(false, f64::INFINITY) && !jitter.judges(true, f64::NAN),
+            "no verdict without a measurement"
+        );
     }
 
     #[test]

@@ -130,8 +130,12 @@ impl Reaction {
     /// busier than during the case (every sample slowed) cannot fail a client on a lower bound.
     /// The high end stays: a slower moment of the machine is what the confirmation's slower
     /// scale absorbs.
+    /// A reaction that was not measured (the run's calibration failed) becomes `other`.
     pub fn reaching_down_to(&self, other: &Reaction) -> Reaction {
-        if self.missing.is_some() || other.missing.is_some() || other.low_ms >= self.low_ms {
+        if self.missing.is_some() {
+            return other.clone();
+        }
+        if other.missing.is_some() || other.low_ms >= self.low_ms {
             return self.clone();
         }
         let low_ms = other.low_ms;
@@ -257,6 +261,7 @@ mod tests {
         assert_eq!((confirmed.low_ms, confirmed.high_ms, confirmed.center_ms), (1.0, 90.0, 45.5));
         assert_eq!(calm.reaching_down_to(&busy), calm, "a slower measurement changes nothing");
         assert_eq!(busy.reaching_down_to(&Reaction::unknown("none")), busy);
+        assert_eq!(Reaction::unknown("the run's calibration timed out").reaching_down_to(&calm), calm);
     }
 
     #[test]
