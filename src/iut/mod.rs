@@ -88,10 +88,10 @@ pub(crate) struct ProcessEnd {
     pub timed_out: bool,
 }
 
-/// What an IUT left behind.
-#[derive(Debug)]
+/// What an IUT left behind (clones share its output directory, removed with the last).
+#[derive(Debug, Clone)]
 pub(crate) struct IutRun {
-    pub out_dir: tempfile::TempDir,
+    pub out_dir: std::sync::Arc<tempfile::TempDir>,
     pub result: Option<Value>,
     pub events: Vec<Value>,
     /// Problems reading the outputs (missing result, unparsable lines).
@@ -170,7 +170,7 @@ pub(crate) async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
     };
     let (result, events, output_errors) = read_outputs(out_dir.path());
     Ok(IutRun {
-        out_dir,
+        out_dir: out_dir.into(),
         result,
         events,
         output_errors,

@@ -1,9 +1,9 @@
 //! Building a case's scenario from Given steps: per-attempt replies, a reply for every
-//! attempt, run-wide outages, or a catalogue scenario by name.
+//! attempt, run-wide outages and a quota, or a catalogue scenario by name.
 
 use std::collections::BTreeMap;
 
-use crate::scenario::{Attempt, Catalogue, Outage, Scenario};
+use crate::scenario::{Attempt, Catalogue, Outage, Quota, Scenario};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct ScriptBuilder {
@@ -15,6 +15,8 @@ pub(super) struct ScriptBuilder {
     pub catalogue: Option<String>,
     /// Run-wide outages, answering before the script.
     pub outages: Vec<Outage>,
+    /// A run-wide quota, answering before the script (after the outages).
+    pub quota: Option<Quota>,
 }
 
 impl ScriptBuilder {
@@ -37,7 +39,7 @@ impl ScriptBuilder {
         if let Some(every) = &self.every {
             attempts.push(every.clone());
         }
-        Ok(Scenario { attempts, outage: self.outages.clone(), ..Scenario::named(name) })
+        Ok(Scenario { attempts, outage: self.outages.clone(), quota: self.quota.clone(), ..Scenario::named(name) })
     }
 }
 

@@ -50,6 +50,12 @@ const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
         &["SEED-001-OBSERVABILITY", "SEED-002-JITTER"],
     ),
     (
+        "backoff-over-retry-after",
+        "The provider's Retry-After is not read: its own backoff decides every wait.",
+        // Each single client's asked wait, and a herd's under a shared quota.
+        &["REQ-0006-001"],
+    ),
+    (
         "linear-backoff",
         "Waits grow by 1 s a retry (1, 2, 3, … s plus the jitter) instead of doubling.",
         // ECN-0003's exponential backoff, and seed 002's 2^n. Six waits cannot always tell a

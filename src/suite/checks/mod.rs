@@ -9,9 +9,11 @@
 //! - [`events`] — `result.json` and `events.jsonl` with their decision records
 //! - [`sessions`], [`tasks`] — the main session, the deep-research sub-session, Task results
 //! - [`herd`] — many instances at once against one run: storms, recovery, lockstep
+//! - [`each_client`] — any check, judged on every instance of a herd alone
 //! - [`timed`] — what a timing check found, and when a slower run must confirm it
 
 mod backoff;
+mod each_client;
 mod events;
 mod herd;
 mod observation;
@@ -117,11 +119,12 @@ fn pattern_regex(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("check pattern {pattern}: {e}"))
 }
 
-/// A pattern that also matches its SHOULD form, "ideally <step>" (see [`SHOULD_PREFIX`]); the
-/// group does not capture, so arguments keep their numbers.
+/// A pattern that also matches its SHOULD form, "ideally <step>" (see [`SHOULD_PREFIX`]), and
+/// its form for each client of a herd, "every client of the herd: <step>" (see
+/// [`each_client::PREFIX`]); the groups do not capture, so arguments keep their numbers.
 pub(crate) fn advisory_form(pattern: &str) -> String {
     let body = pattern.strip_prefix('^').unwrap_or(pattern);
-    format!("^(?:{})?{body}", regex::escape(SHOULD_PREFIX))
+    format!("^(?:{})?(?:{})?{body}", regex::escape(SHOULD_PREFIX), regex::escape(each_client::PREFIX))
 }
 
 /// The patterns of every Then step, each once (what the suite registers with cucumber).
@@ -136,6 +139,8 @@ pub(crate) struct StepChecks {
     step: String,
     args: Vec<String>,
     checks: Vec<&'static Check>,
+    /// The step is judged on every client of a herd alone ([`each_client`]).
+    each_client: bool,
 }
 
 impl StepChecks {
@@ -152,7 +157,8 @@ impl StepChecks {
                 Some(*check)
             })
             .collect();
-        Some(StepChecks { step: step.to_owned(), args: args?, checks })
+        let each_client = step.strip_prefix(SHOULD_PREFIX).unwrap_or(step).starts_with(each_client::PREFIX);
+        Some(StepChecks { step: step.to_owned(), args: args?, checks, each_client })
     }
 
     /// The step's text.
@@ -163,7 +169,12 @@ impl StepChecks {
     /// The step's timing checks, to plan a case's time scale and confirm what they find.
     pub(crate) fn timed(&self) -> impl Iterator<Item = Planned> + '_ {
         self.checks.iter().filter_map(|check| match &check.judge {
-            Judge::Timed(timing) => Some(Planned { step: self.step.clone(), timing, args: self.args.clone() }),
+            Judge::Timed(timing) => Some(Planned {
+                step: self.step.clone(),
+                timing,
+                args: self.args.clone(),
+                each_client: self.each_client,
+            }),
             Judge::Plain(_) => None,
         })
     }
@@ -187,20 +198,37 @@ impl StepChecks {
                     return self.record(check, advisory, Verdict::NotApplicable, String::new(), "");
                 }
                 let strength = self.strength(advisory);
-                match &check.judge {
-                    Judge::Plain(judge) => {
-                        let found = judge(observation, &self.args);
-                        let verdict = Verdict::of_check(strength, true, found.held);
-                        self.record(check, advisory, verdict, found.observed, "")
-                    }
-                    Judge::Timed(timing) => {
-                        let (observed, held, note) = judge_timed(timing, observation, &self.args);
-                        let verdict = held.map_or(Verdict::Error, |held| Verdict::of_check(strength, true, held));
-                        self.record(check, advisory, verdict, observed, &note)
-                    }
-                }
+                let judged = if self.each_client {
+                    let clients = observation.each_client();
+                    each_client::combine(clients.iter().map(|client| self.judge_one(check, client, strength)).collect())
+                } else {
+                    self.judge_one(check, observation, strength)
+                };
+                self.record(check, advisory, judged.verdict, judged.observed, &judged.note)
             })
             .collect()
+    }
+
+    /// One check on one observation.
+    fn judge_one(&self, check: &Check, observation: &Observation, strength: Strength) -> Judged {
+        match &check.judge {
+            Judge::Plain(judge) => {
+                let found = judge(observation, &self.args);
+                Judged {
+                    verdict: Verdict::of_check(strength, true, found.held),
+                    observed: found.observed,
+                    note: String::new(),
+                }
+            }
+            Judge::Timed(timing) => {
+                let (observed, held, note) = judge_timed(timing, observation, &self.args);
+                Judged {
+                    verdict: held.map_or(Verdict::Error, |held| Verdict::of_check(strength, true, held)),
+                    observed,
+                    note,
+                }
+            }
+        }
     }
 
     fn strength(&self, advisory: bool) -> Strength {
@@ -223,6 +251,14 @@ impl StepChecks {
     }
 }
 
+/// One check's verdict, what it observed, and what the expectation adds (a timing check's margin).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Judged {
+    pub verdict: Verdict,
+    pub observed: String,
+    pub note: String,
+}
+
 /// Judge a timing check: what it observed, whether the bound held (`None` when it cannot be
 /// judged), and the margin it tells apart, in real time, for the expectation. When the noise is
 /// not under half the margin, the check would let through clients it exists to reject: it
@@ -243,6 +279,7 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (Stri
     let reaction = &observation.clock.reaction;
     let why = match &reaction.missing {
         Some(missing) => missing.clone(),
+        None if !noise.is_finite() => "the case gave it nothing to measure".to_owned(),
         None => format!(
             "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}), is not under half the {} s margin; it needs {} (--max-time-scale)",
             reaction.low_ms,

@@ -33,7 +33,7 @@ pub(crate) struct Observation {
 #[cfg(test)]
 fn recorded(outputs: &ClientOutputs) -> std::io::Result<IutRun> {
     Ok(IutRun {
-        out_dir: tempfile::tempdir()?,
+        out_dir: tempfile::tempdir()?.into(),
         result: outputs.result.clone(),
         events: outputs.events.clone(),
         output_errors: Vec::new(),
@@ -76,6 +76,28 @@ impl Observation {
     /// Whether a herd ran.
     pub(crate) fn is_herd(&self) -> bool {
         !self.others.is_empty()
+    }
+
+    /// Every instance's own view of the case, as if it had run alone: its requests (of a herd,
+    /// those at its client base URL) and its outputs, on the case's clock.
+    pub(crate) fn each_client(&self) -> Vec<Observation> {
+        let herd = self.is_herd();
+        self.clients()
+            .enumerate()
+            .map(|(k, run)| Observation {
+                journal: self
+                    .journal
+                    .iter()
+                    .filter(|e| !herd || e.client.and_then(|c| usize::try_from(c).ok()) == Some(k))
+                    .cloned()
+                    .collect(),
+                iut: run.clone(),
+                others: Vec::new(),
+                clock: self.clock.clone(),
+                scale_note: self.scale_note.clone(),
+                real_duration: self.real_duration,
+            })
+            .collect()
     }
 
     /// The implementation's `result.json` (the Task result in `task` cases), or null.

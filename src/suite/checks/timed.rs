@@ -34,6 +34,8 @@ pub(crate) struct Planned {
     pub step: String,
     pub timing: &'static Timing,
     pub args: Vec<String>,
+    /// Judged on every client of a herd alone (`every client of the herd: ...`).
+    pub each_client: bool,
 }
 
 impl Planned {
@@ -46,7 +48,15 @@ impl Planned {
     /// machine may have held the client back for a moment), or a lower bound missed that it
     /// would find met were the client's reaction shorter than calibrated (the machine may have
     /// been busier while it was calibrated than during the case).
+    /// A step judged on each client of a herd needs one when any client's check does.
     pub(crate) fn needs_confirmation(&self, observation: &mut Observation) -> bool {
+        if self.each_client {
+            return observation.each_client().iter_mut().any(|client| self.needs_confirmation_of(client));
+        }
+        self.needs_confirmation_of(observation)
+    }
+
+    fn needs_confirmation_of(&self, observation: &mut Observation) -> bool {
         let timed = (self.timing.measure)(observation, &self.args);
         let margin = self.margin();
         if !margin.judges(timed.held, timed.noise) {

@@ -5,7 +5,7 @@ use futures_util::future::LocalBoxFuture;
 
 use super::{arg, done, num, StepFn};
 use crate::scenario::{
-    Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, StreamFailure, StreamSpec,
+    Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Quota, StreamFailure, StreamSpec,
 };
 use crate::suite::world::SuiteWorld;
 
@@ -31,6 +31,7 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the implementation is configured with maxRetries = (\d+)$", max_retries),
     (r"^timing is measured at 1/(\d+) of real time$", time_scale),
     (r"^an outage answers every model request with status (\d+) for the whole run$", outage),
+    (r"^a quota shared by every client admits (\d+) requests? a minute$", quota),
 ];
 
 /// The text streamed by scripted successes and broken streams.
@@ -206,6 +207,14 @@ fn time_scale(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 fn outage(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     let whole_run = crate::scenario::limits::MAX_DELAY_MS;
     world.script.outages.push(Outage::between(0, whole_run, status_reply(num(&ctx, 1))));
+    done()
+}
+
+/// A run-wide quota of requests per minute of policy time, one token bucket for the run: every
+/// model request draws on it, whichever client sent it, and a refusal is a 429 whose
+/// `retry-after` says when the bucket holds a request again (docs/scenarios.md).
+fn quota(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    world.script.quota = Some(Quota { requests_per_minute: Some(num(&ctx, 1)), tokens_per_minute: None });
     done()
 }
 

@@ -22,6 +22,8 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^the implementation runs a deep-research task$", task),
     (r"^the implementation runs a main-session turn$", main_turn),
     (r"^a herd of clients each streams one model call$", herd_stream),
+    (r"^a herd of clients each runs a deep-research task$", herd_task),
+    (r"^a herd of clients each runs a main-session turn$", herd_main_turn),
 ];
 
 const PROMPT: &str = "Survey how LLM clients retry provider failures";
@@ -48,6 +50,14 @@ fn main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
 
 fn herd_stream(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire, true))
+}
+
+fn herd_task(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    Box::pin(run(world, ctx, TaskKind::Task, Level::Tasks, true))
+}
+
+fn herd_main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    Box::pin(run(world, ctx, TaskKind::Main, Level::Tasks, true))
 }
 
 async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level, herd: bool) {

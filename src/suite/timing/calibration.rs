@@ -26,8 +26,12 @@ pub const RETRIES: usize = 6;
 pub const INSTANCES_PER_SCALE: usize = 4;
 
 /// The most real time one calibration instance gets at the first try (a quarter of the case
-/// timeout when that is less).
+/// timeout when that is less, but not under [`FIRST_TRY_FLOOR`]).
 const INSTANCE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The least real time one calibration instance gets at the first try (the whole case timeout
+/// when that is less: a short case timeout is not tried again).
+const FIRST_TRY_FLOOR: Duration = Duration::from_secs(5);
 
 /// What the calibration measured, as reports show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -116,7 +120,7 @@ pub(crate) async fn calibrate(
 ) -> Result<Calibration, CannotStart> {
     let started = std::time::Instant::now();
     let scales = [time_scale, second_scale(time_scale)];
-    let mut timeout = (case_timeout / 4).min(INSTANCE_TIMEOUT);
+    let mut timeout = (case_timeout / 4).max(FIRST_TRY_FLOOR).min(INSTANCE_TIMEOUT).min(case_timeout);
     let mut tries = 0;
     loop {
         tries += 1;

@@ -15,6 +15,7 @@ KNOWN = {
     "head-only-budget": "long tool outputs keep their head only",
     "sleep-3x-announced": "the retry loop sleeps three times the backoff it announced",
     "linear-backoff": "waits grow by 1 s a retry (1, 2, 3, ... s plus the jitter) instead of doubling",
+    "backoff-over-retry-after": "the provider's Retry-After is not read: its own backoff decides every wait",
 }
 
 ACTIVE = os.environ.get("PRD0006_BUG", "")

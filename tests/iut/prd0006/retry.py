@@ -163,7 +163,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
         allowed = policy.attempts_for(kind)
         technically = retryable(failure)
         verdict = gate(failure, shows_output)
-        asked = retry_after(failure)
+        asked = None if bugs.on("backoff-over-retry-after") else retry_after(failure)
         wait = asked if asked is not None else policy.backoff(number - 1)
         elapsed = (time.monotonic() - started - overhead.spent_s) / scale
         if not technically:

@@ -11,7 +11,7 @@ use crate::iut::IutRun;
 use crate::journal::JournalEntry;
 use crate::suite::checks::Observation;
 use crate::suite::timing::{CaseClock, Reaction};
-use crate::suite::verdict::Verdict::{self, Fail, Pass};
+use crate::suite::verdict::Verdict::{self, Error, Fail, Pass};
 
 /// A model request on `track` with `body`, the `n`th (0-based) of the case.
 fn request(n: usize, track: &str, body: Value) -> JournalEntry {
@@ -45,7 +45,7 @@ fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -
 /// An instance that exited 0 with `result` in `out_dir`.
 fn finished(out_dir: tempfile::TempDir, result: Value) -> IutRun {
     IutRun {
-        out_dir,
+        out_dir: out_dir.into(),
         result: Some(result),
         events: Vec::new(),
         output_errors: Vec::new(),
@@ -73,6 +73,21 @@ fn herd(attempts: &[usize], first_waits_ms: &[f64], ok: &[bool]) -> Observation 
     let mut runs = ok.iter().map(|ok| finished(tempfile::tempdir().expect("a temporary directory"), json!({"ok": ok})));
     let iut = runs.next().expect("a herd has a client 0");
     Observation { others: runs.collect(), iut, ..observed(journal, json!({}), &[]) }
+}
+
+/// A herd under a quota, at time scale 1: client k's first attempt is refused with a 429
+/// asking for `asked_s[k]` seconds in `retry-after` (none for 0), and its second starts
+/// `waited_ms[k]` after the refusal ended.
+fn refused_herd(asked_s: &[u32], waited_ms: &[f64]) -> Observation {
+    let mut observation = herd(&vec![2; asked_s.len()], waited_ms, &vec![true; asked_s.len()]);
+    for entry in observation.journal.iter_mut().filter(|e| e.attempt == Some(0)) {
+        let asked = asked_s[entry.client.unwrap_or(0) as usize];
+        entry.status = Some(429);
+        if asked > 0 {
+            entry.response_headers.insert("retry-after".to_owned(), asked.to_string());
+        }
+    }
+    observation
 }
 
 /// The sub-session's request after its search, carrying `output` as the web_search result.
@@ -200,5 +215,25 @@ pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
         ("the herd's first retries spread over at least 0.2 seconds", herd(&[2; 4], &[1000.0; 4], &[true; 4]), Fail),
         // One client retried: no spread to see.
         ("the herd's first retries spread over at least 0.2 seconds", herd(&[2, 1], &[1000.0, 0.0], &[true; 2]), Fail),
+        (
+            "every client of the herd waits each 429's retry-after before its next attempt",
+            refused_herd(&[30, 12, 30], &[30_000.0, 12_400.0, 31_000.0]),
+            Pass,
+        ),
+        // Client 1 backs off 1 s where the quota asked for 12.
+        (
+            "every client of the herd waits each 429's retry-after before its next attempt",
+            refused_herd(&[30, 12, 30], &[30_000.0, 1_000.0, 31_000.0]),
+            Fail,
+        ),
+        // Any check, judged on each client alone: client 1's third attempt fails the herd.
+        ("every client of the herd: the server sees exactly 2 attempts", herd(&[2, 2], &[1000.0; 2], &[true; 2]), Pass),
+        ("every client of the herd: the server sees exactly 2 attempts", herd(&[2, 3], &[1000.0; 2], &[true; 2]), Fail),
+        // No 429 asked for a wait: nothing to judge, whatever the clients did.
+        (
+            "every client of the herd waits each 429's retry-after before its next attempt",
+            refused_herd(&[0, 0], &[1_000.0, 1_000.0]),
+            Error,
+        ),
     ]
 }
