@@ -13,6 +13,7 @@
 //! - [`suite`] — the conformance suite: features, steps, and [`suite::verdict`], the one place
 //!   verdicts are decided
 //! - [`report`] — the acceptance reports: report.json, acceptance.md, junit.xml, index.html
+//! - [`soak`] — one implementation run many times under chaos, its distribution judged
 //!
 //! The `squall` binary (`src/main.rs`, `src/cli/`) is a thin command line over these.
 
@@ -22,6 +23,7 @@ pub mod journal;
 pub mod report;
 pub mod scenario;
 pub mod server;
+pub mod soak;
 pub mod suite;
 pub mod wire;
 #[cfg(feature = "wiremock")]

@@ -1,8 +1,9 @@
 //! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
-//! ([`run`]), `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
+//! ([`run`]), `soak` ([`soak`]), `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
 pub mod run;
+pub mod soak;
 pub mod stdout;
 
 use std::net::SocketAddr;
@@ -67,6 +68,9 @@ pub enum Command {
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
+    /// Run an implementation many times under a chaos scenario and judge the distribution:
+    /// no false success, provider errors only, the predicted success rate; soak.json and soak.md.
+    Soak(soak::SoakArgs),
     /// Run the reference implementation as an IUT adapter: reads the IUT contract's
     /// environment (OPENAI_BASE_URL, SQUALL_TASK, SQUALL_OUT, ...) and writes result.json and
     /// events.jsonl. Use it as `--iut "squall reference-iut"` to test the contract path.
@@ -134,6 +138,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
         }
         Command::Run(args) => run::run(args).await,
+        Command::Soak(args) => soak::soak(args).await,
         #[cfg(feature = "reference")]
         Command::ReferenceIut => {
             let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;

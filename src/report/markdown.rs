@@ -9,7 +9,7 @@ use super::Report;
 use crate::suite::results::{CaseRecord, CheckRecord, RequirementResult};
 use crate::suite::Verdict;
 
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 

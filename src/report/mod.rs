@@ -12,7 +12,7 @@
 mod herd_timeline;
 mod html;
 mod junit;
-mod markdown;
+pub(crate) mod markdown;
 pub mod schema;
 mod timeline;
 
@@ -72,7 +72,7 @@ pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyho
 /// rename: a reader sees the old file or the new one, never half of one. The file gets the
 /// mode any new file gets (0666 less the umask: 0644 under umask 022), so CI artifact hosts
 /// and web servers can read it as another user.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut temp =

@@ -121,7 +121,7 @@ fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, Sc
 
 /// A seed for a run whose chaos names none: different for every run (the standard library's
 /// per-process random hash keys, and the time).
-fn fresh_seed() -> u64 {
+pub(crate) fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));

@@ -12,7 +12,7 @@ use crate::server::Server;
 
 /// What one run of the implementation left.
 #[derive(Debug)]
-pub(super) struct Execution {
+pub(crate) struct Execution {
     pub journal: Vec<JournalEntry>,
     /// The implementation's outputs (a herd's client 0).
     pub iut: IutRun,
@@ -29,7 +29,7 @@ pub(super) struct Execution {
 /// scale: one instance, or `herd` instances started at once (client `k` at the run's client base
 /// URL `k`, with `SQUALL_CLIENT=k`). Errors are a scenario the server refuses or an
 /// implementation that cannot be started.
-pub(super) async fn execute(
+pub(crate) async fn execute(
     server: &Server,
     implementation: &iut::Iut,
     scenario: Scenario,

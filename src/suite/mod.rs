@@ -16,7 +16,7 @@
 
 mod checks;
 mod conversation;
-mod execute;
+pub(crate) mod execute;
 pub mod features;
 pub mod requirements;
 pub mod results;

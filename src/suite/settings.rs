@@ -245,7 +245,7 @@ fn parse_var<T: std::str::FromStr>(
 }
 
 /// `reference`, `reference:<mutant>` (a mutant this build knows), or a command.
-fn parse_iut(text: &str, source: Source) -> Result<Iut, SettingsError> {
+pub fn parse_iut(text: &str, source: Source) -> Result<Iut, SettingsError> {
     let invalid = |expected: String| SettingsError::Invalid { setting: setting(source, "iut", text), expected };
     match text.trim() {
         "" => Err(invalid("`reference` or a command".to_owned())),

@@ -25,6 +25,7 @@ mod server_faults;
 mod server_messages;
 mod server_wire;
 mod slow_clients;
+mod soak;
 mod suite_kit;
 mod support;
 mod timing_verdicts;

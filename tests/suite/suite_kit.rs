@@ -93,6 +93,13 @@ async fn run_group(configs: Vec<Numbered>, at_once: usize) -> Vec<(usize, SuiteO
                 config.iut.describe(),
                 outcome.calibration.summary()
             );
+            // The slowest cases and why they ran at their scale: where a suite's time went.
+            let mut slowest: Vec<_> = outcome.cases.iter().filter_map(|c| Some((c.evidence.duration_ms?, c))).collect();
+            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for (ms, case) in slowest.iter().take(3) {
+                let note = case.time_scale_note.as_deref().unwrap_or("");
+                eprintln!("    {:.1} s, {} at {:?}: {note}", ms / 1000.0, case.name, case.time_scale);
+            }
             (n, outcome)
         })
         .buffer_unordered(at_once)

@@ -125,6 +125,15 @@ impl Reaction {
         Reaction { low_ms: 0.0, center_ms: self.high_ms / 2.0, ..self.clone() }
     }
 
+    /// The same reaction, taken to reach `ms` of real time beyond its calibrated high end: the
+    /// most generous reading of an upper bound (every wait counted as if a busy machine had held
+    /// the client back that much longer than calibrated). An upper bound missed even so is
+    /// missed by the client's policy.
+    pub fn held_back_by(&self, ms: f64) -> Reaction {
+        let high_ms = self.high_ms + ms;
+        Reaction { high_ms, center_ms: (self.low_ms + high_ms) / 2.0, ..self.clone() }
+    }
+
     /// The same reaction, reaching down as far as `other` saw the client react: what a
     /// confirmation run is judged against, so that a calibration taken while the machine was
     /// busier than during the case (every sample slowed) cannot fail a client on a lower bound.

@@ -237,3 +237,34 @@ pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
         ),
     ]
 }
+
+/// One client at time scale 1/10 that waited `waits_s` (policy seconds) between attempts of
+/// 5 ms, its reaction calibrated at exactly 2 ms.
+fn waited(waits_s: &[f64]) -> Observation {
+    let scale = 0.1;
+    let mut journal = vec![request(0, "default", json!({}))];
+    for (n, wait) in waits_s.iter().enumerate() {
+        let ended = journal[n].finished_at_ms.expect("ended");
+        let mut entry = request(n + 1, "default", json!({}));
+        entry.received_at_ms = ended + 2.0 + wait * 1000.0 * scale;
+        entry.finished_at_ms = Some(entry.received_at_ms + 5.0);
+        journal.push(entry);
+    }
+    Observation { clock: CaseClock::new(scale, Reaction::exactly(2.0)), ..observed(journal, json!({"ok": false}), &[]) }
+}
+
+#[test]
+fn an_upper_bound_missed_beyond_any_moment_of_the_machine_needs_no_confirming_run() {
+    let [cap] = &super::super::timed::plan(["the waits level off at a cap"])[..] else { panic!("one timing check") };
+    // An uncapped backoff misses the cap by minutes (256 s past 1.4 × 256 s): 25.6 s of real time
+    // at 1/10, beyond the 5 s a busy machine is allowed to have held the client back.
+    let uncapped: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
+    assert!(!cap.needs_confirmation(&mut waited(&uncapped)));
+    // A last wait 1.2 s past 1.4 × 32 s is 120 ms of real time: a busy moment could explain it.
+    let mut nearly = uncapped[..6].to_vec();
+    nearly.extend([32.0, 32.0, 46.0]);
+    assert!(cap.needs_confirmation(&mut waited(&nearly)));
+    // Waits that level off are judged at once.
+    nearly[8] = 32.0;
+    assert!(!cap.needs_confirmation(&mut waited(&nearly)));
+}
