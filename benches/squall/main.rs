@@ -6,6 +6,9 @@
 //! - `server_throughput` — squall vs wiremock-rs serving the same SSE body; fault overhead
 //! - `fault_precision` — how close stalls, event delays and header delays land to target
 //! - `server_cpu` — the server process's own CPU per request, squall vs wiremock-rs
+//! - `scale` — 10,000 streams held open with chaos and a quota: memory per stream, delays
+//! - `herd` — 50 reference clients through an outage, judged
+//! - `run_conditions` (with `--features internals`) — the outage/quota/chaos decision
 //! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair) and
 //!   `benches/aimock.sh` (aimock side by side)
 //!
@@ -14,10 +17,14 @@
 mod aimock;
 mod backoff;
 mod common;
+#[cfg(feature = "internals")]
+mod conditions;
 mod degrade;
+mod herd;
 mod paired;
 mod precision;
 mod same_bytes;
+mod scale;
 mod server_cpu;
 mod throughput;
 
@@ -42,5 +49,9 @@ fn main() {
     throughput::benches(&mut criterion);
     precision::benches(&mut criterion);
     server_cpu::benches(&mut criterion);
+    scale::benches(&mut criterion);
+    herd::benches(&mut criterion);
+    #[cfg(feature = "internals")]
+    conditions::benches(&mut criterion);
     criterion.final_summary();
 }

@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use super::common::{ms, runtime, scripted, send_streamed, server, Errors};
 
 /// Arrival times of body chunks, relative to the request being sent; and the headers' arrival.
-async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Duration>) {
+pub(super) async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Duration>) {
     let started = Instant::now();
     let response = send_streamed(client, url).await;
     let headers_at = started.elapsed();
@@ -23,7 +23,26 @@ async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Du
 }
 
 /// What the client measured (headers arrival, chunk arrivals) → the quantity to compare, ms.
-type Observe = fn(Duration, &[Duration]) -> f64;
+pub(super) type Observe = fn(Duration, &[Duration]) -> f64;
+
+/// The delays a stream schedules: a stall and event delays (name, scenario attempts, target ms,
+/// what to compare). `scale` measures them again beside 10,000 held streams.
+pub(super) const STREAM_DELAYS: [(&str, &str, f64, Observe); 2] = [
+    // The longest gap between chunks is the stall.
+    (
+        "stall_20ms_after_3_events",
+        "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"stall\", after_events = 3, ms = 20 }\n",
+        20.0,
+        |_, arrivals| arrivals.windows(2).map(|w| ms(w[1] - w[0])).fold(0.0, f64::max),
+    ),
+    // 9 gaps of 5 ms between the 10 events of a 2-word reply.
+    (
+        "event_delay_5ms_x9",
+        "[[attempts]]\nevent_delay_ms = 5\nstream = { text = \"a b\" }\n",
+        45.0,
+        |headers, arrivals| arrivals.last().map_or(0.0, |last| ms(*last - headers)),
+    ),
+];
 
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
@@ -42,24 +61,9 @@ pub fn benches(c: &mut Criterion) {
         samples[samples.len() / 2]
     });
     println!("fault_precision: a request without delay takes {baseline:.3} ms to its headers (median of 50); header delays are judged net of it");
-    let cases: [(&str, &str, f64, Observe); 3] = [
-        // The longest gap between chunks is the stall.
-        (
-            "stall_20ms_after_3_events",
-            "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"stall\", after_events = 3, ms = 20 }\n",
-            20.0,
-            |_, arrivals| arrivals.windows(2).map(|w| ms(w[1] - w[0])).fold(0.0, f64::max),
-        ),
-        // 9 gaps of 5 ms between the 10 events of a 2-word reply.
-        (
-            "event_delay_5ms_x9",
-            "[[attempts]]\nevent_delay_ms = 5\nstream = { text = \"a b\" }\n",
-            45.0,
-            |headers, arrivals| arrivals.last().map_or(0.0, |last| ms(*last - headers)),
-        ),
-        ("header_delay_30ms", "[[attempts]]\ndelay_ms = 30\n", 30.0, |headers, _| ms(headers)),
-    ];
-    for (name, toml, target_ms, observe) in cases {
+    let header_delay: (&str, &str, f64, Observe) =
+        ("header_delay_30ms", "[[attempts]]\ndelay_ms = 30\n", 30.0, |headers, _| ms(headers));
+    for (name, toml, target_ms, observe) in STREAM_DELAYS.into_iter().chain([header_delay]) {
         let errors = Errors::default();
         group.bench_with_input(BenchmarkId::new(name, format!("target_{target_ms}ms")), &target_ms, |b, &target| {
             b.to_async(&rt).iter_custom(|iterations| {

@@ -54,13 +54,19 @@ fn spawn(mut command: Command) -> (Child, String) {
     (child, line.trim().to_owned())
 }
 
-pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -> ServerProcess {
+/// `squall serve` on a free loopback port; `url` is its origin.
+pub(super) fn spawn_squall() -> ServerProcess {
     let (child, line) = spawn({
         let mut command = Command::new(env!("CARGO_BIN_EXE_squall"));
         command.args(["serve", "--addr", "127.0.0.1:0"]);
         command
     });
-    let origin = line.trim_start_matches("squall listening on ").to_owned();
+    ServerProcess { child, url: line.trim_start_matches("squall listening on ").to_owned() }
+}
+
+pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -> ServerProcess {
+    let mut server = spawn_squall();
+    let origin = server.url.clone();
     let fault = fault.map(|f| format!(", \"fault\": {f}")).unwrap_or_default();
     let scenario = format!(
         r#"{{"scenario": {{"name": "cpu", "attempts": [{{"stream": {{"text": "{}"}}{fault}}}]}}}}"#,
@@ -70,8 +76,8 @@ pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -
         let reply = reqwest::Client::new().post(format!("{origin}/__squall/runs")).body(scenario).send().await;
         reply.expect("the run is created").json().await.expect("a run")
     });
-    let url = format!("{}/responses", run["base_url"].as_str().expect("base_url"));
-    ServerProcess { child, url }
+    server.url = format!("{}/responses", run["base_url"].as_str().expect("base_url"));
+    server
 }
 
 pub(super) fn wiremock_server() -> ServerProcess {

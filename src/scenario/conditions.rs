@@ -9,27 +9,30 @@ use super::model::{Chaos, FaultKind, Outage};
 /// Where a request stands in a run: which client of a herd sent it (`None` on the run's own
 /// base URL), on which track, as which attempt (0-based) of that client on that track.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Place<'a> {
+pub struct Place<'a> {
+    /// The herd client, or `None` on the run's own base URL.
     pub client: Option<u32>,
+    /// The track's name.
     pub track: &'a str,
+    /// The attempt on that track, 0-based, counted per client.
     pub attempt: u32,
 }
 
 impl<'a> Place<'a> {
     /// Attempt `attempt` of `track` on the run's own base URL.
-    pub(crate) fn new(track: &'a str, attempt: u32) -> Place<'a> {
+    pub fn new(track: &'a str, attempt: u32) -> Place<'a> {
         Place { client: None, track, attempt }
     }
 
     /// The same place for herd client `client`.
-    pub(crate) fn of_client(self, client: Option<u32>) -> Place<'a> {
+    pub fn of_client(self, client: Option<u32>) -> Place<'a> {
         Place { client, ..self }
     }
 }
 
 /// The outage that takes a model request at `place` arriving `policy_ms` into the run: the first
 /// whose window holds the moment and whose draw for the request falls under its rate then.
-pub(crate) fn outage_taking(outages: &[Outage], policy_ms: f64, place: Place<'_>) -> Option<usize> {
+pub fn outage_taking(outages: &[Outage], policy_ms: f64, place: Place<'_>) -> Option<usize> {
     outages.iter().position(|outage| {
         let open = outage.from_ms as f64 <= policy_ms && policy_ms < outage.until_ms as f64;
         open && draw(outage.seed, place) < outage.rate_at(policy_ms)
@@ -50,7 +53,7 @@ impl Outage {
 
 /// What chaos gives a request it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChaosOutcome {
+pub enum ChaosOutcome {
     /// An error reply with this status.
     Status(u16),
     /// This fault, at a drawn output delta of the track's streamed reply.
@@ -59,7 +62,7 @@ pub(crate) enum ChaosOutcome {
 
 impl ChaosOutcome {
     /// Every outcome chaos can draw, as `mix` names them.
-    pub(crate) const ALL: [(&'static str, ChaosOutcome); 10] = [
+    pub const ALL: [(&'static str, ChaosOutcome); 10] = [
         ("429", ChaosOutcome::Status(429)),
         ("500", ChaosOutcome::Status(500)),
         ("502", ChaosOutcome::Status(502)),
@@ -73,7 +76,7 @@ impl ChaosOutcome {
     ];
 
     /// The outcome `mix` names `name`.
-    pub(crate) fn parse(name: &str) -> Option<ChaosOutcome> {
+    pub fn parse(name: &str) -> Option<ChaosOutcome> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, outcome)| *outcome)
     }
 }
@@ -81,8 +84,10 @@ impl ChaosOutcome {
 /// A request chaos took: what it gets, and where in the stream a fault fires (a share of the
 /// reply's output deltas, in [0, 1)).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct ChaosDraw {
+pub struct ChaosDraw {
+    /// What the request gets.
     pub outcome: ChaosOutcome,
+    /// Where a fault fires: a share of the reply's output deltas, in [0, 1).
     pub point: f64,
 }
 
@@ -91,7 +96,7 @@ const WHAT: u64 = 0x5851_f42d_4c95_7f2d;
 const WHERE: u64 = 0x1405_7b7e_f767_814f;
 
 /// Whether chaos, drawing from `seed`, takes the request at `place`, and with what.
-pub(crate) fn chaos_taking(chaos: &Chaos, seed: u64, place: Place<'_>) -> Option<ChaosDraw> {
+pub fn chaos_taking(chaos: &Chaos, seed: u64, place: Place<'_>) -> Option<ChaosDraw> {
     if draw(seed, place) >= chaos.rate {
         return None;
     }
@@ -114,7 +119,7 @@ pub(crate) fn chaos_taking(chaos: &Chaos, seed: u64, place: Place<'_>) -> Option
 
 /// A uniform draw in [0, 1) from a seed and a request's place: the same seed, client, track and
 /// attempt draw the same number in every run, and neighbouring places draw unrelated ones.
-pub(crate) fn draw(seed: u64, place: Place<'_>) -> f64 {
+pub fn draw(seed: u64, place: Place<'_>) -> f64 {
     // FNV-1a over the track's name, then SplitMix64's finaliser over everything. A herd client
     // moves the draw; the run's own base URL draws as before herds existed.
     let name =

@@ -22,6 +22,11 @@ mod http_util;
 mod journal_out;
 mod model_api;
 mod precise_sleep;
+// Public with `internals` too, for the benches' timing of the quota's decision.
+#[cfg(feature = "internals")]
+pub mod quota;
+#[cfg(not(feature = "internals"))]
+#[allow(unreachable_pub)]
 mod quota;
 mod reply_body;
 mod run_conditions;

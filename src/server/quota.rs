@@ -33,9 +33,12 @@ impl Bucket {
 
 /// What one bucket says in the headers: its limit, what remains, and policy ms until it is full.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct BucketState {
+pub struct BucketState {
+    /// Its capacity: the limit per minute.
     pub limit: u32,
+    /// Whole units left.
     pub remaining: u64,
+    /// Policy ms until it is full again.
     pub reset_ms: f64,
 }
 
@@ -51,11 +54,13 @@ impl BucketState {
 
 /// The quota's answer to one request.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Admission {
+pub struct Admission {
     /// `None`: admitted. Otherwise which limit refused it ("requests" or "tokens") and the
     /// policy ms until the request would fit.
     pub refused: Option<(&'static str, f64)>,
+    /// The requests bucket after the answer, when the quota has one.
     pub requests: Option<BucketState>,
+    /// The tokens bucket after the answer, when the quota has one.
     pub tokens: Option<BucketState>,
     /// The tokens the request asked for.
     pub cost: u64,
@@ -63,12 +68,13 @@ pub(crate) struct Admission {
 
 /// A run's quota, as the requests of the run draw on it.
 #[derive(Debug)]
-pub(crate) struct QuotaBuckets {
+pub struct QuotaBuckets {
     state: Mutex<(f64, Option<Bucket>, Option<Bucket>)>,
 }
 
 impl QuotaBuckets {
-    pub(crate) fn new(quota: &Quota) -> QuotaBuckets {
+    /// Full buckets for `quota`.
+    pub fn new(quota: &Quota) -> QuotaBuckets {
         let buckets = (0.0, quota.requests_per_minute.map(Bucket::full), quota.tokens_per_minute.map(Bucket::full));
         QuotaBuckets { state: Mutex::new(buckets) }
     }
@@ -76,7 +82,7 @@ impl QuotaBuckets {
     /// Ask for one request costing `tokens` at `now_ms` of policy run time: admitted when every
     /// bucket holds enough (a request and its tokens are then taken), else refused by the first
     /// bucket short of it, with the wait until it would fit.
-    pub(crate) fn admit(&self, now_ms: f64, tokens: u64) -> Admission {
+    pub fn admit(&self, now_ms: f64, tokens: u64) -> Admission {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (last, requests, token_bucket) = &mut *state;
         let elapsed = (now_ms - *last).max(0.0);
@@ -109,7 +115,7 @@ impl QuotaBuckets {
 impl Admission {
     /// The rate-limit headers `api` sends with this answer (reset times as wall-clock moments
     /// for the Messages API, counted from `now`).
-    pub(crate) fn headers(&self, api: Api, now: SystemTime) -> Vec<(String, String)> {
+    pub fn headers(&self, api: Api, now: SystemTime) -> Vec<(String, String)> {
         let mut headers = Vec::new();
         for (kind, state) in [("requests", self.requests), ("tokens", self.tokens)] {
             let Some(state) = state else { continue };
@@ -137,7 +143,7 @@ impl Admission {
     }
 
     /// The refusal's message, as `api`'s provider words it.
-    pub(crate) fn message(&self, api: Api) -> Option<String> {
+    pub fn message(&self, api: Api) -> Option<String> {
         let (kind, wait_ms) = self.refused?;
         let (state, requested, unit) = match kind {
             "requests" => (self.requests?, 1, "requests per min (RPM)"),
