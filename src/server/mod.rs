@@ -7,6 +7,7 @@
 //!
 //! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
 
+mod accept_errors;
 mod admin;
 mod base_path;
 mod conn_io;
@@ -254,6 +255,7 @@ impl Drop for Server {
 
 /// Accept connections until the server stops or is dropped.
 async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<Arc<ServingThreads>>) {
+    let mut errors = accept_errors::AcceptErrors::default();
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -265,7 +267,10 @@ async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<Arc<Se
             }
             Err(e) => {
                 // Out of descriptors or a transient accept error: keep serving the others.
-                eprintln!("squall: accept failed: {e}");
+                let open = state.connections.load(std::sync::atomic::Ordering::Relaxed);
+                if let Some(line) = errors.line(&e, open, std::time::Instant::now()) {
+                    eprintln!("{line}");
+                }
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
