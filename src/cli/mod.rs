@@ -1,7 +1,10 @@
 //! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
-//! ([`run`]), `soak` ([`soak`]), `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
+//! ([`run`]), `soak` ([`soak`]), `cases` ([`cases`]), `report merge` ([`report`]),
+//! `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
+pub mod cases;
+pub mod report;
 pub mod run;
 pub mod soak;
 pub mod stdout;
@@ -9,6 +12,7 @@ pub mod stdout;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
@@ -18,6 +22,7 @@ use squall::journal::DEFAULT_JOURNAL_MAX;
 use squall::scenario::load::from_file;
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS};
+use squall::suite::service::CaseService;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -65,9 +70,21 @@ pub enum Command {
         /// end of its last reply; a silent, trickling or idle connection is closed after it.
         #[arg(long, default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = seconds_at_least_one)]
         header_timeout: u64,
+        /// The features whose cases the judge as a service offers at /__squall/cases (default:
+        /// ./features if present, else the built-in features).
+        #[arg(long)]
+        features: Option<PathBuf>,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
+    /// List the cases the judge as a service judges: `--format json` gives each one's scenario,
+    /// client settings and checks (docs/service.md).
+    Cases(cases::CasesArgs),
+    /// Work with acceptance reports: `merge` joins a sharded run's reports into one.
+    Report {
+        #[command(subcommand)]
+        command: report::ReportCommand,
+    },
     /// Run an implementation many times under a chaos scenario and judge the distribution:
     /// no false success, provider errors only, the predicted success rate; soak.json and soak.md.
     Soak(soak::SoakArgs),
@@ -111,6 +128,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             journal_max,
             threads,
             header_timeout,
+            features,
         } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
@@ -125,6 +143,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .and_then(std::num::NonZeroUsize::new)
                 .map_or_else(Serving::one_thread_per_core, Serving::OwnThreads);
             let header_timeout = Duration::from_secs(header_timeout);
+            let judge = CaseService::from_features(features.as_deref(), catalogue.clone())?;
             serve(ServerConfig {
                 addr,
                 catalogue,
@@ -134,11 +153,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 journal_max,
                 serving,
                 header_timeout,
+                judge: Some(Arc::new(judge)),
             })
             .await
         }
         Command::Run(args) => run::run(args).await,
         Command::Soak(args) => soak::soak(args).await,
+        Command::Cases(args) => cases::cases(args),
+        Command::Report { command } => report::report(command),
         #[cfg(feature = "reference")]
         Command::ReferenceIut => {
             let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
@@ -165,8 +187,9 @@ async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
     // The address line is for whoever started the server; serving goes on if nobody reads it.
     let _ = stdout::line(format_args!("squall listening on http://{}", server.local_addr()));
     eprintln!(
-        "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1",
+        "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1; the judge's cases: GET {}/__squall/cases",
         server.scenario_count(),
+        server.origin(),
         server.origin(),
         server.origin()
     );

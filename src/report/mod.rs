@@ -7,12 +7,13 @@
 //! - `index.html` — one self-contained page with SVG attempt timelines (`html`, `timeline`)
 //!
 //! Every format renders the same [`Report`]; each file is written atomically, so a reader never
-//! sees half a report.
+//! sees half a report. A sharded run's reports join into one ([`merge`]).
 
 mod herd_timeline;
 mod html;
 mod junit;
 pub(crate) mod markdown;
+pub mod merge;
 pub mod schema;
 mod timeline;
 
@@ -51,13 +52,17 @@ pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "inde
 
 /// Write all four reports into `dir`; returns their paths.
 pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyhow::Result<Vec<PathBuf>> {
+    write_report(dir, &Report::new(meta, outcome))
+}
+
+/// Write `report` in all four formats into `dir`; returns their paths.
+pub fn write_report(dir: &Path, report: &Report) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
-    let report = Report::new(meta, outcome);
     let contents = [
-        serde_json::to_string_pretty(&report).context("cannot serialize report.json")?,
-        markdown::render(&report),
-        junit::render(&report),
-        html::render(&report),
+        serde_json::to_string_pretty(report).context("cannot serialize report.json")?,
+        markdown::render(report),
+        junit::render(report),
+        html::render(report),
     ];
     let mut written = Vec::new();
     for (file, text) in FILES.iter().zip(contents) {

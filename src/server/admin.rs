@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::create_run::{parse_create_run, CreateRunError};
 use super::http_util::{declares_too_large, json, openai_error, read_body, BodyError, ResponseBody};
 use super::journal_out::journal_response;
+use super::judge_api;
 use super::runs::Run;
 use super::State;
 use crate::journal::KeptEntry;
@@ -29,6 +30,17 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
             None => unknown_scenario(name),
         },
         (&Method::POST, ["runs"]) => create_run(state, request).await,
+        (&Method::GET, ["cases"]) => judge_api::cases(state, &request),
+        (&Method::POST, ["cases", case @ .., "runs"]) if !case.is_empty() => {
+            // A case id has a `/` in it (`req-0006-001/status-408-is-retried`), written as is or as `%2F`.
+            let case = judge_api::percent_decode(&case.join("/"));
+            judge_api::create_case_run(state, &case, request).await
+        }
+        (&Method::POST, ["runs", id, "verdict"]) => match state.runs.get(id) {
+            Some(run) => judge_api::post_verdict(state, &run, request).await,
+            None => unknown_run(id),
+        },
+        (&Method::GET, ["runs", id, "verdict"]) => with_run(state, id, judge_api::get_verdict),
         (&Method::GET, ["runs"]) => {
             let runs: Vec<Value> = state.runs.list().iter().map(|run| run_summary(state, run)).collect();
             json(StatusCode::OK, &json!({"runs": runs}))
@@ -41,7 +53,7 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
             Some(run) => delete_run(&run).await,
             None => unknown_run(id),
         },
-        (_, ["health" | "scenarios" | "runs", ..]) => openai_error(
+        (_, ["health" | "scenarios" | "runs" | "cases", ..]) => openai_error(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!("{method} is not allowed on /__squall/{rest}"),
             "method_not_allowed",

@@ -1,6 +1,7 @@
 //! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
 //!
-//! - `/__squall/...` — the admin API (`admin`)
+//! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
+//!   ([`judge_api`], carried to the suite's judge)
 //! - `/runs/{id}/v1/...` — a run's OpenAI endpoints (`model_api`); a herd's client `k` uses
 //!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
 //! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
@@ -21,6 +22,7 @@ pub(crate) mod create_run;
 mod hang_up;
 mod http_util;
 mod journal_out;
+pub mod judge_api;
 mod model_api;
 mod precise_sleep;
 // Public with `internals` too, for the benches' timing of the quota's decision.
@@ -52,6 +54,7 @@ use self::base_path::{split_base, MAX_CLIENTS};
 use self::conn_io::{KillSwitch, KillableStream};
 use self::hang_up::HangUp;
 use self::http_util::{openai_error, ResponseBody};
+pub use self::judge_api::CaseJudge;
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
 use self::serving_threads::ServingThreads;
@@ -89,6 +92,9 @@ pub struct ServerConfig {
     pub serving: Serving,
     /// How long a connection may take to send a request head ([`DEFAULT_HEADER_TIMEOUT`]).
     pub header_timeout: Duration,
+    /// What judges cases for the judge as a service (`/__squall/cases`, `/__squall/runs/{id}/verdict`);
+    /// `None`: those endpoints answer 404.
+    pub judge: Option<Arc<dyn CaseJudge>>,
 }
 
 impl ServerConfig {
@@ -103,6 +109,7 @@ impl ServerConfig {
             journal_max: crate::journal::DEFAULT_JOURNAL_MAX,
             serving: Serving::CallerRuntime,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            judge: None,
         }
     }
 }
@@ -122,6 +129,8 @@ pub(crate) struct State {
     pub header_timeout: Duration,
     /// Set when the server stops: connections finish the reply in progress and close.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// See [`ServerConfig::judge`].
+    pub judge: Option<Arc<dyn CaseJudge>>,
 }
 
 impl State {
@@ -166,6 +175,7 @@ impl Server {
             connections: std::sync::atomic::AtomicUsize::new(0),
             header_timeout: config.header_timeout,
             stopping: tokio::sync::watch::Sender::new(false),
+            judge: config.judge,
         });
         let threads = match config.serving {
             Serving::CallerRuntime => None,

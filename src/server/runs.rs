@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::judge_api::CaseRun;
 use super::quota::QuotaBuckets;
 use crate::journal::Journal;
 use crate::scenario::error::{FieldPath, ScenarioError};
@@ -33,6 +34,8 @@ pub(crate) struct Run {
     pub chaos_seed: Option<u64>,
     /// The run's rate quota, as its requests draw on it.
     pub quota: Option<QuotaBuckets>,
+    /// Set when the run was created for a case of the judge as a service.
+    pub case: std::sync::OnceLock<CaseRun>,
 }
 
 /// What a reply template depends on besides the run: the track (by position), the reply in it,
@@ -62,7 +65,19 @@ impl Run {
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
         let chaos_seed = scenario.chaos.as_ref().map(|chaos| chaos.seed.unwrap_or_else(fresh_seed));
         let quota = scenario.quota.as_ref().map(QuotaBuckets::new);
-        Ok(Run { id, scenario, time_scale, journal, attempts, templates, headers, outage_headers, chaos_seed, quota })
+        Ok(Run {
+            id,
+            scenario,
+            time_scale,
+            journal,
+            attempts,
+            templates,
+            headers,
+            outage_headers,
+            chaos_seed,
+            quota,
+            case: std::sync::OnceLock::new(),
+        })
     }
 
     /// The scripted headers of the reply in `slot` on track `track` (routing's index).

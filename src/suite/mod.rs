@@ -9,11 +9,14 @@
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
 //!   time scale a case runs at; `execute` — one run of the implementation on a scenario
 //! - `checks` — every check as a plain function over what a case observed
+//! - [`cases`] — the cases as data (read from the features without running them), exported as
+//!   JSON, split into shards; [`service`] — the judge as a service, judging posted outcomes
 //! - `steps` — the step definitions, shared by `cargo test` and `squall run`
 //! - `runner` — one suite run: server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
 //!   flags or environment to a configuration, the one-line-per-requirement summary
 
+pub mod cases;
 mod checks;
 mod conversation;
 pub(crate) mod execute;
@@ -21,7 +24,8 @@ pub mod features;
 pub mod requirements;
 pub mod results;
 mod runner;
-mod script;
+pub(crate) mod script;
+pub mod service;
 pub mod settings;
 mod steps;
 pub mod summary;

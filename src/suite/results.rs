@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::requirements::{requirement_title, Profile, ProfileSelection, CUSTOM};
+use super::checks::Observation;
+use super::requirements::{requirement_tags, requirement_title, Profile, ProfileSelection, CUSTOM};
 use super::verdict::{Level, Strength, Tally, Verdict};
 use crate::journal::JournalEntry;
 
@@ -101,7 +102,58 @@ pub struct CaseRecord {
     pub evidence: Evidence,
 }
 
+/// Which case a record is of: its scenario's name, its feature's, and every tag.
+#[derive(Debug, Clone)]
+pub(crate) struct CaseName {
+    pub name: String,
+    pub feature: String,
+    pub tags: Vec<String>,
+}
+
 impl CaseRecord {
+    /// A case judged: its checks, and why it could not be judged if it could not (an
+    /// implementation that died, a harness problem; not a failed check); `run` is what it
+    /// observed, when it ran. The suite's steps and the judge as a service both record cases so.
+    pub(crate) fn judged(
+        case: CaseName,
+        checks: Vec<CheckRecord>,
+        unjudgeable: Option<String>,
+        run: Option<&Observation>,
+    ) -> CaseRecord {
+        let verdict = Verdict::of_case(unjudgeable.as_deref(), checks.iter().map(|c| c.verdict));
+        let unjudged_check = checks
+            .iter()
+            .find(|c| c.verdict == Verdict::Error)
+            .map(|c| format!("`{}` could not be judged: {}", c.name, c.observed));
+        let error = match verdict {
+            Verdict::Error => {
+                Some(unjudgeable.or(unjudged_check).unwrap_or_else(|| "the case made no check".to_owned()))
+            }
+            _ => None,
+        };
+        let evidence = run
+            .map(|run| Evidence {
+                journal: run.journal.clone(),
+                outputs: ClientOutputs::of(&run.iut),
+                duration_ms: Some(run.real_duration.as_secs_f64() * 1000.0),
+                others: run.others.iter().map(ClientOutputs::of).collect(),
+            })
+            .unwrap_or_default();
+        CaseRecord {
+            requirements: requirement_tags(&case.tags),
+            name: case.name,
+            feature: case.feature,
+            tags: case.tags,
+            verdict,
+            checks,
+            error,
+            time_scale: run.map(|r| r.time_scale()),
+            time_scale_note: run.and_then(|r| r.scale_note.clone()),
+            reaction_ms: run.map(|r| (&r.clock.reaction).into()),
+            evidence,
+        }
+    }
+
     /// The checks that failed a MUST or warned on a SHOULD.
     pub fn findings(&self, verdict: Verdict) -> impl Iterator<Item = &CheckRecord> {
         self.checks.iter().filter(move |c| c.verdict == verdict)

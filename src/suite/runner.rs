@@ -12,14 +12,13 @@ use cucumber::tag::Ext as _;
 use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
+use super::cases::{all_tags, case_id, Shard};
 use super::requirements::{requirement_tags, ProfileSelection};
-use super::results::{
-    by_profile, by_requirement, CaseRecord, ClientOutputs, Evidence, ProfileResult, RequirementResult,
-};
+use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
 use super::steps;
 use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
 use super::timing::Calibration;
-use super::verdict::{Level, RunVerdict, Tally, Verdict};
+use super::verdict::{Level, RunVerdict, Tally};
 use super::world::{SuiteContext, SuiteWorld};
 use crate::iut::Iut;
 use crate::scenario::Catalogue;
@@ -54,6 +53,8 @@ pub struct SuiteConfig {
     pub seed: Option<u64>,
     /// Instances of the implementation each herd case (a feature's `@herd` scenario) runs at once.
     pub herd: u32,
+    /// Only the cases of this part (`--shard K/N`), by case id; `None`: every case.
+    pub shard: Option<Shard>,
     /// Print cucumber's own progress to stdout.
     pub console: bool,
     /// Also write Cucumber JSON here.
@@ -89,6 +90,7 @@ impl SuiteConfig {
             case_timeout: Duration::from_secs(60),
             seed: None,
             herd: super::settings::DEFAULT_HERD,
+            shard: None,
             console: false,
             cucumber_json: None,
             progress: None,
@@ -217,6 +219,7 @@ async fn drive<Wr>(
     let after_collected = collected.clone();
     let progress = config.progress.clone();
     let profiles = config.profiles.clone();
+    let shard = config.shard;
     let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(
         cucumber::parser::Basic::new(),
         cucumber::runner::Basic::default(),
@@ -243,25 +246,22 @@ async fn drive<Wr>(
     })
     .filter_run(config.features.clone(), move |feature, rule, scenario| {
         let tags = all_tags(feature, rule, scenario);
-        profiles.judges(&requirement_tags(&tags)) && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
+        let in_shard = || {
+            let file = feature.path.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+            shard.is_none_or(|shard| shard.contains(&case_id(file.as_deref().unwrap_or(""), &scenario.name)))
+        };
+        profiles.judges(&requirement_tags(&tags))
+            && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
+            && in_shard()
     })
     .await;
-}
-
-fn all_tags(feature: &gherkin::Feature, rule: Option<&gherkin::Rule>, scenario: &gherkin::Scenario) -> Vec<String> {
-    let rule_tags = rule.map(|r| r.tags.clone()).unwrap_or_default();
-    feature.tags.iter().chain(&rule_tags).chain(&scenario.tags).cloned().collect()
 }
 
 /// Why a step failed, in plain words: what the step said when it stopped (a failed check, a
 /// dead implementation), not cucumber's "Step panicked. Captured output: …" wrapping.
 fn step_failure(error: &cucumber::event::StepError) -> String {
     match error {
-        cucumber::event::StepError::Panic(info) => info
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| info.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "the step stopped without saying why".to_owned()),
+        cucumber::event::StepError::Panic(info) => super::cases::panic_message(info.as_ref()),
         other => other.to_string(),
     }
 }
@@ -287,35 +287,10 @@ fn case_record(
     // case could not be judged (a dead implementation, a harness problem).
     let failed_a_must = world.is_some_and(|w| w.failed_a_must);
     let unjudgeable = step_error.filter(|_| !failed_a_must);
-    let verdict = Verdict::of_case(unjudgeable.as_deref(), checks.iter().map(|c| c.verdict));
-    let run = world.and_then(|w| w.run.as_ref());
-    let unjudged_check = checks
-        .iter()
-        .find(|c| c.verdict == Verdict::Error)
-        .map(|c| format!("`{}` could not be judged: {}", c.name, c.observed));
-    let error = match verdict {
-        Verdict::Error => Some(unjudgeable.or(unjudged_check).unwrap_or_else(|| "the case made no check".to_owned())),
-        _ => None,
-    };
-    let evidence = run
-        .map(|run| Evidence {
-            journal: run.journal.clone(),
-            outputs: ClientOutputs::of(&run.iut),
-            duration_ms: Some(run.real_duration.as_secs_f64() * 1000.0),
-            others: run.others.iter().map(ClientOutputs::of).collect(),
-        })
-        .unwrap_or_default();
-    CaseRecord {
-        name: scenario.name.clone(),
-        feature: feature.name.clone(),
-        requirements: requirement_tags(&tags),
-        tags,
-        verdict,
+    CaseRecord::judged(
+        CaseName { name: scenario.name.clone(), feature: feature.name.clone(), tags },
         checks,
-        error,
-        time_scale: run.map(|r| r.time_scale()),
-        time_scale_note: run.and_then(|r| r.scale_note.clone()),
-        reaction_ms: run.map(|r| (&r.clock.reaction).into()),
-        evidence,
-    }
+        unjudgeable,
+        world.and_then(|w| w.run.as_ref()),
+    )
 }

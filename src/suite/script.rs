@@ -1,12 +1,36 @@
-//! Building a case's scenario from Given steps: per-attempt replies, a reply for every
-//! attempt, run-wide outages and a quota, or a catalogue scenario by name.
+//! What a case's Given steps set up: its scenario (per-attempt replies, a reply for every
+//! attempt, run-wide outages and a quota, or a catalogue scenario by name) and how the
+//! implementation is configured for it.
 
 use std::collections::BTreeMap;
 
 use crate::scenario::{Attempt, Catalogue, Outage, Quota, Scenario};
 
+/// Everything a case's Given steps say, before anything runs.
 #[derive(Debug, Clone, Default)]
-pub(super) struct ScriptBuilder {
+pub(crate) struct CaseSetup {
+    /// The scenario the server plays.
+    pub script: ScriptBuilder,
+    /// The agent profile (`SQUALL_PROFILE`): `writer`, `read-only`, ...
+    pub profile: Option<String>,
+    /// A fallback the implementation degrades to (`SQUALL_FALLBACK`).
+    pub fallback: Option<String>,
+    /// `SQUALL_MAX_RETRIES`: the configured `providerRetry.maxRetries`.
+    pub max_retries: Option<u32>,
+    /// A time scale the case asks for, when it needs more precision than the suite's.
+    pub time_scale: Option<f64>,
+}
+
+impl CaseSetup {
+    /// The scale the case runs at before its timing checks raise it: its own, but never faster
+    /// than the suite itself runs.
+    pub(crate) fn asked_time_scale(&self, suite_time_scale: f64) -> f64 {
+        self.time_scale.map_or(suite_time_scale, |own| own.max(suite_time_scale))
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ScriptBuilder {
     /// Replies by 1-based attempt number.
     pub attempts: BTreeMap<u32, Attempt>,
     /// The reply for every attempt not scripted one by one.
@@ -20,12 +44,12 @@ pub(super) struct ScriptBuilder {
 }
 
 impl ScriptBuilder {
-    pub(super) fn attempt(&mut self, number: u32) -> &mut Attempt {
+    pub(crate) fn attempt(&mut self, number: u32) -> &mut Attempt {
         self.attempts.entry(number.max(1)).or_default()
     }
 
     /// The scenario for the case. Attempts not scripted get the `every` reply, or succeed.
-    pub(super) fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
+    pub(crate) fn build(&self, name: &str, catalogue: &Catalogue) -> Result<Scenario, String> {
         if let Some(scenario) = &self.catalogue {
             return catalogue
                 .get(scenario)

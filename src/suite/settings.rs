@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::cases::Shard;
 use super::features::{features_dir, FeaturesDir};
 use super::requirements::{ProfileSelection, UnknownProfile};
 use super::runner::SuiteConfig;
@@ -65,6 +66,8 @@ pub struct SuiteSettings {
     pub features: Option<PathBuf>,
     /// The scenario catalogue (default: `./scenarios` if present, else the built-in one).
     pub scenarios: Option<PathBuf>,
+    /// Only the K-th of N parts of the cases (`K/N`; default: every case).
+    pub shard: Option<String>,
     /// Old names that were used, each with what replaces it (the caller shows them).
     pub deprecations: Vec<String>,
 }
@@ -114,6 +117,7 @@ impl SuiteSettings {
             herd: None,
             features: None,
             scenarios: None,
+            shard: None,
             deprecations: Vec::new(),
         }
     }
@@ -122,7 +126,7 @@ impl SuiteSettings {
     /// `SQUALL_REFERENCE_MUTANT`), `SQUALL_LEVEL`, `SQUALL_PROFILES` (the profiles judged;
     /// `SQUALL_PROFILE` still works and is deprecated), `SQUALL_TAGS`, `SQUALL_TIME_SCALE`,
     /// `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`, `SQUALL_SEED`,
-    /// `SQUALL_HERD`.
+    /// `SQUALL_HERD`, `SQUALL_SHARD`.
     pub fn from_env() -> Result<SuiteSettings, SettingsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -155,6 +159,7 @@ impl SuiteSettings {
         settings.concurrency = parse_var("SQUALL_CONCURRENCY", var("SQUALL_CONCURRENCY"), COUNT)?;
         settings.seed = parse_var("SQUALL_SEED", var("SQUALL_SEED"), "an unsigned integer")?;
         settings.herd = parse_var("SQUALL_HERD", var("SQUALL_HERD"), HERD)?;
+        settings.shard = var("SQUALL_SHARD");
         Ok(settings)
     }
 
@@ -189,6 +194,10 @@ impl SuiteSettings {
         if !HERD_SIZES.contains(&herd) {
             return Err(self.invalid("herd", &herd.to_string(), HERD));
         }
+        let shard = match &self.shard {
+            Some(text) => Some(text.parse::<Shard>().map_err(|_| self.invalid("shard", text, SHARD))?),
+            None => None,
+        };
         let catalogue = Catalogue::from_dir_or_embedded(self.scenarios.as_deref())?;
         let features = features_dir(self.features.as_deref()).map_err(SettingsError::Features)?;
         let mut config = SuiteConfig::new(iut, features.path().to_owned(), catalogue);
@@ -201,6 +210,7 @@ impl SuiteSettings {
         config.concurrency = concurrency;
         config.seed = self.seed;
         config.herd = herd;
+        config.shard = shard;
         Ok(Resolved { config, features })
     }
 
@@ -221,6 +231,7 @@ const SCALE: &str = "a number in (0, 1]";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
 const HERD: &str = "a whole number from 10 to 500";
+const SHARD: &str = "K/N, the K-th of N parts of the cases (1 <= K <= N)";
 
 /// How the user wrote a setting: `--time-scale 2` or `SQUALL_TIME_SCALE=2`.
 fn setting(source: Source, name: &str, value: &str) -> String {
@@ -326,6 +337,11 @@ mod tests {
         let error = env(&[("SQUALL_HERD", "3")]).expect("reads").resolve().expect_err("too small a herd");
         assert_eq!(error.to_string(), "SQUALL_HERD=3: expected a whole number from 10 to 500");
         assert_eq!(resolved(env(&[("SQUALL_HERD", "25")]).expect("reads")).herd, 25);
+        let error = env(&[("SQUALL_SHARD", "3/2")]).expect("reads").resolve().expect_err("no third of two");
+        assert_eq!(error.to_string(), "SQUALL_SHARD=3/2: expected K/N, the K-th of N parts of the cases (1 <= K <= N)");
+        let mut flags = SuiteSettings::new(Source::Flags);
+        flags.shard = Some("2/3".to_owned());
+        assert_eq!(resolved(flags).shard.map(|s| s.to_string()).as_deref(), Some("2/3"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::server::Server;
 
 use super::checks::{Observation, Planned, StepChecks, SHOULD_PREFIX};
 use super::results::CheckRecord;
-use super::script::ScriptBuilder;
+use super::script::CaseSetup;
 use super::timing::Calibration;
 use super::verdict::{Level, Strength, Verdict};
 
@@ -42,13 +42,8 @@ pub(super) struct SuiteContext {
 #[derive(Debug, Default)]
 pub(super) struct SuiteWorld {
     pub ctx: Option<Arc<SuiteContext>>,
-    pub script: ScriptBuilder,
-    pub profile: Option<String>,
-    pub fallback: Option<String>,
-    /// `SQUALL_MAX_RETRIES` for this case: the configured `providerRetry.maxRetries`.
-    pub max_retries: Option<u32>,
-    /// A time scale for this case, when it needs more precision than the suite's.
-    pub time_scale: Option<f64>,
+    /// What the Given steps set up.
+    pub setup: CaseSetup,
     /// The case's timing checks, read from its steps before it runs.
     pub timing: Vec<Planned>,
     /// What the case's run left behind, once the When step ran it.

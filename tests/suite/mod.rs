@@ -24,6 +24,8 @@ mod sdk;
 mod server_faults;
 mod server_messages;
 mod server_wire;
+mod service;
+mod service_client;
 mod slow_clients;
 mod soak;
 mod suite_kit;

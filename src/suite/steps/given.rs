@@ -1,15 +1,19 @@
 //! Given: how the provider behaves on each attempt, and how the implementation is set up.
 
-use cucumber::step::Context;
-use futures_util::future::LocalBoxFuture;
+use std::sync::OnceLock;
 
-use super::{arg, done, num, StepFn};
+use regex::Regex;
+
 use crate::scenario::{
     Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Quota, StreamFailure, StreamSpec,
 };
-use crate::suite::world::SuiteWorld;
+use crate::suite::checks::{arg, number as num, Args};
+use crate::suite::script::CaseSetup;
 
-pub(super) const STEPS: &[(&str, StepFn)] = &[
+/// What a Given step does to the case's setup, with the step's arguments (`[0]` is its text).
+pub(crate) type GivenFn = fn(&mut CaseSetup, &Args);
+
+pub(super) const STEPS: &[(&str, GivenFn)] = &[
     (r#"^attempt (\d+) answers with status (\d+)$"#, status),
     (r#"^attempt (\d+) answers with status (\d+) and header "([^"]+)" set to "([^"]*)"$"#, status_with_header),
     (r#"^attempt (\d+) answers with status (\d+) and error code "([^"]+)"$"#, status_with_code),
@@ -33,6 +37,13 @@ pub(super) const STEPS: &[(&str, StepFn)] = &[
     (r"^an outage answers every model request with status (\d+) for the whole run$", outage),
     (r"^a quota shared by every client admits (\d+) requests? a minute$", quota),
 ];
+
+/// The Given step `step` and its arguments; `None` when no Given step reads so.
+pub(crate) fn find(step: &str) -> Option<(GivenFn, Vec<String>)> {
+    static COMPILED: OnceLock<Vec<(Regex, GivenFn)>> = OnceLock::new();
+    let compiled = COMPILED.get_or_init(|| STEPS.iter().map(|(pattern, f)| (super::regex(pattern), *f)).collect());
+    compiled.iter().find_map(|(regex, f)| Some((*f, super::captures(&regex.captures(step)?))))
+}
 
 /// The text streamed by scripted successes and broken streams.
 const TEXT: &str = "The quick brown fox jumps over the lazy dog";
@@ -78,144 +89,124 @@ fn fault_kind(text: &str) -> FaultKind {
     FaultKind::ALL.into_iter().find(|k| k.as_str() == text).unwrap_or_else(|| panic!("unknown fault `{text}`"))
 }
 
-fn status(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    *world.script.attempt(num(&ctx, 1)) = status_reply(num(&ctx, 2));
-    done()
+fn status(setup: &mut CaseSetup, args: &Args) {
+    *setup.script.attempt(num(args, 1)) = status_reply(num(args, 2));
 }
 
-fn status_with_header(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = status_reply(num(&ctx, 2));
-    reply.headers.insert(arg(&ctx, 3).to_owned(), arg(&ctx, 4).to_owned());
-    *world.script.attempt(num(&ctx, 1)) = reply;
-    done()
+fn status_with_header(setup: &mut CaseSetup, args: &Args) {
+    let mut reply = status_reply(num(args, 2));
+    reply.headers.insert(arg(args, 3).to_owned(), arg(args, 4).to_owned());
+    *setup.script.attempt(num(args, 1)) = reply;
 }
 
-fn status_with_code(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = status_reply(num(&ctx, 2));
-    reply.error = Some(ErrorSpec { code: Some(arg(&ctx, 3).to_owned()), ..ErrorSpec::default() });
-    *world.script.attempt(num(&ctx, 1)) = reply;
-    done()
+fn status_with_code(setup: &mut CaseSetup, args: &Args) {
+    let mut reply = status_reply(num(args, 2));
+    reply.error = Some(ErrorSpec { code: Some(arg(args, 3).to_owned()), ..ErrorSpec::default() });
+    *setup.script.attempt(num(args, 1)) = reply;
 }
 
-fn every_status(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.script.every = Some(status_reply(num(&ctx, 1)));
-    done()
+fn every_status(setup: &mut CaseSetup, args: &Args) {
+    setup.script.every = Some(status_reply(num(args, 1)));
 }
 
 fn silent(seconds: u64) -> Attempt {
     Attempt { delay_ms: Some(seconds.saturating_mul(1000)), ..Attempt::default() }
 }
 
-fn no_headers(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    *world.script.attempt(num(&ctx, 1)) = silent(num(&ctx, 2));
-    done()
+fn no_headers(setup: &mut CaseSetup, args: &Args) {
+    *setup.script.attempt(num(args, 1)) = silent(num(args, 2));
 }
 
-fn every_no_headers(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.script.every = Some(silent(num(&ctx, 1)));
-    done()
+fn every_no_headers(setup: &mut CaseSetup, args: &Args) {
+    setup.script.every = Some(silent(num(args, 1)));
 }
 
-fn succeeds(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let text = Some(arg(&ctx, 2)).filter(|t| !t.is_empty()).unwrap_or(TEXT);
-    *world.script.attempt(num(&ctx, 1)) = Attempt {
+fn succeeds(setup: &mut CaseSetup, args: &Args) {
+    let text = Some(arg(args, 2)).filter(|t| !t.is_empty()).unwrap_or(TEXT);
+    *setup.script.attempt(num(args, 1)) = Attempt {
         stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }),
         ..Attempt::default()
     };
-    done()
 }
 
-fn breaks(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let reply = broken(fault_kind(arg(&ctx, 1)), fault_point(arg(&ctx, 2)));
-    if arg(&ctx, 4) == "every" {
-        world.script.every = Some(reply);
+fn breaks(setup: &mut CaseSetup, args: &Args) {
+    let reply = broken(fault_kind(arg(args, 1)), fault_point(arg(args, 2)));
+    if arg(args, 4) == "every" {
+        setup.script.every = Some(reply);
     } else {
-        *world.script.attempt(num(&ctx, 3)) = reply;
+        *setup.script.attempt(num(args, 3)) = reply;
     }
-    done()
 }
 
-fn resets(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    *world.script.attempt(num(&ctx, 2)) = broken(FaultKind::Reset, fault_point(arg(&ctx, 1)));
-    done()
+fn resets(setup: &mut CaseSetup, args: &Args) {
+    *setup.script.attempt(num(args, 2)) = broken(FaultKind::Reset, fault_point(arg(args, 1)));
 }
 
-fn text_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = broken(fault_kind(arg(&ctx, 3)), fault_point(arg(&ctx, 4)));
-    reply.stream = Some(StreamSpec { text: Some(arg(&ctx, 2).to_owned()), ..StreamSpec::default() });
-    *world.script.attempt(num(&ctx, 1)) = reply;
-    done()
+fn text_then_break(setup: &mut CaseSetup, args: &Args) {
+    let mut reply = broken(fault_kind(arg(args, 3)), fault_point(arg(args, 4)));
+    reply.stream = Some(StreamSpec { text: Some(arg(args, 2).to_owned()), ..StreamSpec::default() });
+    *setup.script.attempt(num(args, 1)) = reply;
 }
 
-fn call_then_break(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let mut reply = broken(fault_kind(arg(&ctx, 3)), fault_point(arg(&ctx, 4)));
+fn call_then_break(setup: &mut CaseSetup, args: &Args) {
+    let mut reply = broken(fault_kind(arg(args, 3)), fault_point(arg(args, 4)));
     let call = FunctionCallSpec {
-        name: arg(&ctx, 2).to_owned(),
+        name: arg(args, 2).to_owned(),
         arguments: r#"{"path": "notes.md", "content": "draft"}"#.to_owned(),
         call_id: None,
     };
     reply.stream = Some(StreamSpec { function_call: Some(call), ..StreamSpec::default() });
-    *world.script.attempt(num(&ctx, 1)) = reply;
-    done()
+    *setup.script.attempt(num(args, 1)) = reply;
 }
 
-fn stream_failure(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+fn stream_failure(setup: &mut CaseSetup, args: &Args) {
     let fail = StreamFailure {
-        code: arg(&ctx, 2).to_owned(),
-        message: Some(arg(&ctx, 3).to_owned()).filter(|m| !m.is_empty()),
+        code: arg(args, 2).to_owned(),
+        message: Some(arg(args, 3).to_owned()).filter(|m| !m.is_empty()),
         ..StreamFailure::default()
     };
-    *world.script.attempt(num(&ctx, 1)) =
+    *setup.script.attempt(num(args, 1)) =
         Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() };
-    done()
 }
 
-fn catalogue(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.script.catalogue = Some(arg(&ctx, 1).to_owned());
-    done()
+fn catalogue(setup: &mut CaseSetup, args: &Args) {
+    setup.script.catalogue = Some(arg(args, 1).to_owned());
 }
 
-fn profile(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.profile = Some(arg(&ctx, 1).to_owned());
-    done()
+fn profile(setup: &mut CaseSetup, args: &Args) {
+    setup.profile = Some(arg(args, 1).to_owned());
 }
 
-fn fallback(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.fallback = Some(arg(&ctx, 1).to_owned());
-    done()
+fn fallback(setup: &mut CaseSetup, args: &Args) {
+    setup.fallback = Some(arg(args, 1).to_owned());
 }
 
 /// `providerRetry.maxRetries`, passed to the implementation as `SQUALL_MAX_RETRIES`.
-fn max_retries(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.max_retries = Some(num(&ctx, 1));
-    done()
+fn max_retries(setup: &mut CaseSetup, args: &Args) {
+    setup.max_retries = Some(num(args, 1));
 }
 
 /// Timing-precise cases run slower than the suite's default scale, so that scheduling noise
 /// on a busy machine stays small next to what they measure.
-fn time_scale(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let divisor: f64 = num(&ctx, 1);
-    // Never faster than the suite itself runs.
-    world.time_scale = Some((1.0 / divisor).max(world.ctx().time_scale));
-    done()
+fn time_scale(setup: &mut CaseSetup, args: &Args) {
+    let divisor: f64 = num(args, 1);
+    setup.time_scale = Some(1.0 / divisor);
 }
 
 /// A run-wide outage as long as a window may be (a week): every model request gets the status, whichever client or
 /// attempt sent it. (A window of run time would count from the run's creation, and instances
 /// that start slowly — an interpreter loading an SDK while a herd starts — could arrive after it
 /// closed: the verdict would depend on the machine's speed.)
-fn outage(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+fn outage(setup: &mut CaseSetup, args: &Args) {
     let whole_run = crate::scenario::limits::MAX_DELAY_MS;
-    world.script.outages.push(Outage::between(0, whole_run, status_reply(num(&ctx, 1))));
-    done()
+    setup.script.outages.push(Outage::between(0, whole_run, status_reply(num(args, 1))));
 }
 
 /// A run-wide quota of requests per minute of policy time, one token bucket for the run: every
 /// model request draws on it, whichever client sent it, and a refusal is a 429 whose
 /// `retry-after` says when the bucket holds a request again (docs/scenarios.md).
-fn quota(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    world.script.quota = Some(Quota { requests_per_minute: Some(num(&ctx, 1)), tokens_per_minute: None });
-    done()
+fn quota(setup: &mut CaseSetup, args: &Args) {
+    setup.script.quota = Some(Quota { requests_per_minute: Some(num(args, 1)), tokens_per_minute: None });
 }
 
 #[cfg(test)]

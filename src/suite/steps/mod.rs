@@ -1,26 +1,26 @@
 //! Step definitions, registered with regexes (no macros, so they live in the library and
 //! `squall run` uses the very same steps as `cargo test`). Steps read like the PRD.
 
-mod given;
+pub(crate) mod given;
 mod then;
-mod when;
+pub(crate) mod when;
 
 use cucumber::step::{Collection, Context};
 use futures_util::future::LocalBoxFuture;
-use regex::Regex;
+use regex::{Captures, Regex};
 
 use super::world::SuiteWorld;
 
-pub(super) type StepFn = for<'a> fn(&'a mut SuiteWorld, Context) -> LocalBoxFuture<'a, ()>;
-
-/// Every step squall knows.
+/// Every step squall knows, registered with cucumber. Given and When steps are looked up again
+/// by their text ([`given::find`], [`when::find`]): what they mean lives in those tables, which
+/// the cases as data ([`crate::suite::cases`]) read without cucumber.
 pub(super) fn collection() -> Collection<SuiteWorld> {
     let mut steps = Collection::new();
-    for (pattern, step) in given::STEPS {
-        steps = steps.given(None, regex(pattern), *step);
+    for (pattern, _) in given::STEPS {
+        steps = steps.given(None, regex(pattern), given_step);
     }
-    for (pattern, step) in when::STEPS {
-        steps = steps.when(None, regex(pattern), *step);
+    for (pattern, _) in when::STEPS {
+        steps = steps.when(None, regex(pattern), when::step);
     }
     for pattern in super::checks::patterns() {
         steps = steps.then(None, pattern.clone(), then::step);
@@ -28,24 +28,22 @@ pub(super) fn collection() -> Collection<SuiteWorld> {
     steps
 }
 
+/// A Given step: the case's setup changed as its table says.
+fn given_step(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let (apply, args) = given::find(&ctx.step.value).unwrap_or_else(|| {
+        panic!("no Given step reads `{}` (its pattern matched one squall registered)", ctx.step.value)
+    });
+    apply(&mut world.setup, &args);
+    Box::pin(std::future::ready(()))
+}
+
 fn regex(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| panic!("step pattern {pattern}: {e}"))
 }
 
-/// The text of capture group `i` (1-based; empty when the group did not match).
-fn arg(ctx: &Context, i: usize) -> &str {
-    ctx.matches.get(i).map_or("", |(_, text)| text.as_str())
-}
-
-/// Capture group `i` parsed; a feature that does not parse is a harness error.
-fn num<T: std::str::FromStr>(ctx: &Context, i: usize) -> T {
-    let text = arg(ctx, i);
-    text.parse().unwrap_or_else(|_| panic!("`{text}` in step `{}` is not a number", ctx.step.value))
-}
-
-/// A finished step (most steps do their work synchronously).
-fn done<'a>() -> LocalBoxFuture<'a, ()> {
-    Box::pin(std::future::ready(()))
+/// A match's text (`[0]`) and each capture group's (empty when a group did not match).
+fn captures(captures: &Captures<'_>) -> Vec<String> {
+    captures.iter().map(|c| c.map_or(String::new(), |m| m.as_str().to_owned())).collect()
 }
 
 #[cfg(test)]
@@ -55,13 +53,10 @@ mod tests {
 
     /// Every pattern, by keyword, compiled as [`super::collection`] registers it.
     fn patterns() -> [(&'static str, Vec<Regex>); 3] {
-        let compile = |steps: &[(&str, super::StepFn)], form: fn(&str) -> String| -> Vec<Regex> {
-            steps.iter().map(|(pattern, _)| super::regex(&form(pattern))).collect()
-        };
         let then: Vec<Regex> = crate::suite::checks::patterns().into_iter().cloned().collect();
         [
-            ("Given", compile(super::given::STEPS, str::to_owned)),
-            ("When", compile(super::when::STEPS, str::to_owned)),
+            ("Given", super::given::STEPS.iter().map(|(pattern, _)| super::regex(pattern)).collect()),
+            ("When", super::when::STEPS.iter().map(|(pattern, _)| super::regex(pattern)).collect()),
             ("Then", then),
         ]
     }

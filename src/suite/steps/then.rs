@@ -4,7 +4,6 @@
 use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
 
-use super::done;
 use crate::suite::checks::StepChecks;
 use crate::suite::world::SuiteWorld;
 
@@ -14,5 +13,5 @@ pub(super) fn step(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, (
         panic!("no check answers `{}` (its pattern matched a step squall registered)", ctx.step.value)
     });
     world.judge(&checks);
-    done()
+    Box::pin(std::future::ready(()))
 }

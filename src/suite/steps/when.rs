@@ -2,10 +2,12 @@
 //! against one run (`--herd`) — at a time scale at which every timing check of the case can
 //! judge (see [`crate::suite::timing::margin`]).
 
+use std::sync::OnceLock;
+
 use cucumber::step::Context;
 use futures_util::future::LocalBoxFuture;
+use regex::Regex;
 
-use super::StepFn;
 use crate::iut::{CaseSpec, TaskKind};
 use crate::journal::{EndKind, JournalEntry};
 use crate::scenario::FaultKind;
@@ -17,16 +19,37 @@ use crate::suite::timing::{choose_scale, scale_name, CaseClock, Margin, Reaction
 use crate::suite::verdict::{unjudgeable_run, Level};
 use crate::suite::world::{SuiteContext, SuiteWorld};
 
-pub(super) const STEPS: &[(&str, StepFn)] = &[
-    (r"^the implementation streams one model call$", stream),
-    (r"^the implementation runs a deep-research task$", task),
-    (r"^the implementation runs a main-session turn$", main_turn),
-    (r"^a herd of clients each streams one model call$", herd_stream),
-    (r"^a herd of clients each runs a deep-research task$", herd_task),
-    (r"^a herd of clients each runs a main-session turn$", herd_main_turn),
+/// What a When step has the implementation do: one call, a task or a turn (the IUT contract's
+/// `SQUALL_TASK`), the contract level that needs, and whether a herd does it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Action {
+    pub task: TaskKind,
+    pub needs: Level,
+    pub herd: bool,
+}
+
+const fn action(task: TaskKind, needs: Level, herd: bool) -> Action {
+    Action { task, needs, herd }
+}
+
+pub(super) const STEPS: &[(&str, Action)] = &[
+    (r"^the implementation streams one model call$", action(TaskKind::Stream, Level::Wire, false)),
+    (r"^the implementation runs a deep-research task$", action(TaskKind::Task, Level::Tasks, false)),
+    (r"^the implementation runs a main-session turn$", action(TaskKind::Main, Level::Tasks, false)),
+    (r"^a herd of clients each streams one model call$", action(TaskKind::Stream, Level::Wire, true)),
+    (r"^a herd of clients each runs a deep-research task$", action(TaskKind::Task, Level::Tasks, true)),
+    (r"^a herd of clients each runs a main-session turn$", action(TaskKind::Main, Level::Tasks, true)),
 ];
 
-const PROMPT: &str = "Survey how LLM clients retry provider failures";
+/// The action a When step names; `None` when no When step reads so.
+pub(crate) fn find(step: &str) -> Option<Action> {
+    static COMPILED: OnceLock<Vec<(Regex, Action)>> = OnceLock::new();
+    let compiled = COMPILED.get_or_init(|| STEPS.iter().map(|(pattern, a)| (super::regex(pattern), *a)).collect());
+    compiled.iter().find(|(regex, _)| regex.is_match(step)).map(|(_, action)| *action)
+}
+
+/// The prompt every case gives the implementation (`SQUALL_PROMPT`).
+pub(crate) const PROMPT: &str = "Survey how LLM clients retry provider failures";
 
 /// Runs of one case at most: the first, and a slower one to confirm a timing check's failure.
 const MAX_RUNS: usize = 2;
@@ -36,31 +59,16 @@ const MAX_RUNS: usize = 2;
 /// `ProviderTimeoutException`, seed 004's timeouts), which is a failure, not an unjudgeable case.
 pub(crate) const GIVES_UP_ON_SILENCE: &str = "the implementation gives up on a silent provider";
 
-fn stream(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire, false))
+/// The When step: run the implementation as the step's action says.
+pub(super) fn step(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let action = find(&ctx.step.value).unwrap_or_else(|| {
+        panic!("no When step reads `{}` (its pattern matched one squall registered)", ctx.step.value)
+    });
+    Box::pin(run(world, ctx, action))
 }
 
-fn task(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Task, Level::Tasks, false))
-}
-
-fn main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Main, Level::Tasks, false))
-}
-
-fn herd_stream(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Stream, Level::Wire, true))
-}
-
-fn herd_task(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Task, Level::Tasks, true))
-}
-
-fn herd_main_turn(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    Box::pin(run(world, ctx, TaskKind::Main, Level::Tasks, true))
-}
-
-async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level, herd: bool) {
+async fn run(world: &mut SuiteWorld, ctx: Context, action: Action) {
+    let Action { task, needs, herd } = action;
     let suite = world.ctx().clone();
     let herd = herd.then_some(suite.herd);
     if suite.level < needs {
@@ -72,10 +80,11 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level,
         return;
     }
     let scenario = world
+        .setup
         .script
         .build("case", &suite.catalogue)
         .unwrap_or_else(|e| panic!("cannot build the case's scenario: {e}"));
-    let asked = world.time_scale.unwrap_or(suite.time_scale);
+    let asked = world.setup.asked_time_scale(suite.time_scale);
     let max = suite.max_time_scale.max(asked);
     let margins: Vec<(String, Margin)> = world.timing.iter().map(|p| (p.step.clone(), p.margin())).collect();
     let first: Vec<(String, Margin)> = margins.iter().filter(|(_, m)| m.sets_first_scale()).cloned().collect();
@@ -92,9 +101,9 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level,
             prompt: PROMPT.to_owned(),
             base_url: String::new(),
             time_scale: choice.time_scale,
-            profile: world.profile.clone(),
-            fallback: world.fallback.clone(),
-            max_retries: world.max_retries,
+            profile: world.setup.profile.clone(),
+            fallback: world.setup.fallback.clone(),
+            max_retries: world.setup.max_retries,
             seed: suite.seed,
             client: None,
             timeout,
@@ -134,8 +143,7 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level,
         };
     };
     let silent = run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, choice.time_scale)).flatten();
-    let dead = dead_client(&run);
-    let scale_mismatch = reported_scale_mismatch(run.iut.result.as_ref(), choice.time_scale);
+    let unjudgeable = unjudgeable_case(&run);
     world.run = Some(run);
     if let Some((attempt, open_ms)) = silent {
         let expected = "it gives up on a silent attempt (its own timeout) and retries or reports the failure";
@@ -148,9 +156,15 @@ async fn run(world: &mut SuiteWorld, ctx: Context, task: TaskKind, needs: Level,
     }
     // The step fails without a failed check: the case is `error`, whatever it would have
     // judged — a dead implementation never passes.
-    if let Some(reason) = dead.or(scale_mismatch) {
+    if let Some(reason) = unjudgeable {
         panic!("{reason}");
     }
+}
+
+/// Why a case's run cannot be judged, whatever its checks would say: an instance that died, hung
+/// or left no usable result, or one that reports another time scale than it was given.
+pub(crate) fn unjudgeable_case(run: &Observation) -> Option<String> {
+    dead_client(run).or_else(|| reported_scale_mismatch(run.iut.result.as_ref(), run.time_scale()))
 }
 
 /// Why an instance's run cannot be judged (a herd's: the first such client, named), if one

@@ -254,7 +254,7 @@ fn cannot_start(measured: &[InstanceRun]) -> Option<String> {
 }
 
 /// Real ms from the end of each 429 to the next model request.
-fn gaps_after_asks(journal: &[JournalEntry]) -> Vec<f64> {
+pub(crate) fn gaps_after_asks(journal: &[JournalEntry]) -> Vec<f64> {
     let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
     calls
         .windows(2)

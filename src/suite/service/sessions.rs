@@ -1,0 +1,79 @@
+//! Calibration sessions of the judge as a service: a test runner names a session when it creates
+//! runs; the runs of the calibration case it posts in that session measure its client's own time
+//! per retry, which the session's timing checks take out of every wait — the method `squall run`
+//! uses, with the client run by someone else ([`crate::suite::timing`]).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use crate::suite::timing::reaction::ScaleSamples;
+use crate::suite::timing::Reaction;
+
+/// Sessions kept; one more forgets the oldest.
+const MAX_SESSIONS: usize = 1_000;
+
+/// Every session's calibration samples.
+#[derive(Debug, Default)]
+pub(crate) struct Sessions {
+    inner: Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    samples: HashMap<String, Vec<ScaleSamples>>,
+    order: VecDeque<String>,
+}
+
+impl Sessions {
+    /// Record one calibration run's gaps (real ms after each 429) at `time_scale`.
+    pub(crate) fn record(&self, session: &str, time_scale: f64, gaps_ms: Vec<f64>) {
+        let mut kept = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !kept.samples.contains_key(session) {
+            kept.order.push_back(session.to_owned());
+            while kept.order.len() > MAX_SESSIONS {
+                if let Some(oldest) = kept.order.pop_front() {
+                    kept.samples.remove(&oldest);
+                }
+            }
+        }
+        let scales = kept.samples.entry(session.to_owned()).or_default();
+        match scales.iter_mut().find(|s| (s.time_scale - time_scale).abs() <= 1e-9 * time_scale) {
+            Some(set) => set.gaps_ms.push(gaps_ms),
+            None => scales.push(ScaleSamples { time_scale, gaps_ms: vec![gaps_ms] }),
+        }
+    }
+
+    /// The session's reaction, from the two scales it has most samples at.
+    pub(crate) fn reaction(&self, session: &str) -> Reaction {
+        let kept = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(scales) = kept.samples.get(session) else {
+            return Reaction::unknown(format!(
+                "session `{session}` has no calibration: run the `calibration` case in it first (GET /__squall/cases says how)"
+            ));
+        };
+        let mut by_count: Vec<&ScaleSamples> = scales.iter().collect();
+        by_count.sort_by_key(|s| std::cmp::Reverse(s.gaps_ms.len()));
+        let empty = ScaleSamples::default();
+        Reaction::from_samples(by_count[0], by_count.get(1).copied().unwrap_or(&empty))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_measures_the_reaction_of_its_calibration_runs_only() {
+        let sessions = Sessions::default();
+        assert!(sessions.reaction("a").missing.is_some_and(|m| m.contains("session `a` has no calibration")));
+        for _ in 0..4 {
+            sessions.record("a", 0.01, vec![40.0, 42.0, 41.0]);
+            sessions.record("a", 0.04, vec![41.0, 43.0, 40.0]);
+        }
+        sessions.record("b", 0.01, vec![400.0]);
+        let a = sessions.reaction("a");
+        assert!(a.missing.is_none() && a.samples == 24, "{a:?}");
+        assert!(a.low_ms < 40.0 && a.high_ms > 43.0 && a.high_ms < 45.0, "{a:?}");
+        assert!(sessions.reaction("b").low_ms > 300.0);
+    }
+}
