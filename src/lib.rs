@@ -17,6 +17,8 @@
 //!
 //! The `squall` binary (`src/main.rs`, `src/cli/`) is a thin command line over these.
 
+#[cfg(test)]
+mod doc_examples;
 pub mod embedded;
 pub mod iut;
 pub mod journal;

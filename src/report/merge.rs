@@ -127,3 +127,40 @@ fn same_run(first_path: &Path, first: &Report, path: &Path, report: &Report) -> 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept() -> Report {
+        serde_json::from_str(include_str!("../../reports/reference/report.json")).expect("the kept report reads")
+    }
+
+    #[test]
+    fn one_report_merges_into_itself() {
+        let report = kept();
+        let merged = merge(vec![("a".into(), report.clone())]).expect("merges");
+        assert_eq!(
+            (merged.verdict, merged.summary, merged.case_summary),
+            (report.verdict, report.summary, report.case_summary)
+        );
+        assert_eq!(merged.requirements, report.requirements);
+        assert_eq!(merged.profiles, report.profiles);
+    }
+
+    #[test]
+    fn reports_of_other_runs_are_refused_with_what_differs() {
+        let report = kept();
+        let mut other = report.clone();
+        other.iut.level = crate::suite::Level::Wire;
+        other.requirements.clear();
+        let error = merge(vec![("a".into(), report.clone()), ("b".into(), other)]).expect_err("another level");
+        assert_eq!(error.to_string(), "b is not a shard of the same run as a: its level is wire, not tasks");
+        assert_eq!(
+            merge(Vec::new()).expect_err("nothing").to_string(),
+            "no report to merge: name the directories the shards wrote"
+        );
+        let unreadable = read_reports(&["no/such/dir".into()]).expect_err("no file").to_string();
+        assert!(unreadable.starts_with("no/such/dir: cannot read report.json"), "{unreadable}");
+    }
+}

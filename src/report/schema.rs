@@ -236,7 +236,6 @@ fn ceil_boundary(text: &str, mut index: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
     use std::time::{Duration, SystemTime};
 
     use super::{cut_long_strings, Report, Timestamp};
@@ -244,7 +243,7 @@ mod tests {
     use crate::suite::results::{by_profile, by_requirement, CaseRecord, CheckRecord, ClientOutputs, Evidence};
     use crate::suite::timing::{Calibration, Reaction};
     use crate::suite::{Level, ProfileSelection, Strength, SuiteOutcome, Verdict};
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     /// A run of one case with one failed check, every optional field filled.
     fn report() -> Report {
@@ -298,40 +297,14 @@ mod tests {
         Report::new(&meta, &outcome)
     }
 
-    /// Every field's path in `value` (`requirements[].cases[].verdict`), but not inside what the
-    /// implementation or the server wrote (`evidence.journal`, `events`, `result`: documented in
-    /// server.md and the IUT contract).
-    fn paths(value: &Value, at: &str, out: &mut BTreeSet<String>) {
-        match value {
-            Value::Object(fields) => {
-                for (key, field) in fields {
-                    let path = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
-                    if !["journal", "events", "result"].contains(&key.as_str()) {
-                        paths(field, &path, out);
-                    }
-                    out.insert(path);
-                }
-            }
-            Value::Array(items) => items.iter().for_each(|item| paths(item, &format!("{at}[]"), out)),
-            _ => {}
-        }
-    }
-
     #[test]
     fn the_documented_schema_names_exactly_the_fields_of_the_report_type() {
-        let docs = include_str!("../../docs/reports.md");
-        let example = docs
-            .split("```json\n")
-            .nth(1)
-            .and_then(|rest| rest.split("\n```").next())
-            .expect("docs/reports.md shows report.json in a json block");
-        // The example elides with `...`; without the elisions it is JSON.
-        let elided = regex::Regex::new(r"(,\s*\.\.\.)|\.\.\.").expect("regex");
-        let example: Value = serde_json::from_str(&elided.replace_all(example, ""))
-            .unwrap_or_else(|e| panic!("docs/reports.md's example is not JSON once `...` is taken out: {e}"));
-        let (mut documented, mut actual) = (BTreeSet::new(), BTreeSet::new());
-        paths(&example, "", &mut documented);
-        paths(&serde_json::to_value(report()).expect("serializes"), "", &mut actual);
+        // Not inside what the implementation or the server wrote (documented in server.md and
+        // the IUT contract).
+        let opaque = ["journal", "events", "result"];
+        let example = crate::doc_examples::json_blocks(include_str!("../../docs/reports.md")).remove(0);
+        let documented = crate::doc_examples::paths(&example, &opaque);
+        let actual = crate::doc_examples::paths(&serde_json::to_value(report()).expect("serializes"), &opaque);
         let undocumented: Vec<&String> = actual.difference(&documented).collect();
         let gone: Vec<&String> = documented.difference(&actual).collect();
         assert!(undocumented.is_empty(), "report.json fields missing from docs/reports.md: {undocumented:?}");

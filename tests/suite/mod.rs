@@ -26,6 +26,7 @@ mod server_messages;
 mod server_wire;
 mod service;
 mod service_client;
+mod shards;
 mod slow_clients;
 mod soak;
 mod suite_kit;

@@ -235,9 +235,15 @@ impl CaseJudge for CaseService {
                     .map(|p| (p.step.clone(), p.margin()))
                     .filter(|(_, m)| m.sets_first_scale())
                     .collect();
-                let choice =
-                    choose_scale(asked, DEFAULT_MAX_TIME_SCALE, &first, &self.sessions.reaction(&request.session));
-                (choice.time_scale, choice.note, false)
+                let reaction = self.sessions.reaction(&request.session);
+                match &reaction.missing {
+                    // Its timing checks will say why they cannot judge; the scale is the case's own.
+                    Some(missing) if !first.is_empty() => (asked, Some(missing.clone()), false),
+                    _ => {
+                        let choice = choose_scale(asked, DEFAULT_MAX_TIME_SCALE, &first, &reaction);
+                        (choice.time_scale, choice.note, false)
+                    }
+                }
             }
         };
         let herd = action.herd.then(|| request.herd.unwrap_or(DEFAULT_HERD));
@@ -351,3 +357,6 @@ impl CaseJudge for CaseService {
         Ok(verdict)
     }
 }
+
+#[cfg(test)]
+mod tests;
