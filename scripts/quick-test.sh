@@ -10,4 +10,4 @@ cargo test --all-features --test all "$@" -- \
   --skip suite::mutation_matrix --skip suite::slow_clients --skip suite::committed_reports \
   --skip suite::sdk:: --skip suite::ci_recipe --skip suite::independent_iut --skip suite::conformance_suite \
   --skip suite::timing_verdicts --skip suite::hardening::a_soak --skip suite::soak::the_independent_implementation \
-  --skip suite::service::through_the_service --skip suite::shards
+  --skip suite::service::through_the_service --skip suite::shards --skip suite::integrations

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the official OpenAI and Anthropic SDKs that the SDK conformance tests drive, under
-# target/sdk (or $SQUALL_SDK_DIR): the Python `openai` and `anthropic` packages in a venv, the
-# npm `openai` and `@anthropic-ai/sdk` packages; and
-# the Node adapters' own pinned packages (adapters/node-*/node_modules), which the SDK
-# report checks run. Idempotent: does nothing when all are already installed.
+# target/sdk (or $SQUALL_SDK_DIR): the Python `openai` and `anthropic` packages in a venv (with
+# pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`
+# and `@anthropic-ai/sdk` packages; the Node adapters' own pinned packages
+# (adapters/node-*/node_modules), which the SDK report checks run; and the JavaScript
+# integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
+# vitest). Idempotent: does nothing when all are already installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
@@ -20,6 +22,16 @@ if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@a
   mkdir -p "$sdk/node"
   cp "$root/tests/sdk/node/package.json" "$sdk/node/package.json"
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)
+fi
+
+if ! "$sdk/python/bin/python" -c 'import pytest, pytest_squall' 2>/dev/null; then
+  echo "setup-sdks: installing pytest and the pytest-squall integration into $sdk/python"
+  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -e "$root/integrations/python"
+fi
+
+if [ ! -d "$root/integrations/js/examples/node_modules/vitest" ]; then
+  echo "setup-sdks: installing the JavaScript integration's examples' packages into integrations/js/examples"
+  (cd "$root/integrations/js/examples" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 if [ ! -d "$root/adapters/node-openai/node_modules/openai" ]; then

@@ -31,8 +31,15 @@ pub trait CaseJudge: Send + Sync + std::fmt::Debug {
     fn welcome(&self, ticket: &Value, urls: &RunUrls) -> Value;
 
     /// `POST /__squall/runs/{id}/verdict`: the verdict on `outcome` (what the client posted)
-    /// and `journal` (what the server saw of the run).
-    fn judge(&self, ticket: &Value, journal: Vec<JournalEntry>, outcome: &Value) -> Result<Value, Refusal>;
+    /// and `journal` (what the server saw of the run), `posted_at_ms` after the run was created
+    /// (the journal's clock).
+    fn judge(
+        &self,
+        ticket: &Value,
+        journal: Vec<JournalEntry>,
+        outcome: &Value,
+        posted_at_ms: f64,
+    ) -> Result<Value, Refusal>;
 }
 
 /// A run the judge asks for.
@@ -155,13 +162,14 @@ pub(super) async fn post_verdict(state: &State, run: &Run, request: Request<Inco
         Ok(body) => body,
         Err(response) => return response,
     };
+    let posted_at_ms = run.journal.ms_since_start(tokio::time::Instant::now());
     let deadline = tokio::time::Instant::now() + SETTLE;
     let mut journal = run.journal.snapshot();
     while journal.iter().any(|e| e.end.is_none()) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
         journal = run.journal.snapshot();
     }
-    match judge.judge(&case.ticket, journal, &outcome) {
+    match judge.judge(&case.ticket, journal, &outcome, posted_at_ms) {
         Ok(mut verdict) => {
             if let Value::Object(fields) = &mut verdict {
                 fields.insert("run".to_owned(), Value::String(run.id.clone()));

@@ -11,6 +11,7 @@ mod embedded_api;
 mod hardening;
 mod herd_server;
 mod independent_iut;
+mod integrations;
 mod journal;
 mod mutation_matrix;
 mod reference_kit;

@@ -108,7 +108,7 @@ fn assert_529_retried(runs: &BTreeMap<&'static str, ScriptedRun>) {
     );
 }
 
-fn python() -> PathBuf {
+pub(super) fn python() -> PathBuf {
     let python = sdk_dir().join("python/bin/python");
     assert!(
         python.exists(),

@@ -310,7 +310,13 @@ impl CaseJudge for CaseService {
         })
     }
 
-    fn judge(&self, ticket: &Value, journal: Vec<JournalEntry>, posted: &Value) -> Result<Value, Refusal> {
+    fn judge(
+        &self,
+        ticket: &Value,
+        journal: Vec<JournalEntry>,
+        posted: &Value,
+        posted_at_ms: f64,
+    ) -> Result<Value, Refusal> {
         let ticket = from_value(ticket)?;
         if ticket.case == CALIBRATION_ID {
             return Ok(self.judge_calibration(&ticket, &journal));
@@ -344,7 +350,7 @@ impl CaseJudge for CaseService {
                     ),
                 })
             });
-        let record = judge_case(plan, &observation, ticket.level);
+        let record = judge_case(plan, &observation, ticket.level, posted_at_ms);
         let mut verdict = serde_json::to_value(&record).map_err(|e| Refusal::bad("body", e.to_string()))?;
         if let Value::Object(fields) = &mut verdict {
             fields.remove("evidence");

@@ -43,7 +43,8 @@ fn the_documented_case_list_run_and_verdict_have_exactly_the_fields_served() {
     same_fields(&examples[0], &list, &["scenario"]);
     let prepared = service.prepare(CASE, &json!({"session": "ci-42"})).expect("a run");
     same_fields(&examples[1], &service.welcome(&prepared.ticket, &urls()), &["env"]);
-    let mut verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}})).expect("judged");
+    let mut verdict =
+        service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}}), 0.0).expect("judged");
     verdict["run"] = json!("r3-x");
     same_fields(&examples[2], &verdict, &["reaction_ms"]);
 }
@@ -53,12 +54,12 @@ fn a_posted_outcome_is_judged_by_the_cases_checks_on_the_runs_journal() {
     let service = service();
     let prepared = service.prepare(CASE, &json!({})).expect("a run");
     // No request reached the server, yet the client says it succeeded.
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": true}})).expect("judged");
+    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": true}}), 0.0).expect("judged");
     assert_eq!(verdict["verdict"], "fail", "{verdict}");
     assert_eq!(verdict["checks"][0]["observed"], "0 attempts");
     assert_eq!(verdict["checks"].as_array().map(Vec::len), Some(1), "checks stop at the first failed MUST");
     // A client that says nothing cannot be judged.
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({})).expect("judged");
+    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({}), 0.0).expect("judged");
     assert_eq!((verdict["verdict"].as_str(), verdict["checks"].as_array().map(Vec::len)), (Some("error"), Some(0)));
 }
 
@@ -68,7 +69,7 @@ fn a_timed_case_asks_for_a_calibration_and_then_runs_where_its_checks_can_judge(
     let timed = "req-0006-002/waits-grow-exponentially";
     let prepared = service.prepare(timed, &json!({"session": "s"})).expect("a run");
     assert_eq!(prepared.time_scale, 0.01, "no reaction measured: the case's own scale");
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}})).expect("judged");
+    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}}), 0.0).expect("judged");
     let note = verdict["time_scale_note"].as_str().unwrap_or("");
     assert!(note.starts_with("session `s` has no calibration"), "{verdict}");
     assert!(verdict["confirm"].is_null(), "nothing to confirm without a calibration");

@@ -142,17 +142,11 @@ async fn run(world: &mut SuiteWorld, ctx: Context, action: Action) {
             ..choice
         };
     };
-    let silent = run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, choice.time_scale)).flatten();
+    let silent = still_waiting_on_silence(&run, ended_at_ms);
     let unjudgeable = unjudgeable_case(&run);
     world.run = Some(run);
-    if let Some((attempt, open_ms)) = silent {
-        let expected = "it gives up on a silent attempt (its own timeout) and retries or reports the failure";
-        let observed = format!(
-            "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time), when it was killed at the case timeout",
-            open_ms / 1000.0,
-            open_ms / 1000.0 / choice.time_scale
-        );
-        world.judged_by_harness(GIVES_UP_ON_SILENCE, expected, observed, false);
+    if let Some(observed) = silent {
+        world.judged_by_harness(GIVES_UP_ON_SILENCE, SILENCE_EXPECTED, observed, false);
     }
     // The step fails without a failed check: the case is `error`, whatever it would have
     // judged — a dead implementation never passes.
@@ -193,6 +187,24 @@ async fn measure_reaction(suite: &SuiteContext) -> Reaction {
     )
     .await;
     calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
+}
+
+/// What [`GIVES_UP_ON_SILENCE`] expects.
+pub(crate) const SILENCE_EXPECTED: &str =
+    "it gives up on a silent attempt (its own timeout) and retries or reports the failure";
+
+/// What [`GIVES_UP_ON_SILENCE`] observed, when the implementation was killed at the case timeout
+/// (at `ended_at_ms` of the run's journal time) while still waiting on a reply squall withholds
+/// ([`waiting_on_silence`]); `None` when it was not.
+pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> Option<String> {
+    let time_scale = run.time_scale();
+    let (attempt, open_ms) =
+        run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, time_scale)).flatten()?;
+    Some(format!(
+        "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time), when it was killed at the case timeout",
+        open_ms / 1000.0,
+        open_ms / 1000.0 / time_scale
+    ))
 }
 
 /// Why a kill at the case timeout is a verdict rather than no verdict: the implementation was

@@ -1,0 +1,193 @@
+// squall-judge: PRD-0006 retry verdicts from squall's judge as a service (docs/service.md), for
+// any JavaScript test runner. `squall()` finds or starts a server and lists the cases (the
+// calibration runs first when a case is timed); register one test per entry, configure your
+// client from the entry's case, and `await entry.verify(runClient)`: it throws with the failing
+// checks when the case fails a MUST, and returns the verdict. No dependencies: fetch and
+// child_process.
+import { spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
+
+// Captured before any test scales the timers: a case's own timeout is real time.
+const realSetTimeout = globalThis.setTimeout;
+import { createInterface } from "node:readline";
+
+/** A case failed a MUST or could not be judged: the message names the failing checks. */
+export class SquallVerdictError extends Error {
+  constructor(verdict) {
+    super(describe(verdict));
+    this.name = "SquallVerdictError";
+    this.verdict = verdict;
+  }
+}
+
+/** A squall server's judge. */
+export class Judge {
+  constructor(url) {
+    this.url = url.replace(/\/$/, "");
+  }
+
+  async call(method, path, body) {
+    const reply = await fetch(this.url + path, {
+      method,
+      headers: { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await reply.json();
+    if (!reply.ok) throw new Error(`squall: ${method} ${path}: ${reply.status} ${json?.error?.message}`);
+    return json;
+  }
+
+  /** The case list (schema squall.cases/1). */
+  cases({ profile, level, tags } = {}) {
+    const query = new URLSearchParams(Object.entries({ profile, level, tags }).filter(([, v]) => v));
+    return this.call("GET", `/__squall/cases${query.size ? `?${query}` : ""}`);
+  }
+
+  /** A run of case `id`; `body` takes session, level, seed, herd, time_scale. */
+  createRun(id, body = {}) {
+    return this.call("POST", `/__squall/cases/${id}/runs`, body);
+  }
+
+  /** The verdict on `outcome` ({result, events, ...}) for `run`. */
+  verdict(run, outcome) {
+    return this.call("POST", run.verdict, outcome);
+  }
+}
+
+/** The server at `url` (or $SQUALL_URL); else `squall serve` started on a free port from `bin`
+ * (or $SQUALL_BIN, else `squall` on the PATH), with `stop()` to end it. */
+export async function findOrStart({ url = process.env.SQUALL_URL, bin = process.env.SQUALL_BIN ?? "squall" } = {}) {
+  if (url) return { url: url.replace(/\/$/, ""), stop() {} };
+  const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "ignore"] });
+  const started = new Promise((resolve, reject) => {
+    server.once("error", (error) => reject(new Error(`cannot start ${bin} serve: ${error.message}`)));
+    createInterface({ input: server.stdout }).once("line", (line) => {
+      const prefix = "squall listening on ";
+      if (line.startsWith(prefix)) resolve(line.slice(prefix.length).trim());
+      else reject(new Error(`${bin} serve printed ${JSON.stringify(line)}`));
+    });
+  });
+  return { url: await started, stop: () => server.kill() };
+}
+
+/** One case as a test sees it: `baseURL` (OpenAI, ends in /v1), `anthropicBaseURL`, `timeScale`
+ * (multiply every wait and timeout of the client by it), `maxRetries` (null: the client's own
+ * default), `agentProfile`, `prompt`, `env` (the IUT contract's variables), `description`. */
+export class Case {
+  constructor(judge, run, description) {
+    Object.assign(this, {
+      judge,
+      run,
+      description,
+      id: description.id,
+      baseURL: run.base_url,
+      anthropicBaseURL: run.anthropic_base_url,
+      timeScale: run.time_scale,
+      env: run.env,
+      maxRetries: description.client.max_retries,
+      agentProfile: description.client.agent_profile,
+      prompt: description.client.prompt,
+    });
+  }
+}
+
+/** One test to register: the calibration or a case, run with `verify(runClient)`. */
+export class Entry {
+  constructor(judge, description, { session, level, seed, timeScale, label, verdicts, caseTimeoutMs }) {
+    Object.assign(this, { judge, description, session, level, seed, timeScale, verdicts, caseTimeoutMs });
+    this.id = label ?? description.id;
+    this.verdict = null;
+  }
+
+  async start(timeScale) {
+    const body = { session: this.session, level: this.level, seed: this.seed, time_scale: timeScale };
+    return new Case(this.judge, await this.judge.createRun(this.description.id, body), this.description);
+  }
+
+  /** Run `runClient(case)` — it returns the result object, or {result, events} — and judge it;
+   * when squall asks for a confirming run, run it again at the slower scale. A client still
+   * running after `timeoutMs` (default: 60 s at 1/100, as `squall run` gives; more for a slower
+   * run) is judged as timed out (it is left running: an SDK call cannot be killed). Throws
+   * SquallVerdictError on `fail` or `error`; returns the verdict. */
+  async verify(runClient, { timeoutMs = this.caseTimeoutMs } = {}) {
+    let timeScale = this.timeScale;
+    for (let run = 0; run < 2; run++) {
+      const started = performance.now();
+      this.case = await this.start(timeScale);
+      const limit = timeoutMs ?? 60_000 * Math.max(1, this.case.timeScale / 0.01);
+      let timer;
+      const timedOut = new Promise((resolve) => (timer = realSetTimeout(() => resolve({ timed_out: true }), limit)));
+      const returned = await Promise.race([Promise.resolve(runClient(this.case)), timedOut]).finally(() => clearTimeout(timer));
+      const outcome = returned?.timed_out
+        ? { result: null, timed_out: true, case_timeout_s: limit / 1000 }
+        : returned && "result" in returned
+          ? returned
+          : { result: returned };
+      this.verdict = await this.judge.verdict(this.case.run, { ...outcome, duration_ms: performance.now() - started });
+      if (!this.verdict.confirm) break;
+      timeScale = this.verdict.confirm.time_scale;
+    }
+    if (this.verdicts) appendFileSync(this.verdicts, `${JSON.stringify(this.verdict)}\n`);
+    if (["fail", "error"].includes(this.verdict.verdict)) throw new SquallVerdictError(this.verdict);
+    return this.verdict;
+  }
+}
+
+/** Find or start a server and list its cases as entries to register as tests, the calibration
+ * first when a case is timed. Herd cases are left out (`squall run --herd` judges them). Each
+ * verdict is appended to `verdicts` (default $SQUALL_VERDICTS), a JSON object a line, if set;
+ * `caseTimeoutMs` (default $SQUALL_CASE_TIMEOUT seconds) is each case's time limit. */
+export async function squall({
+  url,
+  bin,
+  profile,
+  level = "wire",
+  tags,
+  session,
+  seed,
+  calibrate = true,
+  verdicts = process.env.SQUALL_VERDICTS,
+  caseTimeoutMs = process.env.SQUALL_CASE_TIMEOUT ? Number(process.env.SQUALL_CASE_TIMEOUT) * 1000 : undefined,
+} = {}) {
+  const server = await findOrStart({ url, bin });
+  const judge = new Judge(server.url);
+  const wanted = [tags, "not @herd"].filter(Boolean).map((t) => `(${t})`).join(" and ");
+  const list = await judge.cases({ profile, level, tags: wanted });
+  const options = { session: session ?? `js-${process.pid}-${Date.now()}`, level, seed, verdicts, caseTimeoutMs };
+  const entries = [];
+  if (calibrate && list.cases.some((c) => c.timed)) {
+    const { calibration } = list;
+    for (const scale of calibration.time_scales) {
+      for (let n = 1; n <= calibration.instances_per_scale; n++) {
+        entries.push(new Entry(judge, calibration, { ...options, timeScale: scale, label: `calibration-${scale}-${n}` }));
+      }
+    }
+  }
+  entries.push(...list.cases.map((c) => new Entry(judge, c, options)));
+  return { url: server.url, judge, entries, stop: server.stop };
+}
+
+/** A verdict as an error message: the case, its requirements, each check that failed or warned. */
+export function describe(verdict) {
+  const lines = [`${verdict.case} (${(verdict.requirements ?? []).join(", ")}): ${verdict.verdict}`];
+  if (verdict.error) lines.push(`  could not be judged: ${verdict.error}`);
+  for (const check of verdict.checks ?? []) {
+    if (["fail", "warn", "error"].includes(check.verdict)) {
+      lines.push(`  [${check.strength.toUpperCase()} ${check.verdict}] ${check.name}`);
+      lines.push(`      expected: ${check.expected}`, `      observed: ${check.observed}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+/** Run `fn` with every timer it sets multiplied by `scale`: an SDK's retry sleeps and timeouts
+ * follow the case's time scale without changing what it decides. Run such tests one at a time. */
+export async function withScaledTimers(scale, fn) {
+  const real = globalThis.setTimeout;
+  globalThis.setTimeout = (callback, ms = 0, ...args) => real(callback, ms * scale, ...args);
+  try {
+    return await fn();
+  } finally {
+    globalThis.setTimeout = real;
+  }
+}

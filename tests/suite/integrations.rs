@@ -1,0 +1,150 @@
+//! The judge as a service from other languages' test runners, with real clients: the pytest
+//! plugin driving the official openai Python SDK, squall-judge under node:test driving the
+//! official openai npm package, and under vitest driving the Vercel AI SDK
+//! (`integrations/`). Each run fails where its client breaks PRD-0006, names the failing checks
+//! in its own output, and — for the two SDKs whose adapters have kept reports — gives every
+//! case the verdict `squall run` gave through the adapter.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use super::sdk::python;
+use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
+use super::support::require;
+
+/// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
+/// name (calibration runs have none).
+fn verdicts(file: &Path) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("a verdict a line"))
+        .filter(|verdict| verdict.get("verdict").is_some())
+        .map(|verdict| (verdict["name"].as_str().unwrap_or("").to_owned(), verdict))
+        .collect()
+}
+
+/// Each case's verdict in a kept report (`reports/NAME/report.json`).
+fn kept(name: &str) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(root().join("reports").join(name).join("report.json")).expect("a kept report");
+    let report: Value = serde_json::from_str(&text).expect("JSON");
+    let cases = report["requirements"].as_array().expect("requirements").iter().flat_map(|r| {
+        r["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap_or("").to_owned(), c["verdict"].as_str().unwrap_or("").to_owned()))
+    });
+    cases.collect()
+}
+
+/// Every verdict equals the kept report's for the same case.
+fn same_as_kept(verdicts: &BTreeMap<String, Value>, report: &str, output: &str) {
+    let kept = kept(report);
+    let differ: Vec<String> = verdicts
+        .iter()
+        .filter(|(name, v)| kept.get(*name).map(String::as_str) != v["verdict"].as_str())
+        .map(|(name, v)| format!("{name}: {} through the integration, {:?} kept", v["verdict"], kept.get(name)))
+        .collect();
+    require(differ.is_empty(), &format!("{}\n{output}", differ.join("\n")));
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn squall() -> &'static str {
+    env!("CARGO_BIN_EXE_squall")
+}
+
+fn examples_js() -> PathBuf {
+    let dir = root().join("integrations/js/examples");
+    assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
+    dir
+}
+
+#[test]
+fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
+    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("verdicts.jsonl");
+    let output = Command::new(python())
+        .args(["-m", "pytest", "integrations/python/examples/test_openai_sdk.py", "-q", "-p", "no:cacheprovider"])
+        .arg(format!("--squall-bin={}", squall()))
+        .arg("--squall-tags=@REQ-0006-001")
+        .arg(format!("--squall-verdicts={}", file.display()))
+        .current_dir(root())
+        .output()
+        .expect("pytest runs");
+    let text = text(&output);
+    // The SDK does not retry a 425 (REQ-0006-001 lists it): pytest fails that case, naming the check.
+    require(output.status.code() == Some(1), &format!("exit {:?}\n{text}", output.status.code()));
+    require(text.contains("status-425-is-retried (REQ-0006-001): fail"), &text);
+    require(text.contains("[MUST fail] the server sees exactly 2 attempts"), &text);
+    let verdicts = verdicts(&file);
+    require(verdicts.len() >= 19, &format!("{} verdicts\n{text}", verdicts.len()));
+    same_as_kept(&verdicts, "python-openai", &text);
+}
+
+#[test]
+fn node_test_judges_the_openai_node_sdk_as_squall_run_does() {
+    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("verdicts.jsonl");
+    let output = Command::new("node")
+        .args(["--test", "openai.test.mjs"])
+        .env("SQUALL_BIN", squall())
+        .env("SQUALL_TAGS", "@REQ-0006-001")
+        .env("SQUALL_VERDICTS", &file)
+        .current_dir(examples_js())
+        .output()
+        .expect("node runs");
+    let text = text(&output);
+    require(output.status.code() == Some(1), &format!("exit {:?}\n{text}", output.status.code()));
+    require(text.contains("[MUST fail] the server sees exactly 2 attempts"), &text);
+    let verdicts = verdicts(&file);
+    require(verdicts.len() >= 19, &format!("{} verdicts\n{text}", verdicts.len()));
+    same_as_kept(&verdicts, "node-openai", &text);
+}
+
+/// The Vercel AI SDK (ai 7.0.173) retries the request that opens a stream (`maxRetries` 2) but
+/// not a stream that breaks after it started (`streamRetries` defaults to 0), and sets no
+/// timeout of its own (integrations/js/README.md cites the lines): REQ-0006-010's breaks fail.
+#[test]
+fn vitest_judges_the_vercel_ai_sdk_and_names_what_it_misses() {
+    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("verdicts.jsonl");
+    let output = Command::new("node")
+        .args(["node_modules/vitest/vitest.mjs", "run", "ai-sdk.test.mjs"])
+        .env("SQUALL_BIN", squall())
+        .env("SQUALL_TAGS", "@REQ-0006-010")
+        .env("SQUALL_CASE_TIMEOUT", "15")
+        .env("SQUALL_VERDICTS", &file)
+        .current_dir(examples_js())
+        .output()
+        .expect("vitest runs");
+    let text = text(&output);
+    require(output.status.code() == Some(1), &format!("exit {:?}\n{text}", output.status.code()));
+    let verdicts = verdicts(&file);
+    require(verdicts.len() == 8, &format!("{} verdicts\n{text}", verdicts.len()));
+    let failed = |name: &str| -> Vec<String> {
+        let checks = verdicts[name]["checks"].as_array().cloned().unwrap_or_default();
+        checks.iter().filter(|c| c["verdict"] == "fail").map(|c| c["name"].as_str().unwrap_or("").to_owned()).collect()
+    };
+    for kind in ["eof", "reset", "truncate"] {
+        let name = format!("A stream broken by {kind} is retried and recorded as a provider error");
+        require(
+            failed(&name) == ["the server sees exactly 2 attempts"],
+            &format!("{name}: {:?}\n{text}", failed(&name)),
+        );
+    }
+    let stall = "A stream broken by stall is retried and recorded as a provider error";
+    require(
+        failed(stall) == ["the implementation gives up on a silent provider"],
+        &format!("{:?}\n{text}", failed(stall)),
+    );
+    require(text.contains("SquallVerdictError"), &text);
+}
