@@ -41,12 +41,13 @@ impl Catalogue {
     pub fn embedded() -> Result<Self, ScenarioError> {
         let mut catalogue = Catalogue::default();
         for (file, text) in EMBEDDED_SCENARIOS {
-            catalogue.insert(load::from_toml_str(&format!("scenarios/{file} (embedded)"), text)?);
+            let stem = file.strip_suffix(".toml").unwrap_or(file);
+            catalogue.insert(load::from_file_text(&format!("scenarios/{file} (embedded)"), stem, text)?);
         }
         Ok(catalogue)
     }
 
-    /// Load every `*.toml` file in `dir`. Each file's `name` must match its file stem.
+    /// Load every `*.toml` file in `dir`; each scenario is named by its file's stem.
     /// The first bad file stops loading with an error naming it.
     pub fn load_dir(dir: &Path) -> Result<Self, ScenarioError> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -62,17 +63,7 @@ impl Catalogue {
         paths.sort();
         let mut catalogue = Catalogue::default();
         for path in paths {
-            let scenario = load::from_file(&path)?;
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            if scenario.name != stem {
-                let mut error = ScenarioError::new(
-                    FieldPath::root().key("name"),
-                    format!("`{}` does not match the file name `{stem}.toml`; rename one of them", scenario.name),
-                );
-                error.source_name = path.display().to_string();
-                return Err(error);
-            }
-            catalogue.insert(scenario);
+            catalogue.insert(load::from_file(&path)?);
         }
         Ok(catalogue)
     }

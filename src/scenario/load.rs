@@ -10,7 +10,15 @@ use super::validate::validate;
 
 /// Parse and validate a TOML scenario; `source_name` is used in error messages.
 pub fn from_toml_str(source_name: &str, text: &str) -> Result<Scenario, ScenarioError> {
-    let scenario: Scenario = parse_toml(text).map_err(|e| e.named(source_name))?;
+    named_toml(source_name, text, None)
+}
+
+/// As [`from_toml_str`]; a scenario without `name` gets `default_name` (a file's stem).
+fn named_toml(source_name: &str, text: &str, default_name: Option<&str>) -> Result<Scenario, ScenarioError> {
+    let mut scenario: Scenario = parse_toml(text).map_err(|e| e.named(source_name))?;
+    if let Some(default) = default_name.filter(|_| scenario.name.is_empty()) {
+        default.clone_into(&mut scenario.name);
+    }
     validate(&scenario).map_err(|mut e| {
         e.location = locate_in_toml(text, &e.field);
         e.named(source_name)
@@ -28,12 +36,32 @@ pub fn from_json_value(value: serde_json::Value) -> Result<Scenario, ScenarioErr
     Ok(scenario)
 }
 
-/// Read, parse and validate one scenario file.
+/// Read, parse and validate one scenario file. Its `name` is the file's stem when it gives
+/// none; one it gives must be the stem (a catalogue finds scenarios by file name).
 pub fn from_file(path: &Path) -> Result<Scenario, ScenarioError> {
-    let name = path.display().to_string();
+    let source = path.display().to_string();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::new(FieldPath::root(), format!("cannot read the file: {e}")).named(&name))?;
-    from_toml_str(&name, &text)
+        .map_err(|e| ScenarioError::new(FieldPath::root(), format!("cannot read the file: {e}")).named(&source))?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    from_file_text(&source, &stem, &text)
+}
+
+/// A scenario file's `text`, whose file stem is `stem` (see [`from_file`]); `source` names it in
+/// errors.
+pub(crate) fn from_file_text(source: &str, stem: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    let scenario = named_toml(source, text, Some(stem))?;
+    if scenario.name != stem {
+        let mut error = ScenarioError::new(
+            FieldPath::root().key("name"),
+            format!(
+                "`{}` is not the file's name, `{stem}.toml`: leave `name` out, or rename one of them",
+                scenario.name
+            ),
+        );
+        error.location = locate_in_toml(text, &error.field);
+        return Err(error.named(source));
+    }
+    Ok(scenario)
 }
 
 fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {

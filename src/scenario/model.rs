@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    /// Catalogue name; also the file stem in `scenarios/`.
+    /// Catalogue name: in a file, its stem unless given (and then it must be the stem).
+    #[serde(default)]
     pub name: String,
     #[serde(default)]
     /// What the scenario is for, in one or two sentences.

@@ -58,5 +58,19 @@ fn file_name_and_scenario_name_must_agree() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("one.toml"), "name = \"two\"\n").expect("write");
     let error = Catalogue::load_dir(dir.path()).expect_err("must fail").to_string();
-    assert!(error.contains("one.toml") && error.contains("two"), "{error}");
+    assert!(error.contains("one.toml:1:") && error.contains("`two` is not the file's name"), "{error}");
+    // `squall scenarios check` reads files the same way.
+    let error = squall::scenario::load::from_file(&dir.path().join("one.toml")).expect_err("must fail").to_string();
+    assert!(error.contains("leave `name` out, or rename one of them"), "{error}");
+}
+
+#[test]
+fn a_file_without_a_name_is_named_by_its_stem() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("flaky-503.toml"), "[[attempts]]\nstatus = 503\n").expect("write");
+    let catalogue = Catalogue::load_dir(dir.path()).expect("loads");
+    assert!(catalogue.get("flaky-503").is_some_and(|s| s.name == "flaky-503"));
+    // Without a file there is no stem: an inline scenario names itself.
+    let error = squall::scenario::load::from_toml_str("inline", "[[attempts]]\nstatus = 503\n").expect_err("no name");
+    assert!(error.to_string().contains("name") && error.to_string().contains("must not be empty"), "{error}");
 }
