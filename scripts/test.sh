@@ -4,7 +4,8 @@
 # BENCHMARKS.md), runs the whole workspace's tests and the conformance suite against the
 # reference speaking Chat Completions and the Messages API (the workspace tests cover
 # Responses) with the test binary already built, checks that the harness builds without the
-# reference implementation, and ends with one line totalling every test run.
+# reference implementation and the light library without the suite, and ends with one line
+# totalling every test run.
 #
 # The quick loop for contributors (no SDKs, no suite-wide tests) is scripts/quick-test.sh.
 set -euo pipefail
@@ -23,6 +24,8 @@ for provider in chat messages; do
   SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
     | tee -a target/test-output.log
 done
+# The judge builds without the judged (no reference), and the light library without the suite.
+cargo check -p squall --no-default-features --features cli
 cargo check -p squall --no-default-features
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }

@@ -16,16 +16,25 @@
 //! - [`soak`] — one implementation run many times under chaos, its distribution judged
 //!
 //! The `squall` binary (`src/main.rs`, `src/cli/`) is a thin command line over these.
+//!
+//! Features: without the defaults squall is a light test double — [`scenario`], [`wire`],
+//! [`server`], [`journal`] and [`embedded`]; `suite` adds the conformance suite, its reports,
+//! soak and the IUT drivers; `cli` the command line; `reference` the reference implementation
+//! as an IUT; `wiremock` the wiremock-rs bridge.
 
-#[cfg(test)]
+#[cfg(all(test, feature = "suite"))]
 mod doc_examples;
 pub mod embedded;
+#[cfg(feature = "suite")]
 pub mod iut;
 pub mod journal;
+#[cfg(feature = "suite")]
 pub mod report;
 pub mod scenario;
 pub mod server;
+#[cfg(feature = "suite")]
 pub mod soak;
+#[cfg(feature = "suite")]
 pub mod suite;
 pub mod wire;
 #[cfg(feature = "wiremock")]

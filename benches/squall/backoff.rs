@@ -41,9 +41,9 @@ pub fn benches(c: &mut Criterion) {
     planned_vs_observed(c);
 }
 
-/// One retry decision as the engine makes it after a failed attempt, events excluded: classify
-/// a 503 with an OpenAI error body and a `retry-after-ms` header, ask the safety gate, decide
-/// (attempt limit, Retry-After, time budget). The call's backoff schedule is made outside the
+/// One retry decision as the engine has it made after a failed attempt, events excluded:
+/// classify a 503 with an OpenAI error body and a `retry-after-ms` header, then the policy's
+/// decision (the safety gate, the attempt limit, Retry-After, the time budget). The call's backoff schedule is made outside the
 /// timing, as the engine makes it once per call.
 fn engine_decision(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     let engine =
@@ -59,7 +59,7 @@ fn engine_decision(group: &mut criterion::BenchmarkGroup<'_, criterion::measurem
                     error: classify_status(503, &header, body),
                     observed: AttemptObservation::default(),
                 };
-                engine.decide(0, &failure, schedule, Duration::from_millis(300))
+                policy.decide(0, &failure.error, &failure.observed, schedule.next(), Duration::from_millis(300))
             },
             criterion::BatchSize::SmallInput,
         )

@@ -19,8 +19,8 @@ pub async fn stream_call(
 ) -> Result<ModelOutput, CallFailure> {
     let outcome = engine.run(|context| provider.attempt(request, context, mode, display)).await;
     match &outcome {
-        Ok(output) => events.emit(result_event("end_turn", Some(&output.text))),
-        Err(_) => events.emit(result_event("error", None)),
+        Ok(output) => events.emit(&result_event("end_turn", Some(&output.text))),
+        Err(_) => events.emit(&result_event("error", None)),
     }
     outcome
 }

@@ -1,7 +1,12 @@
 //! Decision records: one per failed attempt, carrying both the engine's and the gate's
 //! answers, so observability never re-derives predicates (seed 001).
 
+use std::time::Duration;
+
 use serde::Serialize;
+
+use crate::classify::ProviderError;
+use crate::gate::GateVerdict;
 
 /// How a failure was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,4 +48,44 @@ pub struct DecisionRecord {
     /// Where the delay came from: `backoff`, `retry-after-ms`, `retry-after`, `retry-after-date`, `message`.
     pub delay_source: Option<String>,
     pub outcome: Outcome,
+}
+
+/// The policy's answer to one failure ([`crate::policy::RetryPolicy::decide`]): what to do, the
+/// wait and where it comes from, and the classifier's and the gate's answers it was made from
+/// (each asked once), for the record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub outcome: Outcome,
+    /// The wait before the next attempt and its source (`backoff`, `retry-after-ms`, ...); also
+    /// given when a wait ended the retries (too long a Retry-After, or past the time budget).
+    pub delay: Option<(Duration, &'static str)>,
+    pub technically_retryable: bool,
+    pub gate: GateVerdict,
+    /// Attempts allowed for this kind of failure.
+    pub max_attempts: u32,
+}
+
+impl Decision {
+    /// The wait, when the engine is to retry.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.delay.filter(|_| self.outcome == Outcome::Retrying).map(|(delay, _)| delay)
+    }
+
+    /// The decision record of failed attempt `attempt` (0-based), which ran under `timeout`.
+    pub fn record(&self, attempt: u32, error: &ProviderError, timeout: Duration) -> DecisionRecord {
+        DecisionRecord {
+            attempt: attempt + 1,
+            max_attempts: self.max_attempts,
+            error_type: error.error_type().to_owned(),
+            error_message: error.message.clone(),
+            status: error.status,
+            technically_retryable: self.technically_retryable,
+            gate: self.gate.as_str().to_owned(),
+            retried: self.outcome == Outcome::Retrying,
+            timeout_ms: timeout.as_millis() as u64,
+            delay_ms: self.delay.map(|(d, _)| d.as_millis() as u64),
+            delay_source: self.delay.map(|(_, source)| source.to_owned()),
+            outcome: self.outcome,
+        }
+    }
 }

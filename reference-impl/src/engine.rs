@@ -1,23 +1,21 @@
-//! Engine: the mechanics of retry, and nothing else (seed 001's layering).
+//! Engine: the mechanics of retry, and nothing else (seed 001's layering; tower's `Retry`).
 //!
-//! It numbers attempts, asks `classify` whether a failure is retryable and the `gate` whether
-//! a replay is safe, takes limits and waits from the policy (Retry-After applied to the next
-//! delay in one place), notifies `on_retry` *before* each sleep, sleeps on the injected clock,
-//! and writes one decision record per failure (`provider.retry` or `runtime.error`). After
-//! exhaustion every path ends in the same error type, [`CallFailure`].
+//! It numbers attempts, runs each under its timeout, advances the backoff schedule, asks the
+//! policy what to do with each failure ([`RetryPolicy::decide`], which consults the classifier
+//! and the gate and names the wait), notifies `on_retry` *before* each sleep, sleeps on the
+//! injected clock, and writes one decision record per failure (`provider.retry` or
+//! `runtime.error`). It holds no "is this retryable" logic of its own. After exhaustion every
+//! path ends in the same error type, [`CallFailure`].
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
-use crate::backoff::Backoff;
-use crate::classify::{is_retryable, ProviderError};
+use crate::classify::ProviderError;
 use crate::clock::Clock;
-use crate::decision::{DecisionRecord, Outcome};
-use crate::events::EventSink;
-use crate::gate::{gate, AttemptObservation};
+use crate::decision::DecisionRecord;
+use crate::events::{Event, EventSink, FailureCause};
+use crate::gate::AttemptObservation;
 use crate::policy::RetryPolicy;
 
 /// What an attempt gets to know about itself.
@@ -48,8 +46,12 @@ pub struct CallFailure {
 
 impl CallFailure {
     /// What a degraded outcome records as its cause.
-    pub fn cause(&self) -> serde_json::Value {
-        json!({"error_type": self.error.error_type(), "error_message": self.error.message, "attempts": self.attempts})
+    pub fn cause(&self) -> FailureCause {
+        FailureCause {
+            error_type: self.error.error_type().to_owned(),
+            error_message: self.error.message.clone(),
+            attempts: self.attempts,
+        }
     }
 }
 
@@ -134,29 +136,15 @@ impl RetryEngine {
                 Err(failure) => failure,
             };
             let elapsed = self.clock.now() - start;
-            let (outcome, delay) = self.decide(attempt, &failure, &mut backoff, elapsed);
-            let record = DecisionRecord {
-                attempt: attempt + 1,
-                max_attempts: self.policy.max_attempts_for(&failure.error),
-                error_type: failure.error.error_type().to_owned(),
-                error_message: failure.error.message.clone(),
-                status: failure.error.status,
-                technically_retryable: is_retryable(&failure.error),
-                gate: gate(&failure.error, &failure.observed).as_str().to_owned(),
-                retried: outcome == Outcome::Retrying,
-                timeout_ms: timeout.as_millis() as u64,
-                delay_ms: delay.map(|(d, _)| d.as_millis() as u64),
-                delay_source: delay.map(|(_, source)| source.to_owned()),
-                outcome,
-            };
-            let Some((delay, _)) = delay.filter(|_| outcome == Outcome::Retrying) else {
-                self.events.emit(json!({
-                    "type": "runtime.error",
-                    "phase": "provider",
-                    "error_type": record.error_type,
-                    "error_message": record.error_message,
-                    "decision": record,
-                }));
+            let decision = self.policy.decide(attempt, &failure.error, &failure.observed, backoff.next(), elapsed);
+            let record = decision.record(attempt, &failure.error, timeout);
+            let Some(delay) = decision.retry_after() else {
+                self.events.emit(&Event::RuntimeError {
+                    phase: "provider",
+                    error_type: record.error_type.clone(),
+                    error_message: record.error_message.clone(),
+                    decision: Some(record.clone()),
+                });
                 return Err(CallFailure { error: failure.error, attempts: attempt + 1, decision: record });
             };
             let notice = RetryNotice {
@@ -169,56 +157,19 @@ impl RetryEngine {
             if let Some(on_retry) = &self.on_retry {
                 on_retry(&notice);
             }
-            self.events.emit(json!({
-                "type": "provider.retry",
-                "attempt": record.attempt,
-                "max_attempts": record.max_attempts,
-                "delay_ms": record.delay_ms,
-                "reason": notice.reason,
-                "error_type": record.error_type,
-                "timeout_ms": record.timeout_ms,
-                "message": notice.message(),
-                "decision": record,
-            }));
+            self.events.emit(&Event::ProviderRetry {
+                attempt: record.attempt,
+                max_attempts: record.max_attempts,
+                delay_ms: record.delay_ms,
+                reason: notice.reason.clone(),
+                error_type: record.error_type.clone(),
+                timeout_ms: record.timeout_ms,
+                message: notice.message(),
+                decision: record,
+            });
             self.clock.sleep(delay).await;
             attempt += 1;
         }
-    }
-
-    /// The whole retry decision for one failure: the outcome, and the delay with its source.
-    /// `attempt` is 0-based; `backoff` is the call's schedule (advanced once per failure);
-    /// `elapsed` is the call's time so far. Public so that its cost can be measured alone.
-    pub fn decide(
-        &self,
-        attempt: u32,
-        failure: &AttemptFailure,
-        backoff: &mut Backoff,
-        elapsed: Duration,
-    ) -> (Outcome, Option<(Duration, &'static str)>) {
-        // The schedule advances on every failure, so its exponent follows the attempt number.
-        let scheduled = backoff.next();
-        if !is_retryable(&failure.error) {
-            return (Outcome::NotRetryable, None);
-        }
-        if !gate(&failure.error, &failure.observed).allows() {
-            return (Outcome::BlockedByGate, None);
-        }
-        let Some(scheduled) = scheduled.filter(|_| attempt + 1 < self.policy.max_attempts_for(&failure.error)) else {
-            return (Outcome::Exhausted, None);
-        };
-        // The one place a Retry-After hint adjusts the next delay.
-        let hint = failure.error.retry_after.filter(|_| self.policy.honour_retry_after);
-        let delay = match hint {
-            Some(hint) if hint.delay > self.policy.retry_after_ceiling => {
-                return (Outcome::RetryAfterTooLong, Some((hint.delay, hint.source.as_str())));
-            }
-            Some(hint) => (hint.delay, hint.source.as_str()),
-            None => (scheduled, "backoff"),
-        };
-        if self.policy.max_total_time.is_some_and(|bound| elapsed.saturating_add(delay.0) >= bound) {
-            return (Outcome::TimeBudgetExhausted, Some(delay));
-        }
-        (Outcome::Retrying, Some(delay))
     }
 }
 

@@ -6,9 +6,11 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::classify::{classify_status, classify_transport, ErrorKind, TransportFailure};
+use crate::classify::{classify_status, classify_transport, is_retryable, ErrorKind, TransportFailure};
 use crate::clock::{run_ready, VirtualClock};
+use crate::decision::Outcome;
 use crate::events::MemoryEvents;
+use crate::gate::gate;
 use crate::retry_after::{RetryAfter, RetryAfterSource};
 
 /// How a scripted attempt ends.

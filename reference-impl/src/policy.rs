@@ -15,7 +15,9 @@
 use std::time::Duration;
 
 use crate::backoff::BackoffConfig;
-use crate::classify::{ErrorKind, ProviderError};
+use crate::classify::{is_retryable, ErrorKind, ProviderError};
+use crate::decision::{Decision, Outcome};
+use crate::gate::{gate, AttemptObservation};
 
 /// Attempt limits per error kind (total attempts, first one included).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -111,6 +113,51 @@ impl RetryPolicy {
     /// What is left of the total-time bound after `elapsed`, if there is a bound.
     pub fn remaining_time(&self, elapsed: Duration) -> Option<Duration> {
         self.max_total_time.map(|bound| bound.saturating_sub(elapsed))
+    }
+
+    /// The retry decision for one failure — the policy decides and names the wait, the engine
+    /// executes it. `attempt` is 0-based; `scheduled` is the backoff schedule's next wait
+    /// (`None`: the schedule is spent); `elapsed` is the call's time so far. The classifier and
+    /// the gate are asked once each; their answers are in the decision.
+    pub fn decide(
+        &self,
+        attempt: u32,
+        error: &ProviderError,
+        observed: &AttemptObservation,
+        scheduled: Option<Duration>,
+        elapsed: Duration,
+    ) -> Decision {
+        let technically_retryable = is_retryable(error);
+        let gate = gate(error, observed);
+        let decision = |outcome, delay| Decision {
+            outcome,
+            delay,
+            technically_retryable,
+            gate,
+            max_attempts: self.max_attempts_for(error),
+        };
+        if !technically_retryable {
+            return decision(Outcome::NotRetryable, None);
+        }
+        if !gate.allows() {
+            return decision(Outcome::BlockedByGate, None);
+        }
+        let Some(scheduled) = scheduled.filter(|_| attempt + 1 < self.max_attempts_for(error)) else {
+            return decision(Outcome::Exhausted, None);
+        };
+        // The one place a Retry-After hint adjusts the next delay.
+        let hint = error.retry_after.filter(|_| self.honour_retry_after);
+        let delay = match hint {
+            Some(hint) if hint.delay > self.retry_after_ceiling => {
+                return decision(Outcome::RetryAfterTooLong, Some((hint.delay, hint.source.as_str())));
+            }
+            Some(hint) => (hint.delay, hint.source.as_str()),
+            None => (scheduled, "backoff"),
+        };
+        if self.max_total_time.is_some_and(|bound| elapsed.saturating_add(delay.0) >= bound) {
+            return decision(Outcome::TimeBudgetExhausted, Some(delay));
+        }
+        decision(Outcome::Retrying, Some(delay))
     }
 
     /// Total attempts allowed for a failure of this kind.

@@ -11,13 +11,11 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
 use crate::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};
 use crate::clock::Clock;
 use crate::decision::Outcome;
 use crate::engine::{CallFailure, RetryEngine};
-use crate::events::{degraded_event, result_event, EventSink, JsonlEvents};
+use crate::events::{degraded_event, result_event, Event, EventSink, JsonlEvents};
 use crate::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, HttpProvider, InputItem, ModelOutput, ModelRequest, OutputMode, ToolSpec};
 
@@ -133,7 +131,7 @@ impl Session {
         validate_session_id(id).map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
         let events_path = config.sessions_dir().join(id).join("events.jsonl");
         let events: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&events_path)?);
-        events.emit(json!({"type": "session.start", "session_id": id, "agent": agent}));
+        events.emit(&Event::SessionStart { session_id: id.to_owned(), agent: agent.to_owned() });
         Ok(Session { id: id.to_owned(), config, events, events_path, fallback: None })
     }
 
@@ -158,7 +156,7 @@ impl Session {
         &self.config
     }
 
-    pub fn emit(&self, event: Value) {
+    pub fn emit(&self, event: &Event) {
         self.events.emit(event);
     }
 
@@ -171,7 +169,7 @@ impl Session {
         mode: OutputMode,
         display: &(dyn Fn(Delta<'_>) + Send + Sync),
     ) -> TurnOutcome {
-        self.emit(json!({"type": "user.message", "text": prompt}));
+        self.emit(&Event::UserMessage { text: prompt.to_owned() });
         let mut input = vec![InputItem::User(prompt.to_owned())];
         for _ in 0..self.config.max_steps {
             let request = ModelRequest {
@@ -189,10 +187,18 @@ impl Session {
                 return self.end_answered(output.text);
             }
             for call in output.function_calls {
-                self.emit(json!({"type": "tool.call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments}));
+                self.emit(&Event::ToolCall {
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                });
                 let result = toolbox.call(&call).await;
                 let output = head_tail(&result.output, self.config.tool_output_bytes).into_owned();
-                self.emit(json!({"type": "tool.result", "call_id": call.call_id, "name": call.name, "output": output}));
+                self.emit(&Event::ToolResult {
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                    output: output.clone(),
+                });
                 let call_id = call.call_id.clone();
                 input.push(InputItem::FunctionCall(call));
                 input.push(InputItem::FunctionOutput { call_id, output });
@@ -202,8 +208,13 @@ impl Session {
             }
         }
         let message = format!("the turn used its {} model calls without an answer", self.config.max_steps);
-        self.emit(json!({"type": "runtime.error", "phase": "session", "error_type": "SessionStepLimit", "error_message": message}));
-        self.emit(result_event("error", None));
+        self.emit(&Event::RuntimeError {
+            phase: "session",
+            error_type: "SessionStepLimit".to_owned(),
+            error_message: message.clone(),
+            decision: None,
+        });
+        self.emit(&result_event("error", None));
         TurnOutcome::Failed(TurnError { error_type: "SessionStepLimit".to_owned(), message, attempts: 0 })
     }
 
@@ -219,8 +230,8 @@ impl Session {
     }
 
     fn end_answered(&self, text: String) -> TurnOutcome {
-        self.emit(json!({"type": "assistant.message", "text": text}));
-        self.emit(result_event("end_turn", Some(&text)));
+        self.emit(&Event::AssistantMessage { text: text.clone() });
+        self.emit(&result_event("end_turn", Some(&text)));
         TurnOutcome::Answered(text)
     }
 
@@ -232,11 +243,11 @@ impl Session {
         match &self.fallback {
             Some(fallback) if unavailable => {
                 let text = fallback(&failure);
-                self.emit(degraded_event(&text, failure.cause()));
+                self.emit(&degraded_event(&text, failure.cause()));
                 TurnOutcome::Degraded { text, cause: failure }
             }
             _ => {
-                self.emit(result_event("error", None));
+                self.emit(&result_event("error", None));
                 TurnOutcome::Failed(TurnError::from(&failure))
             }
         }

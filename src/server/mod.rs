@@ -195,6 +195,8 @@ impl Server {
         &self.state.origin
     }
 
+    /// The suite's runs (`suite::execute`) reach the server's runs through this.
+    #[cfg_attr(not(feature = "suite"), allow(dead_code))]
     pub(crate) fn state(&self) -> &Arc<State> {
         &self.state
     }
@@ -218,6 +220,7 @@ impl Server {
     }
 
     /// The OpenAI base URL of herd client `client` of `run`.
+    #[cfg_attr(not(feature = "suite"), allow(dead_code))]
     pub(crate) fn client_base_url(&self, run: &Run, client: u32) -> String {
         base_path::base_url(&self.state.origin, &run.id, Some(client))
     }

@@ -59,16 +59,16 @@ pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Val
         .await;
     Ok(match outcome {
         Ok(output) => {
-            events.emit(result_event("end_turn", Some(&output.text)));
+            events.emit(&result_event("end_turn", Some(&output.text)));
             json!({"ok": true, "stop_reason": "end_turn", "final_text": output.text, "error_type": null, "error_message": null})
         }
         Err(failure) => match env.fallback.as_ref().filter(|_| env.mutant != Some(Mutant::NoDegrade)) {
             Some(fallback) => {
-                events.emit(degraded_event(fallback, failure.cause()));
+                events.emit(&degraded_event(fallback, failure.cause()));
                 json!({"ok": true, "stop_reason": "degraded", "final_text": fallback, "error_type": failure.error.error_type(), "error_message": failure.error.message, "degraded": failure.cause()})
             }
             None => {
-                events.emit(result_event("error", None));
+                events.emit(&result_event("error", None));
                 json!({"ok": false, "stop_reason": "error", "final_text": null, "error_type": failure.error.error_type(), "error_message": failure.error.message})
             }
         },
