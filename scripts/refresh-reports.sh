@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the acceptance reports kept in reports/: the reference implementation's sign-off
-# (every profile) and the official OpenAI and Anthropic SDKs' (behind adapters/, installed by
-# scripts/setup-sdks.sh). Run it after a change to the features, the checks or the reference;
+# (every profile), the official OpenAI and Anthropic SDKs', the Vercel AI SDK's, LangChain JS's
+# and litellm's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
+# made from them (reports/MATRIX.md). Run it after a change to the features, the checks or the reference;
 # tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
 #
 # Each report.json records how it was made (iut.run_as, level, time_scale, case_timeout_s,
@@ -34,3 +35,14 @@ run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --
   --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
 run --iut "node adapters/node-anthropic/adapter.mjs" --level wire --profile all \
   --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic
+run --iut "node adapters/node-ai-sdk/adapter.mjs" --level wire --profile all \
+  --name node-ai-sdk --case-timeout 120 --concurrency 2 --report-dir reports/node-ai-sdk
+run --iut "node adapters/node-langchain/adapter.mjs" --level wire --profile all \
+  --name node-langchain --case-timeout 120 --concurrency 2 --report-dir reports/node-langchain
+# litellm takes about 3 s of CPU to import: four at once.
+run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --level wire --profile all \
+  --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
+
+# The resilience matrix: every client's verdicts side by side, from the reports just written.
+"$squall" report matrix reports/python-openai reports/node-openai reports/python-anthropic reports/node-anthropic \
+  reports/node-ai-sdk reports/node-langchain reports/python-litellm --out reports/MATRIX.md

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the official OpenAI and Anthropic SDKs that the SDK conformance tests drive, under
-# target/sdk (or $SQUALL_SDK_DIR): the Python `openai` and `anthropic` packages in a venv (with
+# target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic` and `litellm` packages in a venv (with
 # pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`
 # and `@anthropic-ai/sdk` packages; the Node adapters' own pinned packages
-# (adapters/node-*/node_modules), which the SDK report checks run; and the JavaScript
+# (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
+# JS), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
 # vitest). Idempotent: does nothing when all are already installed.
 set -euo pipefail
@@ -11,8 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai and anthropic SDKs into $sdk/python"
+if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm' 2>/dev/null; then
+  echo "setup-sdks: installing the Python openai, anthropic and litellm packages into $sdk/python"
   python3 -m venv "$sdk/python"
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi
@@ -43,3 +44,10 @@ if [ ! -d "$root/adapters/node-anthropic/node_modules/@anthropic-ai/sdk" ]; then
   echo "setup-sdks: installing the Node adapter's @anthropic-ai/sdk package into adapters/node-anthropic"
   (cd "$root/adapters/node-anthropic" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+for adapter in node-ai-sdk node-langchain; do
+  if [ ! -d "$root/adapters/$adapter/node_modules" ]; then
+    echo "setup-sdks: installing the $adapter adapter's packages into adapters/$adapter"
+    (cd "$root/adapters/$adapter" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done

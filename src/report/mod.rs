@@ -7,12 +7,14 @@
 //! - `index.html` — one self-contained page with SVG attempt timelines (`html`, `timeline`)
 //!
 //! Every format renders the same [`Report`]; each file is written atomically, so a reader never
-//! sees half a report. A sharded run's reports join into one ([`merge`]).
+//! sees half a report. A sharded run's reports join into one ([`merge`]); several clients' reports
+//! make the resilience matrix ([`matrix`]).
 
 mod herd_timeline;
 mod html;
 mod junit;
 pub(crate) mod markdown;
+pub mod matrix;
 pub mod merge;
 pub mod schema;
 mod timeline;
@@ -77,7 +79,7 @@ pub fn write_report(dir: &Path, report: &Report) -> anyhow::Result<Vec<PathBuf>>
 /// rename: a reader sees the old file or the new one, never half of one. The file gets the
 /// mode any new file gets (0666 less the umask: 0644 under umask 022), so CI artifact hosts
 /// and web servers can read it as another user.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut temp =

@@ -1,0 +1,77 @@
+"""litellm, as shipped, behind squall's IUT contract.
+
+Streams one `litellm.completion` (SQUALL_TASK=stream) to an OpenAI-compatible base URL
+(`openai/gpt-4o-mini` with `api_base`: the Chat Completions API) with litellm's own retry
+settings — it hands the request to the official openai SDK with `max_retries` 2
+(litellm/constants.py DEFAULT_MAX_RETRIES) and a 600 s timeout — and writes
+$SQUALL_OUT/result.json. The only change: the openai SDK's retry sleeps and litellm's timeout
+are multiplied by SQUALL_TIME_SCALE. A case's SQUALL_MAX_RETRIES becomes litellm's
+`num_retries`. litellm writes no PRD-0006 event log: this adapter declares `wire`.
+"""
+
+import json
+import os
+import time
+
+# litellm fetches a model price list from the internet when imported; the copy it ships will do
+# (and a test talks to loopback only).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm  # noqa: E402
+import openai._base_client as base_client  # noqa: E402
+
+SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
+OUT = os.environ["SQUALL_OUT"]
+
+
+class _ScaledTime:
+    """The `time` module as the openai SDK sees it, with `sleep` scaled."""
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds):
+        time.sleep(seconds * SCALE)
+
+
+base_client.time = _ScaledTime()
+
+
+def write_result(result):
+    result["time_scale"] = SCALE
+    with open(os.path.join(OUT, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+def main():
+    if os.environ.get("SQUALL_TASK") != "stream":
+        write_result({"ok": False, "stop_reason": "error", "final_text": None,
+                      "error_type": "NotSupported", "error_message": "litellm has no Task runner"})
+        return
+    retries = {"num_retries": int(os.environ["SQUALL_MAX_RETRIES"])} if os.environ.get("SQUALL_MAX_RETRIES") else {}
+    text = []
+    try:
+        stream = litellm.completion(
+            model="openai/gpt-4o-mini",
+            api_base=os.environ["OPENAI_BASE_URL"],
+            api_key=os.environ.get("OPENAI_API_KEY", "test"),
+            messages=[{"role": "user", "content": os.environ.get("SQUALL_PROMPT", "hi")}],
+            stream=True,
+            timeout=600 * SCALE,
+            **retries,
+        )
+        for chunk in stream:
+            delta = chunk.choices[0].delta.content if chunk.choices else None
+            if delta:
+                text.append(delta)
+    except Exception as error:  # what a caller of litellm sees
+        write_result({"ok": False, "stop_reason": "error", "final_text": None,
+                      "error_type": type(error).__name__, "error_message": str(error)})
+        return
+    write_result({"ok": True, "stop_reason": "end_turn", "final_text": "".join(text),
+                  "error_type": None, "error_message": None})
+
+
+if __name__ == "__main__":
+    main()
