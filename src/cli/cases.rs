@@ -40,11 +40,7 @@ pub fn cases(args: CasesArgs) -> anyhow::Result<ExitCode> {
         Level::parse(&args.level).ok_or_else(|| anyhow::anyhow!("--level {}: expected wire or events", args.level))?;
     let profiles = ProfileSelection::parse(&args.profiles).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;
     let catalogue = Catalogue::from_dir_or_embedded(args.scenarios.as_deref())?;
-    let plans = match &args.features {
-        Some(dir) => squall::suite::cases::from_dir(dir)?,
-        None if std::path::Path::new("features").is_dir() => squall::suite::cases::from_dir("features".as_ref())?,
-        None => squall::suite::cases::from_texts(squall::suite::features::embedded_features().iter().copied())?,
-    };
+    let plans = squall::suite::cases::from_dir_or_embedded(args.features.as_deref())?;
     let query = CaseQuery { profiles, level, tags: args.tags.clone(), time_scale: DEFAULT_TIME_SCALE };
     let list = describe(&plans, &query, &catalogue).map_err(|e| anyhow::anyhow!("--{e}"))?;
     if args.format == "json" {

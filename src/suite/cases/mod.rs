@@ -114,6 +114,16 @@ fn slug(text: &str) -> String {
     words.join("-")
 }
 
+/// The cases of `dir`'s features when given, else of `./features` when it exists, else of the
+/// features built into squall (the choice `squall run` makes).
+pub fn from_dir_or_embedded(dir: Option<&Path>) -> Result<Vec<CasePlan>, CasesError> {
+    match dir {
+        Some(dir) => from_dir(dir),
+        None if Path::new("features").is_dir() => from_dir(Path::new("features")),
+        None => from_texts(super::features::embedded_features().iter().copied()),
+    }
+}
+
 /// The cases of every `.feature` file in `dir`, by file name then scenario order.
 pub fn from_dir(dir: &Path) -> Result<Vec<CasePlan>, CasesError> {
     let read_error = |source| CasesError::Read { file: dir.display().to_string(), source };

@@ -72,13 +72,7 @@ impl CaseService {
     /// A judge of the features in `dir` (`None`: `./features` when it exists, else the ones
     /// built into squall), whose scenarios may name `catalogue`'s.
     pub fn from_features(dir: Option<&std::path::Path>, catalogue: Catalogue) -> anyhow::Result<CaseService> {
-        let plans = match dir {
-            Some(dir) => super::cases::from_dir(dir)?,
-            None if std::path::Path::new("features").is_dir() => {
-                super::cases::from_dir(std::path::Path::new("features"))?
-            }
-            None => super::cases::from_texts(super::features::embedded_features().iter().copied())?,
-        };
+        let plans = super::cases::from_dir_or_embedded(dir)?;
         Ok(CaseService::new(plans, catalogue))
     }
 
