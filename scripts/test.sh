@@ -11,22 +11,37 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup-sdks.sh
 mkdir -p target
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+# Each step's time, to stderr and target/test-times.log: where the test command's time goes
+# (target/test-turns.log says the same of each suite-wide test).
+: > target/test-times.log
+step() {
+  local name=$1 started=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $name took $((SECONDS - started)) s" | tee -a target/test-times.log >&2
+}
+step "SDK setup" scripts/setup-sdks.sh
+step "fmt" cargo fmt --all --check
+step "clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
 # Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
 # quick tests go on while they wait for it (a waiting test holds a thread).
-RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+workspace_tests() {
+  RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+}
+step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, then
 # Anthropic's Messages API, through the conformance binary the line above built.
-for provider in chat messages; do
-  SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
-    | tee -a target/test-output.log
-done
+other_wire_formats() {
+  for provider in chat messages; do
+    SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
+      | tee -a target/test-output.log
+  done
+}
+step "chat and messages suites" other_wire_formats
 # The judge builds without the judged (no reference), and the light library without the suite.
-cargo check -p squall --no-default-features --features cli
-cargo check -p squall --no-default-features
+step "light builds" sh -c 'cargo check -p squall --no-default-features --features cli && cargo check -p squall --no-default-features'
+echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }
      END { print passed " passed, " failed " failed" }' target/test-output.log

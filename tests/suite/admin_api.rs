@@ -2,11 +2,11 @@
 //! name the field at fault.
 
 use serde_json::{json, Value};
-use squall::scenario::embedded::embedded_catalogue;
+use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
 
 async fn server() -> (Server, reqwest::Client) {
-    let catalogue = embedded_catalogue().expect("embedded catalogue");
+    let catalogue = Catalogue::embedded().expect("embedded catalogue");
     (Server::start(ServerConfig::loopback(catalogue)).await.expect("starts"), reqwest::Client::new())
 }
 

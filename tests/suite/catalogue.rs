@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use squall::scenario::embedded::embedded_catalogue;
 use squall::scenario::{Catalogue, FaultKind};
 
 fn shipped() -> Catalogue {
@@ -13,7 +12,7 @@ fn shipped() -> Catalogue {
 
 #[test]
 fn embedded_catalogue_is_the_scenarios_directory() {
-    let embedded = embedded_catalogue().expect("valid");
+    let embedded = Catalogue::embedded().expect("valid");
     let dir = shipped();
     let names = |c: &Catalogue| c.iter().map(|s| (**s).clone()).collect::<Vec<_>>();
     assert_eq!(names(&embedded), names(&dir));

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use regex::Regex;
 
-use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{root, take_turn_blocking};
 use super::support::require;
 
 #[test]
@@ -20,7 +20,7 @@ fn every_job_of_the_sample_workflow_judges_cases() {
         let (name, level, profile, tags) = (&part[1], &part[2], &part[3], &part[4]);
         let dir = tempfile::tempdir().expect("tempdir");
         let output = {
-            let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+            let _one = take_turn_blocking();
             Command::new(env!("CARGO_BIN_EXE_squall"))
                 .args([
                     "run",

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 
 use squall::report::Report;
 
-use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{root, take_turn_blocking};
 use super::support::require;
 
 /// The SDK cases re-run in CI: what they retry, and how they take a stream that breaks.
@@ -150,7 +150,7 @@ fn differences(run: FreshRun) -> Vec<String> {
 /// than five runs share the machine at once.
 #[test]
 fn the_matrix_clients_kept_reports_agree_with_a_fresh_run() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     agree_with_fresh_runs([
         start("node-ai-sdk", Some(SDK_TAGS)),
         start("node-langchain", Some(SDK_TAGS)),
@@ -197,7 +197,7 @@ fn the_committed_matrix_is_the_one_the_kept_reports_make() {
 
 #[test]
 fn every_kept_report_agrees_with_a_fresh_run() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     agree_with_fresh_runs([
         start("reference", None),
         start("python-openai", Some(SDK_TAGS)),

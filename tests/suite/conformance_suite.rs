@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use squall::iut::Iut;
 use squall::suite::{run_suite, Level, SuiteOutcome, Verdict};
 
-use super::suite_kit::{config, failing, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{config, failing, take_turn};
 use super::support::require;
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
@@ -18,7 +18,7 @@ fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let in_process = run_suite(&config(Iut::Reference { mutant: None })).await.expect("suite runs");
     let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
     let external = run_suite(&config(Iut::Command(command))).await.expect("suite runs");
@@ -35,7 +35,7 @@ async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let mut wire_only = config(Iut::Reference { mutant: None });
     wire_only.level = Level::Wire;
     let outcome = run_suite(&wire_only).await.expect("suite runs");
@@ -49,7 +49,7 @@ async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as_evidence() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     // It makes exactly the right calls — through the reference — and then dies without a result.
     let command = format!(
         "'{}' reference-iut; rm -f \"$SQUALL_OUT/result.json\"; echo 'adapter exploded' >&2; exit 3",
@@ -76,7 +76,7 @@ async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     // The reference, with a CLI's habit: exit 1 when the call failed (ok: false in result.json).
     let command = format!(
         "'{}' reference-iut && grep -q '\"ok\": false' \"$SQUALL_OUT/result.json\" && exit 1; exit 0",
@@ -92,7 +92,7 @@ async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     // The shell waits on a child that keeps the stderr pipe open and never ends.
     let mut hanging = config(Iut::Command("echo 'started' >&2; sleep 1000 & wait".to_owned()));
     hanging.tags = Some("@REQ-0006-002 and @wire".to_owned());
@@ -117,7 +117,7 @@ async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn cucumber_json_output_is_available() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cucumber.json");
     let mut with_json = config(Iut::Reference { mutant: None });

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::take_turn;
 use super::support::require;
 use serde_json::{json, Value};
 use squall::embedded::MockProvider;
@@ -150,7 +150,7 @@ async fn on_serving_threads_of_its_own_a_thousand_concurrent_streams_complete_in
 
 async fn a_thousand_concurrent_streams(serving: Serving) {
     // Heavy: never beside a timing-sensitive suite run.
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let server = server_with(|config| config.serving = serving).await;
     let run = server.run(Scenario::named("load").attempt(Attempt::text(&vec!["word"; 20].join(" "))));
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().expect("client");
@@ -204,7 +204,7 @@ async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_soak_of_thousands_of_runs_does_not_grow() {
     // Heavy: never beside a timing-sensitive suite run.
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let server = server_with(|c| c.max_runs = 50).await;
     let client = reqwest::Client::new();
     for _ in 0..3000 {
@@ -247,13 +247,13 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_under_concurrent_load_loses_no_events() {
     // Heavy: never beside a timing-sensitive suite run.
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
-    use squall_reference::call::stream_call;
-    use squall_reference::clock::ScaledClock;
-    use squall_reference::engine::RetryEngine;
-    use squall_reference::events::{EventSink, JsonlEvents};
-    use squall_reference::policy::RetryPolicy;
+    let _one = take_turn().await;
+    use squall_reference::decide::policy::RetryPolicy;
     use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
+    use squall_reference::run::call::stream_call;
+    use squall_reference::run::clock::ScaledClock;
+    use squall_reference::run::engine::RetryEngine;
+    use squall_reference::run::events::{EventSink, JsonlEvents};
 
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");

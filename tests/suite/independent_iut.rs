@@ -8,13 +8,13 @@ use serde_json::Value;
 use squall::suite::{run_suite, Strength, Verdict};
 
 use super::suite_kit::{
-    failing, independent_command, independent_config, root, INDEPENDENT_WARNS, ONE_SUITE_AT_A_TIME,
+    failing, independent_command, independent_config, root, take_turn, take_turn_blocking, INDEPENDENT_WARNS,
 };
 use super::support::require;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let outcome = run_suite(&independent_config(None)).await.expect("the suite runs");
     require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}", failing(&outcome)));
     let warned: Vec<&str> =
@@ -32,7 +32,7 @@ async fn an_independent_correct_implementation_passes_every_profile_with_its_sho
 fn squall_run_exits_0_and_every_report_shows_the_warnings() {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = independent_command(None);
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let output = Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["run", "--iut", &command, "--level", "tasks", "--tags", "@REQ-0006-001", "--report-dir"])
         .arg(dir.path())

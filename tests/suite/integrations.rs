@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use super::sdk::python;
-use super::suite_kit::{root, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{root, take_turn_blocking};
 use super::support::require;
 
 /// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
@@ -67,7 +67,7 @@ fn examples_js() -> PathBuf {
 
 #[test]
 fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     let output = Command::new(python())
@@ -90,7 +90,7 @@ fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
 
 #[test]
 fn node_test_judges_the_openai_node_sdk_as_squall_run_does() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     let output = Command::new("node")
@@ -114,7 +114,7 @@ fn node_test_judges_the_openai_node_sdk_as_squall_run_does() {
 /// timeout of its own (integrations/js/README.md cites the lines): REQ-0006-010's breaks fail.
 #[test]
 fn vitest_judges_the_vercel_ai_sdk_and_names_what_it_misses() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     let output = Command::new("node")

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 use squall::journal::JournalEntry;
-use squall_reference::call::stream_call;
-use squall_reference::clock::ScaledClock;
-use squall_reference::engine::{CallFailure, OnRetry, RetryEngine};
-use squall_reference::events::{EventSink, MemoryEvents};
-use squall_reference::policy::RetryPolicy;
+use squall_reference::decide::policy::RetryPolicy;
 use squall_reference::provider::{Api, HttpProvider, ModelOutput, ModelRequest, OutputMode};
+use squall_reference::run::call::stream_call;
+use squall_reference::run::clock::ScaledClock;
+use squall_reference::run::engine::{CallFailure, OnRetry, RetryEngine};
+use squall_reference::run::events::{EventSink, MemoryEvents};
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::take_turn;
 use super::support::Harness;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
@@ -86,7 +86,7 @@ impl Call {
 
     /// Run one call against a run scripted by `toml` (timing-sensitive: never beside a suite).
     pub async fn against(self, toml: &str) -> Outcome {
-        let _one = ONE_SUITE_AT_A_TIME.lock().await;
+        let _one = take_turn().await;
         let h = Harness::scaled(toml, self.scale).await;
         let events = Arc::new(MemoryEvents::default());
         let sink: Arc<dyn EventSink> = events.clone();

@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use squall_reference::classify::RETRYABLE_STATUSES;
-use squall_reference::policy::{AgentProfile, RetryPolicy};
+use squall_reference::decide::classify::RETRYABLE_STATUSES;
+use squall_reference::decide::policy::{AgentProfile, RetryPolicy};
 use squall_reference::provider::{Api, OutputMode};
 
 use super::reference_kit::{scenario, Call, OK};
@@ -225,7 +225,7 @@ async fn on_retry_fires_before_each_sleep_with_attempt_and_delay() {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let on_retry = {
         let notices = notices.clone();
-        Arc::new(move |notice: &squall_reference::engine::RetryNotice| {
+        Arc::new(move |notice: &squall_reference::run::engine::RetryNotice| {
             notices.lock().expect("lock").push((notice.clone(), std::time::Instant::now()))
         })
     };

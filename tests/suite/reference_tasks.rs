@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use squall::journal::JournalEntry;
-use squall_reference::clock::ScaledClock;
 use squall_reference::provider::{Api, Delta, HttpProvider};
-use squall_reference::research::FixtureBackend;
+use squall_reference::run::clock::ScaledClock;
 use squall_reference::session::{Fallback, Session, SessionConfig, TurnOutcome};
+use squall_reference::task::research::FixtureBackend;
 use squall_reference::task::{run_main_turn, TaskConfig, TaskTool};
 
 use super::support::Harness;
@@ -197,10 +197,10 @@ async fn a_bad_request_does_not_degrade() {
 #[derive(Debug)]
 struct HugeBackend;
 
-impl squall_reference::research::ResearchBackend for HugeBackend {
-    fn search(&self, _query: &str) -> Vec<squall_reference::research::Source> {
+impl squall_reference::task::research::ResearchBackend for HugeBackend {
+    fn search(&self, _query: &str) -> Vec<squall_reference::task::research::Source> {
         let snippet = format!("START{}END", "x".repeat(1024 * 1024));
-        vec![squall_reference::research::Source {
+        vec![squall_reference::task::research::Source {
             url: "https://fixtures.squall.invalid/huge".into(),
             title: "huge".into(),
             snippet,
@@ -242,7 +242,7 @@ stream = { text = "Findings: large outputs were cut head and tail." }
     assert_eq!(outputs.len(), 1);
     let output = outputs[0];
     assert!(
-        output.len() < squall_reference::budget::DEFAULT_TOOL_OUTPUT_BYTES + 200,
+        output.len() < squall_reference::session::budget::DEFAULT_TOOL_OUTPUT_BYTES + 200,
         "{} bytes reached the provider",
         output.len()
     );

@@ -7,14 +7,14 @@ use std::process::Command;
 
 use regex::Regex;
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::take_turn_blocking;
 use serde_json::Value;
 
 /// A subset that runs in about a second and has a requirement `give-up-after-3` breaks.
 const TAGS: &str = "(@REQ-0006-002 and not @events) or @SEED-002-PROFILES or @REQ-0006-021";
 
 fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["run", "--iut", iut, "--profile", "all", "--tags", TAGS, "--report-dir"])
         .arg(dir)

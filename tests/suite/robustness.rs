@@ -13,7 +13,7 @@ use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::{take_turn, take_turn_blocking};
 use super::support::require;
 
 async fn server() -> Server {
@@ -100,7 +100,7 @@ async fn scenarios_built_in_code_are_checked_like_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_writes_a_huge_body_before_reading_gets_the_413() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let provider = MockProvider::start().await;
     let run = provider.run(Scenario::named("small"));
     let url = run.base_url().to_owned();
@@ -274,7 +274,7 @@ fn scenario_like() -> impl Strategy<Value = Value> {
 
 #[test]
 fn arbitrary_json_as_an_inline_scenario_is_a_201_or_an_openai_4xx_and_a_created_run_answers() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let server = runtime.block_on(server());
     let client = reqwest::Client::builder().timeout(Duration::from_millis(500)).build().expect("client");

@@ -7,11 +7,11 @@ use std::process::{Command, Output};
 
 use regex::Regex;
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::take_turn_blocking;
 use serde_json::Value;
 
 fn squall_run(args: &[&str], dir: &Path) -> Output {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     Command::new(env!("CARGO_BIN_EXE_squall"))
         .arg("run")
         .args(args)

@@ -11,7 +11,7 @@ use std::process::Command;
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
 
-use super::suite_kit::ONE_SUITE_AT_A_TIME;
+use super::suite_kit::take_turn;
 
 const CASES: &[(&str, &str)] = &[
     ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
@@ -83,7 +83,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
 /// Runs a checker script against fresh runs; returns the runs, to read their journals.
 async fn run_checker(program: PathBuf, script: PathBuf, wire: Wire) -> BTreeMap<&'static str, ScriptedRun> {
     // Interpreters starting up are heavy: never beside a timing-sensitive suite run.
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let (_server, runs, urls) = runs(wire).await;
     let output =
         tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())

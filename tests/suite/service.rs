@@ -14,7 +14,7 @@ use squall::suite::service::CaseService;
 use squall::suite::{run_suite, Level, Verdict};
 
 use super::service_client::Judge;
-use super::suite_kit::{config, independent_command, root, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{config, independent_command, root, take_turn};
 use super::support::require;
 
 /// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
@@ -70,7 +70,7 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn through_the_service_the_reference_gets_squall_runs_verdict_on_every_case() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
     let verdicts = same_verdicts_both_ways(&command).await;
     require(verdicts.len() > 40, &format!("{} cases", verdicts.len()));
@@ -79,7 +79,7 @@ async fn through_the_service_the_reference_gets_squall_runs_verdict_on_every_cas
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn through_the_service_the_independent_implementation_gets_squall_runs_verdict_on_every_case() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let verdicts = same_verdicts_both_ways(&independent_command(None)).await;
     // Its SHOULD misses warn through the service as under squall run: the checks were judged.
     require(verdicts.values().any(|v| *v == Verdict::Warn), &format!("some warn: {verdicts:?}"));

@@ -11,7 +11,7 @@ use squall::report::{write_all, ReportMeta};
 use squall::suite::cases::Shard;
 use squall::suite::{Level, SuiteConfig, SuiteOutcome};
 
-use super::suite_kit::{config, run_side_by_side, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{config, run_side_by_side, take_turn};
 use super::support::require;
 
 fn meta(config: &SuiteConfig) -> ReportMeta {
@@ -47,7 +47,7 @@ fn case_verdicts(report: &Value) -> BTreeSet<(String, String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unsharded_one() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let whole = config(Iut::Reference { mutant: None });
     let shards: Vec<SuiteConfig> =
         (1..=3).map(|k| SuiteConfig { shard: Some(Shard::new(k, 3).expect("a shard")), ..whole.clone() }).collect();

@@ -12,7 +12,7 @@ use squall::scenario::Catalogue;
 use squall::soak::{run_soak, SoakConfig, SoakOutcome};
 use squall::suite::Verdict;
 
-use super::suite_kit::{independent_command, root, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{independent_command, root, take_turn_blocking};
 
 const SCENARIO: &str = "chaos-30-percent";
 
@@ -103,7 +103,7 @@ fn each_check_is_failed_alone_by_the_bug_it_exists_for() {
 /// The independent implementation (tests/iut/prd0006), correct and with its truncation bug.
 #[test]
 fn the_independent_implementation_passes_and_its_truncation_bug_is_caught() {
-    let _one = ONE_SUITE_AT_A_TIME.blocking_lock();
+    let _one = take_turn_blocking();
     let correct = soak(&config(Iut::Command(independent_command(None)), 100));
     assert_eq!(correct.verdict, Verdict::Pass, "{:#?}", correct.checks);
     let buggy = soak(&config(Iut::Command(independent_command(Some("truncation-is-success"))), 100));

@@ -4,6 +4,9 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt as _};
 use squall::iut::Iut;
@@ -13,7 +16,54 @@ use squall::suite::{run_suite, ProfileSelection, SuiteConfig, SuiteOutcome, Verd
 /// Tests that run suites or measure precise timing take turns in this binary; within one such
 /// test, suites may run side by side ([`run_side_by_side`]): a verdict must not depend on
 /// what else the machine is doing, and those tests show it does not.
-pub static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A test's turn at the machine: while it is held no other suite-wide test runs. When it ends,
+/// how long the test waited for it and held it is appended to `target/test-turns.log`, so a
+/// contributor sees where the test command's time goes (`sort -k3 -n -r target/test-turns.log`).
+pub struct Turn {
+    _held: tokio::sync::MutexGuard<'static, ()>,
+    test: String,
+    waited: Duration,
+    since: Instant,
+}
+
+/// Waits for this test's turn (in an async test).
+pub async fn take_turn() -> Turn {
+    let asked = Instant::now();
+    let held = ONE_SUITE_AT_A_TIME.lock().await;
+    Turn::new(held, asked)
+}
+
+/// Waits for this test's turn (in a test that runs no runtime of its own).
+pub fn take_turn_blocking() -> Turn {
+    let asked = Instant::now();
+    let held = ONE_SUITE_AT_A_TIME.blocking_lock();
+    Turn::new(held, asked)
+}
+
+impl Turn {
+    fn new(held: tokio::sync::MutexGuard<'static, ()>, asked: Instant) -> Self {
+        let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
+        Turn { _held: held, test, waited: asked.elapsed(), since: Instant::now() }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let line = format!(
+            "waited {:>6.1} s  held {:>6.1} s  {}\n",
+            self.waited.as_secs_f64(),
+            self.since.elapsed().as_secs_f64(),
+            self.test
+        );
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(target_dir().join("test-turns.log"));
+        // The log is a contributor's aid: a test does not fail because it cannot be written.
+        if let Ok(mut log) = log {
+            let _ = std::io::Write::write_all(&mut log, line.as_bytes());
+        }
+    }
+}
 
 /// Suites of the in-process reference run at once by [`run_side_by_side`]: they mostly wait.
 pub const IN_PROCESS_SIDE_BY_SIDE: usize = 4;
@@ -48,7 +98,32 @@ pub fn config(iut: Iut) -> SuiteConfig {
 pub fn independent_command(bug: Option<&str>) -> String {
     let program: PathBuf = root().join("tests/iut/prd0006");
     let bug = bug.map(|b| format!("PRD0006_BUG={b} ")).unwrap_or_default();
-    format!("{bug}python3 '{}'", program.display())
+    format!("{bug}{} '{}'", python(), program.display())
+}
+
+/// How the tests start Python: the interpreter itself, not a version manager's shim found
+/// on `PATH` (pyenv's costs 50 ms of CPU a start), with its compiled modules kept under
+/// `target/pycache` even where `PYTHONDONTWRITEBYTECODE` is set (compiling the independent
+/// implementation on every start costs as much again). The suites start thousands of Python
+/// processes; on 2 cores this halves the CPU they take.
+pub fn python() -> &'static str {
+    static PYTHON: OnceLock<String> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let found = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
+        let interpreter = match found {
+            Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => {
+                String::from_utf8_lossy(out.stdout.trim_ascii()).into_owned()
+            }
+            _ => "python3".to_owned(),
+        };
+        let cache = target_dir().join("pycache");
+        format!("PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX='{}' '{interpreter}'", cache.display())
+    })
+}
+
+/// Where cargo builds: `CARGO_TARGET_DIR` or this repository's `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 /// The independent implementation spending `overhead` ms of real time of its own before each
@@ -66,15 +141,19 @@ pub fn independent_config(bug: Option<&str>) -> SuiteConfig {
     config
 }
 
-/// Run every config's suite: the in-process ones [`IN_PROCESS_SIDE_BY_SIDE`] at a time, then
-/// those started as processes [`PROCESSES_SIDE_BY_SIDE`] at a time, each group in the configs'
-/// order (put the longest first). Outcomes come in the configs' order; each suite's time and
-/// measured reaction go to stderr (shown when a test fails).
+/// Run every config's suite: the in-process ones [`IN_PROCESS_SIDE_BY_SIDE`] at a time and,
+/// beside them, those started as processes [`PROCESSES_SIDE_BY_SIDE`] at a time, each group in
+/// the configs' order (put the longest first). The first suites start [`STAGGER`] apart, the
+/// groups taking turns. Outcomes come in the configs' order; each suite's time and measured
+/// reaction go to stderr (shown when a test fails).
 pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
     let (in_process, processes): (Vec<Numbered>, Vec<Numbered>) =
         configs.into_iter().enumerate().partition(|(_, c)| matches!(c.iut, Iut::Reference { .. }));
-    let mut outcomes = run_group(in_process, IN_PROCESS_SIDE_BY_SIDE).await;
-    outcomes.extend(run_group(processes, PROCESSES_SIDE_BY_SIDE).await);
+    let (mut outcomes, started) = futures_util::join!(
+        run_group(in_process, IN_PROCESS_SIDE_BY_SIDE, 0),
+        run_group(processes, PROCESSES_SIDE_BY_SIDE, 1)
+    );
+    outcomes.extend(started);
     outcomes.sort_by_key(|(n, _)| *n);
     outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
@@ -82,9 +161,19 @@ pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
 /// A config with its place in the caller's list.
 type Numbered = (usize, SuiteConfig);
 
-async fn run_group(configs: Vec<Numbered>, at_once: usize) -> Vec<(usize, SuiteOutcome)> {
-    stream::iter(configs)
-        .map(|(n, config)| async move {
+/// How long apart the first suites start: each measures its client's reaction as it starts, and
+/// one measured while others start too sees the machine at its busiest and runs every timed
+/// case slower (the longest suite, first, would take five times as long).
+const STAGGER: Duration = Duration::from_secs(2);
+
+/// Runs a group's suites `at_once` at a time; its first suites start in every other stagger
+/// slot from `first_slot` (two groups take turns).
+async fn run_group(configs: Vec<Numbered>, at_once: usize, first_slot: u32) -> Vec<(usize, SuiteOutcome)> {
+    stream::iter(configs.into_iter().enumerate())
+        .map(|(place, (n, config))| async move {
+            if place < at_once {
+                tokio::time::sleep(STAGGER * (first_slot + 2 * place as u32)).await;
+            }
             let outcome = run_suite(&config).await.expect("the suite runs");
             let slowed = outcome.cases.iter().filter(|c| c.time_scale_note.is_some()).count();
             eprintln!(

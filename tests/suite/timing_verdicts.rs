@@ -7,15 +7,15 @@ use std::time::Duration;
 use squall::iut::Iut;
 use squall::suite::{run_suite, SuiteConfig, Verdict};
 
-use super::suite_kit::{config, ONE_SUITE_AT_A_TIME};
+use super::suite_kit::{config, python, take_turn};
 use super::support::require;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn an_implementation_that_reports_another_time_scale_cannot_be_judged() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     // The reference, with an adapter that claims it ran in real time.
     let rewrite = r#"import json, os; p = os.path.join(os.environ["SQUALL_OUT"], "result.json"); r = json.load(open(p)); r["time_scale"] = 1.0; json.dump(r, open(p, "w"))"#;
-    let command = format!("'{}' reference-iut && python3 -c '{rewrite}'", env!("CARGO_BIN_EXE_squall"));
+    let command = format!("'{}' reference-iut && {} -c '{rewrite}'", env!("CARGO_BIN_EXE_squall"), python());
     let config = SuiteConfig { tags: Some("@SEED-002-SESSION".to_owned()), ..config(Iut::Command(command)) };
     let outcome = run_suite(&config).await.expect("the suite runs");
     let case = outcome.cases.first().expect("one case");
@@ -52,12 +52,12 @@ time.sleep(1e6)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_hangs_elsewhere_is_an_error() {
-    let _one = ONE_SUITE_AT_A_TIME.lock().await;
+    let _one = take_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("features")).expect("features dir");
     std::fs::write(dir.path().join("features/silence.feature"), SILENCE).expect("feature");
     std::fs::write(dir.path().join("client.py"), NEVER_GIVES_UP).expect("client");
-    let mut config = config(Iut::Command(format!("python3 '{}'", dir.path().join("client.py").display())));
+    let mut config = config(Iut::Command(format!("{} '{}'", python(), dir.path().join("client.py").display())));
     config.features = dir.path().join("features");
     // 13 s of real time at 1/100 is 1300 s of policy time: past the 1200 s any client waits.
     config.case_timeout = Duration::from_secs(13);
