@@ -7,15 +7,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
-use squall_reference::call::stream_call;
-use squall_reference::classify::{classify_status, classify_transport, ErrorKind, ProviderError, TransportFailure};
-use squall_reference::clock::{run_ready, Clock, ScaledClock, VirtualClock};
-use squall_reference::engine::{AttemptFailure, RetryEngine};
-use squall_reference::events::{EventSink, MemoryEvents};
-use squall_reference::gate::AttemptObservation;
-use squall_reference::policy::RetryPolicy;
+use squall_reference::decide::classify::{
+    classify_status, classify_transport, ErrorKind, ProviderError, TransportFailure,
+};
+use squall_reference::decide::gate::AttemptObservation;
+use squall_reference::decide::policy::RetryPolicy;
+use squall_reference::decide::retry_after::{RetryAfter, RetryAfterSource};
 use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
-use squall_reference::retry_after::{RetryAfter, RetryAfterSource};
+use squall_reference::run::call::stream_call;
+use squall_reference::run::clock::{run_ready, Clock, ScaledClock, VirtualClock};
+use squall_reference::run::engine::{AttemptFailure, RetryEngine};
+use squall_reference::run::events::{EventSink, MemoryEvents};
 
 use super::common::{runtime, scripted, server};
 

@@ -4,13 +4,13 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use squall::scenario::embedded::embedded_catalogue;
+use squall::scenario::Catalogue;
 use squall::server::create_run::parse_create_run;
 use squall::wire::reply::{build_reply, Api};
 use squall::wire::ReplyContext;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(catalogue) = embedded_catalogue() else { return };
+    let Ok(catalogue) = Catalogue::embedded() else { return };
     let Ok((scenario, time_scale)) = parse_create_run(data, &catalogue) else { return };
     let attempts = scenario.attempts.iter().chain(scenario.tracks.iter().flat_map(|t| t.attempts.iter()));
     for attempt in attempts {

@@ -163,8 +163,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report { command } => report::report(command),
         #[cfg(feature = "reference")]
         Command::ReferenceIut => {
-            let env = squall_reference::iut::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
-            squall_reference::iut::run_case(&env).await.map_err(anyhow::Error::msg)?;
+            let env = squall_reference::contract::CaseEnv::from_env().map_err(anyhow::Error::msg)?;
+            squall_reference::contract::run_case(&env).await.map_err(anyhow::Error::msg)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Scenarios { command: ScenariosCommand::Check { files } } => check(&files),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use squall_reference::iut::{run_case, CaseEnv, CaseError};
+use squall_reference::contract::{run_case, CaseEnv, CaseError};
 use squall_reference::mutants::Mutant;
 
 use super::ProcessEnd;

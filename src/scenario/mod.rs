@@ -19,5 +19,4 @@ pub use catalogue::Catalogue;
 pub use error::{FieldPath, ScenarioError};
 pub use model::*;
 pub mod builder;
-pub mod embedded;
 pub(crate) mod routing;

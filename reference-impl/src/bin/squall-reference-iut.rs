@@ -1,5 +1,5 @@
 //! The reference implementation as an IUT adapter: `squall run --iut squall-reference-iut`.
 
 fn main() -> std::process::ExitCode {
-    squall_reference::iut::main_from_env()
+    squall_reference::contract::main_from_env()
 }

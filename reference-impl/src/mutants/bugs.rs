@@ -1,16 +1,16 @@
 //! The switches the mutants flip. Each function is called at one point of a case run by the
-//! reference's IUT adapter (`crate::iut`) and does nothing for the reference itself.
+//! reference's IUT adapter (`crate::contract`) and does nothing for the reference itself.
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use super::Mutant;
-use crate::classify::TransportFailure;
-use crate::engine::AttemptFailure;
-use crate::iut::CaseError;
-use crate::policy::{KindLimits, RetryPolicy};
-use crate::report::write_atomically;
+use crate::contract::CaseError;
+use crate::decide::classify::TransportFailure;
+use crate::decide::policy::{KindLimits, RetryPolicy};
+use crate::run::engine::AttemptFailure;
+use crate::task::report::write_atomically;
 
 /// Flip the policy switches (after the profile is chosen, before `SQUALL_MAX_RETRIES`).
 pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::backoff::SplitMix64;
-use crate::clock::{Clock, SleepFuture};
+use crate::decide::backoff::SplitMix64;
+use crate::run::clock::{Clock, SleepFuture};
 
 /// A clock whose every sleep (the engine sleeps once before each retry) first spends an
 /// unscaled real overhead drawn from `low..=high` milliseconds.
@@ -59,7 +59,7 @@ impl Clock for SlowClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ScaledClock;
+    use crate::run::clock::ScaledClock;
 
     #[tokio::test]
     async fn the_overhead_is_real_time_and_not_policy_time() {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::responses::{Observed, Progress};
 use super::sse::SseMessage;
 use super::{Delta, FunctionCall, InputItem, ModelOutput, ModelRequest};
-use crate::classify::{classify_stream_error, classify_transport, ProviderError, TransportFailure};
+use crate::decide::classify::{classify_stream_error, classify_transport, ProviderError, TransportFailure};
 
 pub fn request_body(request: &ModelRequest) -> Value {
     let mut messages = Vec::new();

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::responses::{Observed, Progress};
 use super::sse::SseMessage;
 use super::{Delta, FunctionCall, InputItem, ModelOutput, ModelRequest};
-use crate::classify::{classify_stream_error, ProviderError};
+use crate::decide::classify::{classify_stream_error, ProviderError};
 
 /// The `max_tokens` every Messages request must carry.
 const MAX_TOKENS: u32 = 8192;
@@ -163,6 +163,6 @@ mod tests {
         let mut accumulator = MessagesAccumulator::default();
         let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
         let failure = feed(&mut accumulator, &[error]).expect_err("an error event fails the attempt");
-        assert!(crate::classify::is_retryable(&failure), "{failure:?}");
+        assert!(crate::decide::classify::is_retryable(&failure), "{failure:?}");
     }
 }

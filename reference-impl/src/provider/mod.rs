@@ -3,7 +3,7 @@
 //! [`HttpProvider::attempt`] sends one request and reads the event stream with the attempt's
 //! timeout applied to the headers and to every gap between chunks. A stream that ends without
 //! its terminal event is an error (`Truncated`), never a silent success. Every failure comes
-//! back as an [`AttemptFailure`](crate::engine::AttemptFailure): the classified error plus what
+//! back as an [`AttemptFailure`](crate::run::engine::AttemptFailure): the classified error plus what
 //! the attempt observed, which is what the gate needs.
 
 pub mod chat;

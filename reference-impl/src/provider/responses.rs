@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::sse::SseMessage;
 use super::{Delta, FunctionCall, InputItem, ModelOutput, ModelRequest};
-use crate::classify::{classify_stream_error, classify_transport, ProviderError, TransportFailure};
+use crate::decide::classify::{classify_stream_error, classify_transport, ProviderError, TransportFailure};
 
 /// What an accumulator tells the provider as events arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,10 +13,10 @@ pub struct SseMessage {
 
 impl SseMessage {
     /// The data as a JSON event; data that is not JSON is a garbled stream.
-    pub fn json(&self) -> Result<serde_json::Value, crate::classify::ProviderError> {
+    pub fn json(&self) -> Result<serde_json::Value, crate::decide::classify::ProviderError> {
         serde_json::from_str(&self.data).map_err(|e| {
             let detail = format!("event data is not JSON ({e})");
-            crate::classify::classify_transport(crate::classify::TransportFailure::Garbage, &detail)
+            crate::decide::classify::classify_transport(crate::decide::classify::TransportFailure::Garbage, &detail)
         })
     }
 

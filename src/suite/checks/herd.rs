@@ -233,7 +233,7 @@ mod tests {
     #[cfg(feature = "reference")]
     #[test]
     fn seed_002s_schedule_passes_for_every_seed_tried_and_no_jitter_never_does() {
-        use squall_reference::backoff::BackoffConfig;
+        use squall_reference::decide::backoff::BackoffConfig;
         let first_waits = |config: BackoffConfig, seed: u64, size: u64| -> Vec<f64> {
             (0..size).filter_map(|k| config.schedule(6, seed + k).next()).map(|w| w.as_secs_f64()).collect()
         };

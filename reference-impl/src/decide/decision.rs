@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::classify::ProviderError;
-use crate::gate::GateVerdict;
+use crate::decide::classify::ProviderError;
+use crate::decide::gate::GateVerdict;
 
 /// How a failure was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,7 +50,7 @@ pub struct DecisionRecord {
     pub outcome: Outcome,
 }
 
-/// The policy's answer to one failure ([`crate::policy::RetryPolicy::decide`]): what to do, the
+/// The policy's answer to one failure ([`crate::decide::policy::RetryPolicy::decide`]): what to do, the
 /// wait and where it comes from, and the classifier's and the gate's answers it was made from
 /// (each asked once), for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

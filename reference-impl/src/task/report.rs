@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::research::Source;
 use crate::session::TurnError;
+use crate::task::research::Source;
 
 /// The report of a successful deep-research sub-session, with PRD-0006's four sections.
 pub fn success_report(prompt: &str, findings: &str, sources: &[Source]) -> String {

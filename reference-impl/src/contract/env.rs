@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::CaseError;
+use crate::decide::policy::{AgentProfile, RetryPolicy};
 use crate::mutants::Mutant;
-use crate::policy::{AgentProfile, RetryPolicy};
 use crate::provider::Api;
 
 /// What kind of case to run (`SQUALL_TASK`).

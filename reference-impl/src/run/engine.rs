@@ -11,12 +11,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::classify::ProviderError;
-use crate::clock::Clock;
-use crate::decision::DecisionRecord;
-use crate::events::{Event, EventSink, FailureCause};
-use crate::gate::AttemptObservation;
-use crate::policy::RetryPolicy;
+use crate::decide::classify::ProviderError;
+use crate::decide::decision::DecisionRecord;
+use crate::decide::gate::AttemptObservation;
+use crate::decide::policy::RetryPolicy;
+use crate::run::clock::Clock;
+use crate::run::events::{Event, EventSink, FailureCause};
 
 /// What an attempt gets to know about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

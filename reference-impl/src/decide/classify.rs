@@ -2,13 +2,13 @@
 //!
 //! Pure functions from what went wrong (an HTTP status with its headers and body, a transport
 //! failure, an in-stream error event) to a [`ProviderError`]. Whether a retry is *safe* is the
-//! gate's question ([`crate::gate`]); how long to wait is the engine's.
+//! gate's question ([`crate::decide::gate`]); how long to wait is the engine's.
 
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::retry_after::{retry_after_from_headers, retry_after_from_message, RetryAfter};
+use crate::decide::retry_after::{retry_after_from_headers, retry_after_from_message, RetryAfter};
 
 /// The error taxonomy. `error_type()` gives the PRD-0006 names used in events and results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -14,10 +14,10 @@
 
 use std::time::Duration;
 
-use crate::backoff::BackoffConfig;
-use crate::classify::{is_retryable, ErrorKind, ProviderError};
-use crate::decision::{Decision, Outcome};
-use crate::gate::{gate, AttemptObservation};
+use crate::decide::backoff::BackoffConfig;
+use crate::decide::classify::{is_retryable, ErrorKind, ProviderError};
+use crate::decide::decision::{Decision, Outcome};
+use crate::decide::gate::{gate, AttemptObservation};
 
 /// Attempt limits per error kind (total attempts, first one included).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -227,7 +227,7 @@ pub(crate) fn random_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::{classify_transport, TransportFailure};
+    use crate::decide::classify::{classify_transport, TransportFailure};
 
     #[test]
     fn defaults_follow_ecn_0003() {

@@ -6,12 +6,12 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::classify::{classify_status, classify_transport, is_retryable, ErrorKind, TransportFailure};
-use crate::clock::{run_ready, VirtualClock};
-use crate::decision::Outcome;
-use crate::events::MemoryEvents;
-use crate::gate::gate;
-use crate::retry_after::{RetryAfter, RetryAfterSource};
+use crate::decide::classify::{classify_status, classify_transport, is_retryable, ErrorKind, TransportFailure};
+use crate::decide::decision::Outcome;
+use crate::decide::gate::gate;
+use crate::decide::retry_after::{RetryAfter, RetryAfterSource};
+use crate::run::clock::{run_ready, VirtualClock};
+use crate::run::events::MemoryEvents;
 
 /// How a scripted attempt ends.
 #[derive(Debug, Clone)]
@@ -79,8 +79,10 @@ fn exhaustion_makes_seven_attempts_and_one_runtime_error() {
 
 #[test]
 fn planned_sleeps_are_the_schedule_at_production_values() {
-    let policy =
-        RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
+    let policy = RetryPolicy {
+        backoff: crate::decide::backoff::BackoffConfig::default().without_jitter(),
+        ..RetryPolicy::default()
+    };
     let run = run(policy, &[fail(status(500))], Duration::ZERO);
     assert_eq!(run.elapsed, Duration::from_secs(1 + 2 + 4 + 8 + 16 + 30));
 }
@@ -144,8 +146,10 @@ fn on_retry_is_called_before_the_sleep() {
         let (clock, seen_at) = (clock.clone(), seen_at.clone());
         Arc::new(move |_notice: &RetryNotice| seen_at.lock().expect("lock").push(clock.now()))
     };
-    let policy =
-        RetryPolicy { backoff: crate::backoff::BackoffConfig::default().without_jitter(), ..RetryPolicy::default() };
+    let policy = RetryPolicy {
+        backoff: crate::decide::backoff::BackoffConfig::default().without_jitter(),
+        ..RetryPolicy::default()
+    };
     let engine = RetryEngine::new(policy, clock.clone(), Arc::new(MemoryEvents::default())).with_on_retry(on_retry);
     let mut attempts = 0;
     let _ = run_ready(engine.run(|_| {

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::engine::{CallFailure, RetryEngine};
-use crate::events::{result_event, EventSink};
 use crate::provider::{Delta, HttpProvider, ModelOutput, ModelRequest, OutputMode};
+use crate::run::engine::{CallFailure, RetryEngine};
+use crate::run::events::{result_event, EventSink};
 
 /// Run `request` with retries; every outcome is written to `events`.
 pub async fn stream_call(

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::decision::DecisionRecord;
+use crate::decide::decision::DecisionRecord;
 
 /// One record of `events.jsonl`, tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]

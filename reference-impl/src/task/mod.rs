@@ -12,17 +12,20 @@
 //!   deep-research calls in the turn (and within a cooldown) are refused and the turn ends
 //!   with a message to the user.
 
+pub mod report;
+pub mod research;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::budget::head_tail;
-use crate::policy::RetryPolicy;
+use crate::decide::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, OutputMode, ToolSpec};
-use crate::report::{failure_report, success_report, write_atomically_async};
-use crate::research::{self, ResearchBackend, Source};
+use crate::session::budget::head_tail;
 use crate::session::{Session, SessionConfig, ToolFuture, ToolResult, Toolbox, TurnError, TurnOutcome};
+use crate::task::report::{failure_report, success_report, write_atomically_async};
+use research::{ResearchBackend, Source};
 
 pub const DEEP_RESEARCH: &str = "deep-research";
 pub const TASK_TOOL: &str = "Task";

@@ -7,7 +7,7 @@
 //! showed text is not. Output buffered where nobody saw it (a sub-session before its report)
 //! does not count as visible.
 
-use crate::classify::{ErrorKind, ProviderError};
+use crate::decide::classify::{ErrorKind, ProviderError};
 
 /// What happened during an attempt before it failed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub fn gate(error: &ProviderError, observed: &AttemptObservation) -> GateVerdict
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::{classify_transport, TransportFailure};
+    use crate::decide::classify::{classify_transport, TransportFailure};
 
     fn eof() -> ProviderError {
         classify_transport(TransportFailure::Eof, "")

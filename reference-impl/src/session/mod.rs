@@ -6,18 +6,20 @@
 //! unavailable after the retries, the fallback answers and the turn ends `degraded`, with its
 //! cause, never as a plain success.
 
+pub mod budget;
+
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};
-use crate::clock::Clock;
-use crate::decision::Outcome;
-use crate::engine::{CallFailure, RetryEngine};
-use crate::events::{degraded_event, result_event, Event, EventSink, JsonlEvents};
-use crate::policy::RetryPolicy;
+use crate::decide::decision::Outcome;
+use crate::decide::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, HttpProvider, InputItem, ModelOutput, ModelRequest, OutputMode, ToolSpec};
+use crate::run::clock::Clock;
+use crate::run::engine::{CallFailure, RetryEngine};
+use crate::run::events::{degraded_event, result_event, Event, EventSink, JsonlEvents};
+use crate::session::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};
 
 /// What every session of a workspace shares.
 #[derive(Debug, Clone)]
