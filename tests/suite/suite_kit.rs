@@ -143,8 +143,8 @@ pub fn independent_config(bug: Option<&str>) -> SuiteConfig {
 
 /// Run every config's suite: the in-process ones [`IN_PROCESS_SIDE_BY_SIDE`] at a time and,
 /// beside them, those started as processes [`PROCESSES_SIDE_BY_SIDE`] at a time, each group in
-/// the configs' order (put the longest first). The first suites start [`STAGGER`] apart, the
-/// groups taking turns. Outcomes come in the configs' order; each suite's time and measured
+/// the configs' order (put the longest first). The longest suites start [`STAGGER`] apart and
+/// before the others. Outcomes come in the configs' order; each suite's time and measured
 /// reaction go to stderr (shown when a test fails).
 pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
     let (in_process, processes): (Vec<Numbered>, Vec<Numbered>) =
@@ -166,13 +166,15 @@ type Numbered = (usize, SuiteConfig);
 /// case slower (the longest suite, first, would take five times as long).
 const STAGGER: Duration = Duration::from_secs(2);
 
-/// Runs a group's suites `at_once` at a time; its first suites start in every other stagger
-/// slot from `first_slot` (two groups take turns).
+/// Runs a group's suites `at_once` at a time. Its first suite starts `first_slot` staggers late
+/// and the other first suites two staggers late: the longest suite of each group, first, measures
+/// its client's reaction alone (the in-process group's, slot 0, before the processes' starts).
 async fn run_group(configs: Vec<Numbered>, at_once: usize, first_slot: u32) -> Vec<(usize, SuiteOutcome)> {
     stream::iter(configs.into_iter().enumerate())
         .map(|(place, (n, config))| async move {
             if place < at_once {
-                tokio::time::sleep(STAGGER * (first_slot + 2 * place as u32)).await;
+                let slot = if place == 0 { first_slot } else { 2 };
+                tokio::time::sleep(STAGGER * slot).await;
             }
             let outcome = run_suite(&config).await.expect("the suite runs");
             let slowed = outcome.cases.iter().filter(|c| c.time_scale_note.is_some()).count();
