@@ -20,7 +20,7 @@ static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_n
 
 /// A test's turn at the machine: while it is held no other suite-wide test runs. When it ends,
 /// how long the test waited for it and held it is appended to `target/test-turns.log`, so a
-/// contributor sees where the test command's time goes (`sort -k3 -n -r target/test-turns.log`).
+/// contributor sees where the test command's time goes (`sort -k5 -n -r target/test-turns.log`: the held time is the fifth field).
 pub struct Turn {
     _held: tokio::sync::MutexGuard<'static, ()>,
     test: String,
