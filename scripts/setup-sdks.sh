@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the official OpenAI and Anthropic SDKs that the SDK conformance tests drive, under
-# target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic` and `litellm` packages in a venv (with
+# Installs the official OpenAI, Anthropic and Google SDKs that the SDK conformance tests drive, under
+# target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm` and `google-genai` packages in a venv (with
 # pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`
 # and `@anthropic-ai/sdk` packages; the Node adapters' own pinned packages
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
@@ -12,8 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai, anthropic and litellm packages into $sdk/python"
+if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai' 2>/dev/null; then
+  echo "setup-sdks: installing the Python openai, anthropic, litellm and google-genai packages into $sdk/python"
   python3 -m venv "$sdk/python"
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi

@@ -112,6 +112,12 @@ impl ScriptedRun {
         self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url)
     }
 
+    /// Use as a google-genai SDK's `base_url` (`http_options`, or `GOOGLE_GEMINI_BASE_URL`): the
+    /// run's URL without `/v1`, to which the SDK appends `/v1beta/models/{model}:generateContent`.
+    pub fn gemini_base_url(&self) -> &str {
+        self.anthropic_base_url()
+    }
+
     /// The OpenAI base URL of herd client `client` (`0..10_000`) of this run: each client's
     /// requests are journaled with its number (`JournalEntry::client`) and count their attempts
     /// on their own, while outages, chaos and quota are shared by the whole run.

@@ -138,6 +138,10 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
         // The same run for Anthropic's SDKs, which read these and append `/v1/messages`.
         ("ANTHROPIC_BASE_URL", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
         ("ANTHROPIC_API_KEY", "sk-ant-squall-test".to_owned()),
+        // The same run for Google's google-genai SDKs, which read these and append
+        // `/v1beta/models/{model}:generateContent`.
+        ("GOOGLE_GEMINI_BASE_URL", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        ("GEMINI_API_KEY", "squall-gemini-test".to_owned()),
         ("SQUALL_CASE", spec.case.clone()),
         ("SQUALL_TASK", spec.task.as_str().to_owned()),
         ("SQUALL_PROMPT", spec.prompt.clone()),

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which model API a request speaks. Written as its name (`responses`, `chat`, `messages`) in
-/// the journal and everywhere else.
+/// Which model API a request speaks. Written as its name (`responses`, `chat`, `messages`,
+/// `gemini`) in the journal and everywhere else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
@@ -14,11 +14,14 @@ pub enum Api {
     Chat,
     /// `POST /messages` (Anthropic's `/v1/messages`).
     Messages,
+    /// `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent` (Google's
+    /// Gemini API).
+    Gemini,
 }
 
 impl Api {
     /// Every API, in the order scenarios are validated and reported.
-    pub const ALL: [Api; 3] = [Api::Responses, Api::Chat, Api::Messages];
+    pub const ALL: [Api; 4] = [Api::Responses, Api::Chat, Api::Messages, Api::Gemini];
 
     /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
     pub fn as_str(self) -> &'static str {
@@ -26,6 +29,7 @@ impl Api {
             Api::Responses => "responses",
             Api::Chat => "chat",
             Api::Messages => "messages",
+            Api::Gemini => "gemini",
         }
     }
 
@@ -35,16 +39,19 @@ impl Api {
             Api::Responses => "Responses API",
             Api::Chat => "Chat Completions API",
             Api::Messages => "Messages API",
+            Api::Gemini => "Gemini API",
         }
     }
 
-    /// The API served at a path under a run's base URL, if any.
+    /// The API served at a path under a run's base URL, if any: `/responses`,
+    /// `/chat/completions`, `/messages`, and Gemini's `/v1beta/models/{model}:generateContent`
+    /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too).
     pub fn at_path(path: &str) -> Option<Api> {
         match path {
             "/responses" => Some(Api::Responses),
             "/chat/completions" => Some(Api::Chat),
             "/messages" => Some(Api::Messages),
-            _ => None,
+            _ => crate::wire::gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
         }
     }
 }

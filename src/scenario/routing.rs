@@ -109,13 +109,15 @@ fn matches(matcher: &TrackMatch, request: &RequestView<'_>) -> bool {
     false
 }
 
-/// Whether `tools` offers one by this name, in Responses (`tools[].name`) or Chat Completions
-/// (`tools[].function.name`) form.
+/// Whether `tools` offers one by this name, in Responses and Messages (`tools[].name`), Chat
+/// Completions (`tools[].function.name`) or Gemini (`tools[].functionDeclarations[].name`) form.
 fn offers_tool(tools: &Value, tool: &str) -> bool {
+    let named = |t: &Value| t.get("name").and_then(Value::as_str) == Some(tool);
     tools.as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
-            t.get("name").and_then(Value::as_str) == Some(tool)
+            named(t)
                 || t.pointer("/function/name").and_then(Value::as_str) == Some(tool)
+                || t.get("functionDeclarations").and_then(Value::as_array).is_some_and(|d| d.iter().any(named))
         })
     })
 }
@@ -153,6 +155,8 @@ stream = { text = "report" }
         let sub = json!({"tools": [{"type": "function", "name": "web_search"}]});
         assert_eq!(select(&scenario, &view("", &main, &no_headers)).name, "main");
         assert_eq!(select(&scenario, &view("", &chat_main, &no_headers)).name, "main");
+        let gemini_main = json!({"tools": [{"functionDeclarations": [{"name": "Read"}, {"name": "Task"}]}]});
+        assert_eq!(select(&scenario, &view("", &gemini_main, &no_headers)).name, "main");
         assert_eq!(select(&scenario, &view("", &sub, &no_headers)).name, "sub");
     }
 

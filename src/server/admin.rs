@@ -103,6 +103,7 @@ fn run_summary(state: &State, run: &Run) -> Value {
         "id": run.id,
         "base_url": state.base_url(&run.id),
         "anthropic_base_url": state.anthropic_base_url(&run.id),
+        "gemini_base_url": state.anthropic_base_url(&run.id),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
         "requests": run.journal.total(),

@@ -1,5 +1,6 @@
 //! The paths model requests come to: a run's base URL, `/runs/{id}/v1/...`, and each herd
-//! client's under it, `/runs/{id}/clients/{k}/v1/...` (the same for a catalogue scenario's shared
+//! client's under it, `/runs/{id}/clients/{k}/v1/...` (Gemini's requests come to
+//! `/runs/{id}/v1beta/models/...`: its SDKs append the API version themselves) (the same for a catalogue scenario's shared
 //! run under `/scenarios/{name}/`). A herd's requests are told apart by the path alone: a client
 //! needs no header, only the base URL it was given.
 
@@ -13,12 +14,14 @@ pub(crate) struct BasePath<'a> {
     pub id: &'a str,
     /// The herd client whose base URL it came to; `None` for the run's own.
     pub client: Option<u32>,
-    /// What follows `/v1`: `/responses`, `/messages`, ... (`/` for the base URL itself).
+    /// What follows `/v1`: `/responses`, `/messages`, ... (`/` for the base URL itself); for
+    /// the Gemini API, the whole `/v1beta/models/{model}:{method}`.
     pub rest: &'a str,
 }
 
-/// Split `{prefix}{id}[/clients/{k}]/v1/rest`; `None` when the path is not of that form (a
-/// client number that is not a number under [`MAX_CLIENTS`] among them).
+/// Split `{prefix}{id}[/clients/{k}]/v1/rest` (or `…/v1beta/rest`, kept whole); `None` when the
+/// path is not of that form (a client number that is not a number under [`MAX_CLIENTS`] among
+/// them).
 pub(crate) fn split_base<'a>(path: &'a str, prefix: &str) -> Option<BasePath<'a>> {
     let after = path.strip_prefix(prefix)?;
     let (id, rest) = after.split_once('/')?;
@@ -31,6 +34,11 @@ pub(crate) fn split_base<'a>(path: &'a str, prefix: &str) -> Option<BasePath<'a>
         }
         None => (None, rest),
     };
+    if rest.starts_with("v1beta/") {
+        // `rest` lies at the end of `path`, after a `/`.
+        let with_slash = &path[path.len() - rest.len() - 1..];
+        return Some(BasePath { id, client, rest: with_slash });
+    }
     let rest = rest.strip_prefix("v1")?;
     if !rest.is_empty() && !rest.starts_with('/') {
         return None;
@@ -65,9 +73,14 @@ mod tests {
         assert_eq!(split("/runs/r1/v1"), Some(("r1", None, "/")));
         assert_eq!(split("/runs/r1/clients/7/v1/messages"), Some(("r1", Some(7), "/messages")));
         assert_eq!(split("/runs/r1/clients/9999/v1"), Some(("r1", Some(9999), "/")));
+        assert_eq!(
+            split("/runs/r1/clients/2/v1beta/models/g:generateContent"),
+            Some(("r1", Some(2), "/v1beta/models/g:generateContent"))
+        );
         for refused in [
             "/runs/r1/v2/responses",
             "/runs/r1/v1x",
+            "/runs/r1/v1beta",
             "/runs/r1/clients/10000/v1/responses",
             "/runs/r1/clients/-1/v1/responses",
             "/runs/r1/clients/+1/v1/responses",

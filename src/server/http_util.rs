@@ -9,9 +9,9 @@ use hyper::body::Incoming;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::wire::anthropic_errors;
 use crate::wire::errors::error_body;
 use crate::wire::reply::Api;
+use crate::wire::{anthropic_errors, gemini_errors};
 
 /// Every response body squall sends.
 pub(super) type ResponseBody = BoxBody<Bytes, io::Error>;
@@ -39,7 +39,7 @@ pub(super) fn openai_error(
 }
 
 /// A refusal of a model request, in the shape of the API it was sent to: Anthropic's for
-/// the Messages API, OpenAI's for the others and for paths that are no API.
+/// the Messages API, Google's for the Gemini API, OpenAI's for the others and for paths that are no API.
 pub(super) fn model_api_error(
     api: Option<Api>,
     status: StatusCode,
@@ -50,6 +50,10 @@ pub(super) fn model_api_error(
         Some(Api::Messages) => {
             let (kind, _) = anthropic_errors::status_defaults(status.as_u16());
             json(status, &anthropic_errors::error_body(kind, message))
+        }
+        Some(Api::Gemini) => {
+            let (name, _) = gemini_errors::status_defaults(status.as_u16());
+            json(status, &gemini_errors::error_body(status.as_u16(), name, message, Vec::new()))
         }
         _ => openai_error(status, message, code, None),
     }

@@ -1,5 +1,6 @@
 //! The model endpoints under a run's base URL: OpenAI's `POST /responses` and
-//! `POST /chat/completions`, Anthropic's `POST /messages`, and `GET /models`. Each request is
+//! `POST /chat/completions`, Anthropic's `POST /messages`, Google's
+//! `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`, and `GET /models`. Each request is
 //! journaled on arrival, routed to a track, answered with the track's next scripted attempt —
 //! unless a run-wide condition (outage, quota, chaos: `super::run_conditions`) answers instead —
 //! and played by a [`ScriptedBody`].
@@ -26,6 +27,7 @@ use crate::journal::{Arrival, EndKind, RecordedHeaders};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
 
+use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::{build_reply, Api};
 use crate::wire::template::ReplyTemplate;
 use crate::wire::{estimate_tokens, ReplyContext};
@@ -57,7 +59,7 @@ pub(super) async fn handle(
     };
     let (chosen, ctx) = choose_attempt(&run, (index, client), &request, &parts.headers, run.policy_ms_at(arrived));
     entry.update(|e| {
-        e.stream = request.body.wants_stream();
+        e.stream = request.stream;
         e.track = Some(chosen.track_name.to_owned());
         e.attempt = Some(chosen.attempt_number);
         e.condition.clone_from(&chosen.condition);
@@ -81,6 +83,10 @@ struct Accepted {
     api: Api,
     body: ModelRequest,
     raw: bytes::Bytes,
+    /// Whether the client asked for a stream: the body's `stream`, or Gemini's path.
+    stream: bool,
+    /// The model the client asked for: the body's `model`, or Gemini's path.
+    model: Option<String>,
 }
 
 /// Why a request gets no scripted reply: an answer of squall's own, or none (the client left).
@@ -128,7 +134,11 @@ async fn accept(
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return Err(Refusal::Reply(model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json")));
     };
-    Ok(Accepted { api, body, raw })
+    let (stream, model) = match GeminiCall::at_path(path) {
+        Some(call) => (call.stream, Some(call.model.to_owned())),
+        None => (body.wants_stream(), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
+    };
+    Ok(Accepted { api, body, raw, stream, model })
 }
 
 /// Where a request goes: to a model API, or answered by squall itself.
@@ -148,7 +158,7 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         }
         _ => {
             let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages and /models");
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models and Gemini's /v1beta/models/{{model}}:generateContent");
             Route::Answered(openai_error(StatusCode::NOT_FOUND, &message, "not_found", None))
         }
     }
@@ -171,7 +181,7 @@ fn choose_attempt<'a>(
     let body = &request.body;
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),
-        model: body.model.as_ref().and_then(Value::as_str).unwrap_or(default_model(request.api)).to_owned(),
+        model: request.model.clone().unwrap_or_else(|| default_model(request.api).to_owned()),
         created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         input_tokens: estimate_tokens(&text),
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
@@ -195,7 +205,7 @@ fn choose_attempt<'a>(
 /// The scripted reply, from the slot's template (rendered once per slot and form) when it has one.
 fn render_reply(run: &Run, chosen: &Chosen, request: &Accepted, ctx: &ReplyContext) -> crate::wire::reply::Reply {
     let script = &chosen.script;
-    let stream = request.body.wants_stream();
+    let stream = request.stream;
     let key = TemplateKey {
         track: chosen.track,
         slot: chosen.slot,
@@ -279,6 +289,7 @@ fn default_model(api: Api) -> &'static str {
     match api {
         Api::Messages => "claude-squall",
         Api::Responses | Api::Chat => "gpt-squall",
+        Api::Gemini => "gemini-squall",
     }
 }
 

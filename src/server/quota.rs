@@ -114,7 +114,9 @@ impl QuotaBuckets {
 
 impl Admission {
     /// The rate-limit headers `api` sends with this answer (reset times as wall-clock moments
-    /// for the Messages API, counted from `now`).
+    /// for the Messages API, counted from `now`). The Gemini API has no rate-limit headers; its
+    /// refusal's wait is a `RetryInfo` in the body ([`Admission::retry_after_seconds`]) and, as
+    /// for every API, a `retry-after` header.
     pub fn headers(&self, api: Api, now: SystemTime) -> Vec<(String, String)> {
         let mut headers = Vec::new();
         for (kind, state) in [("requests", self.requests), ("tokens", self.tokens)] {
@@ -134,12 +136,18 @@ impl Admission {
                     headers.push((format!("x-ratelimit-remaining-{kind}"), state.remaining.to_string()));
                     headers.push((format!("x-ratelimit-reset-{kind}"), openai_duration(state.reset_ms)));
                 }
+                Api::Gemini => {}
             }
         }
-        if let Some((_, wait_ms)) = self.refused {
-            headers.push(("retry-after".to_owned(), ((wait_ms / 1000.0).ceil() as u64).max(1).to_string()));
+        if let Some(seconds) = self.retry_after_seconds() {
+            headers.push(("retry-after".to_owned(), seconds.to_string()));
         }
         headers
+    }
+
+    /// The whole seconds a refused request is asked to wait (at least one); `None` when admitted.
+    pub fn retry_after_seconds(&self) -> Option<u64> {
+        self.refused.map(|(_, wait_ms)| ((wait_ms / 1000.0).ceil() as u64).max(1))
     }
 
     /// The refusal's message, as `api`'s provider words it.
@@ -158,6 +166,10 @@ impl Admission {
             ),
             Api::Responses | Api::Chat => format!(
                 "Rate limit reached for {unit}: Limit {}, Used {used}, Requested {requested}. Please try again in {wait}.",
+                state.limit
+            ),
+            Api::Gemini => format!(
+                "Quota exceeded for {kind} per minute: limit {}, used {used}, requested {requested}. Please retry in {wait}.",
                 state.limit
             ),
         })

@@ -69,15 +69,17 @@ fn with_quota<'a>(run: &Run, chosen: Chosen<'a>, policy_ms: f64, input_tokens: u
     let Some(((kind, _), message)) = admission.refused.zip(admission.message(api)) else {
         return Chosen { rate_headers, ..chosen };
     };
-    // OpenAI names the limit in the error's type; Anthropic's type is `rate_limit_error`, which
-    // the code gives it.
+    // OpenAI names the limit in the error's type; Anthropic's type is `rate_limit_error` and
+    // Google's status `RESOURCE_EXHAUSTED`, which the code gives them.
     let error = ErrorSpec {
-        kind: (api != Api::Messages).then(|| kind.to_owned()),
+        kind: matches!(api, Api::Responses | Api::Chat).then(|| kind.to_owned()),
         code: Some("rate_limit_exceeded".to_owned()),
         message: Some(message),
         param: None,
     };
-    let script = Attempt { error: Some(error), ..Attempt::status(429) };
+    // The wait, for the Gemini API's `RetryInfo` (the header itself is in `rate_headers`).
+    let wait = admission.retry_after_seconds().map(|s| ("retry-after".to_owned(), s.to_string()));
+    let script = Attempt { error: Some(error), headers: wait.into_iter().collect(), ..Attempt::status(429) };
     let condition = Some(format!("quota: {kind} per minute"));
     Chosen { slot: ReplySlot::Made, script: Cow::Owned(script), condition, rate_headers, ..chosen }
 }

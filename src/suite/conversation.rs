@@ -1,8 +1,10 @@
 //! What a journaled model request says about its conversation: the instructions, and the tool
 //! outputs the client sent back with the name of the tool that produced each. Reads both the
 //! Responses shape (`instructions`, `input[]` items `function_call` / `function_call_output`),
-//! the Chat Completions shape (`messages[]` with `tool_calls` and `role: "tool"`) and the
-//! Messages shape (`system`, `messages[]` whose content blocks are `tool_use` / `tool_result`).
+//! the Chat Completions shape (`messages[]` with `tool_calls` and `role: "tool"`), the
+//! Messages shape (`system`, `messages[]` whose content blocks are `tool_use` / `tool_result`)
+//! and the Gemini shape (`systemInstruction`, `contents[]` whose parts are `functionCall` /
+//! `functionResponse`).
 
 use serde_json::Value;
 
@@ -29,6 +31,11 @@ pub(super) fn instructions(entry: &JournalEntry) -> String {
     for message in items(body).filter(|m| m["role"] == "system" || m["role"] == "developer") {
         parts.push(text_of(&message["content"]));
     }
+    for gemini in [&body["systemInstruction"], &body["system_instruction"]] {
+        if !gemini.is_null() {
+            parts.push(text_of(&gemini["parts"]));
+        }
+    }
     parts.join("\n")
 }
 
@@ -49,6 +56,14 @@ pub(super) fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
             } else if item["type"] == "tool_result" {
                 let id = item["tool_use_id"].as_str().unwrap_or("");
                 Some(ToolOutput { tool: name_of(id), output: text_of(&item["content"]) })
+            } else if let Some(response) = item.get("functionResponse") {
+                // Gemini names the function in its response; the output is an object, by
+                // convention `{"output": …}`.
+                let named = response["name"].as_str().filter(|n| !n.is_empty()).map(str::to_owned);
+                let tool = named.unwrap_or_else(|| name_of(response["id"].as_str().unwrap_or("")));
+                let output = &response["response"];
+                let output = output.get("output").map_or_else(|| text_of(output), text_of);
+                Some(ToolOutput { tool, output })
             } else {
                 None
             }
@@ -79,12 +94,15 @@ pub(super) fn all_outputs<'a>(entries: impl IntoIterator<Item = &'a JournalEntry
     seen
 }
 
-/// The conversation items: Responses `input` (when a list), Chat or Messages `messages`, and
-/// the content blocks of messages whose content is a list (Messages `tool_use`/`tool_result`).
+/// The conversation items: Responses `input` (when a list), Chat or Messages `messages`, the
+/// content blocks of messages whose content is a list (Messages `tool_use`/`tool_result`), and
+/// the parts of Gemini's `contents`.
 fn items(body: &Value) -> impl Iterator<Item = &Value> {
     let messages = body["messages"].as_array().into_iter().flatten();
     let blocks = messages.clone().flat_map(|m| m["content"].as_array().into_iter().flatten());
-    body["input"].as_array().into_iter().flatten().chain(messages).chain(blocks)
+    let parts =
+        body["contents"].as_array().into_iter().flatten().flat_map(|c| c["parts"].as_array().into_iter().flatten());
+    body["input"].as_array().into_iter().flatten().chain(messages).chain(blocks).chain(parts)
 }
 
 /// `(call id, tool name)` of the calls in one item.
@@ -95,6 +113,9 @@ fn tool_calls(item: &Value) -> Vec<(String, String)> {
     }
     if item["type"] == "tool_use" {
         calls.push((str_field(&item["id"]), str_field(&item["name"])));
+    }
+    if let Some(call) = item.get("functionCall") {
+        calls.push((str_field(&call["id"]), str_field(&call["name"])));
     }
     for call in item["tool_calls"].as_array().into_iter().flatten() {
         calls.push((str_field(&call["id"]), str_field(&call["function"]["name"])));
@@ -164,6 +185,20 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "{\"ok\": false}"}]}
         ]}));
         assert_eq!(tool_outputs(&request), vec![ToolOutput { tool: "Task".into(), output: "{\"ok\": false}".into() }]);
+        assert_eq!(instructions(&request), "rules");
+    }
+
+    #[test]
+    fn gemini_function_responses_carry_the_name_of_their_function() {
+        let request = entry(json!({"systemInstruction": {"parts": [{"text": "rules"}]}, "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "Task", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "Task", "response": {"output": "{\"ok\": false}"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "c1", "response": {"result": 1}}}]}
+        ]}));
+        let outputs = tool_outputs(&request);
+        assert_eq!(outputs[0], ToolOutput { tool: "Task".into(), output: "{\"ok\": false}".into() });
+        assert_eq!(outputs[1], ToolOutput { tool: "Task".into(), output: "{\"result\":1}".into() });
         assert_eq!(instructions(&request), "rules");
     }
 }

@@ -12,7 +12,7 @@
 use serde_json::{json, Value};
 
 use super::anthropic_errors::{code_message, code_type_and_status, error_body};
-use super::text::deltas;
+use super::text::{arguments_object, deltas};
 use super::{estimate_tokens, ReplyContext, SseEvent};
 use crate::scenario::StreamSpec;
 
@@ -49,7 +49,7 @@ impl Block<'_> {
             }),
             Block::Text(text) => json!({"type": "text", "text": if complete { *text } else { "" }}),
             Block::ToolUse { id, name, arguments } => {
-                let input = if complete { tool_input(arguments) } else { json!({}) };
+                let input = if complete { arguments_object(arguments) } else { json!({}) };
                 json!({"type": "tool_use", "id": id, "name": name, "input": input})
             }
         }
@@ -79,15 +79,6 @@ impl Block<'_> {
 /// The opaque signature Anthropic attaches to a thinking block; unique per reply.
 fn signature(ctx: &ReplyContext) -> String {
     ctx.id("sig")
-}
-
-/// A tool call's arguments as the `input` object; text that is not a JSON object is kept
-/// under `input` as a string, so a deliberately malformed call stays visible.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(object @ Value::Object(_)) => object,
-        _ => json!({"input": arguments}),
-    }
 }
 
 fn event(kind: &str, mut payload: Value) -> SseEvent {

@@ -1,10 +1,11 @@
 //! The wire formats squall speaks: SSE framing; OpenAI's Responses API events and objects,
 //! Chat Completions chunks and objects, and OpenAI-shaped errors; Anthropic's Messages API
-//! events and message object, and Anthropic-shaped errors.
+//! events and message object, and Anthropic-shaped errors; Google's Gemini API chunks and
+//! response, and Google-shaped errors.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
-//! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `errors` and
-//! `anthropic_errors` modules), and [`reply`] turns a scripted attempt into a plan — the bytes,
+//! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `gemini`, `errors`,
+//! `anthropic_errors` and `gemini_errors` modules), and [`reply`] turns a scripted attempt into a plan — the bytes,
 //! the waits and the fault — which the server plays on a socket. What outside code needs is
 //! public: [`reply::Api`] (which API a request spoke, and its events for a reply),
 //! [`reply::build_reply`], [`ReplyContext`], [`SseEvent`], [`estimate_tokens`].
@@ -12,6 +13,8 @@
 pub(crate) mod anthropic_errors;
 pub(crate) mod chat;
 pub(crate) mod errors;
+pub(crate) mod gemini;
+pub(crate) mod gemini_errors;
 pub(crate) mod messages;
 pub(crate) mod plan;
 pub mod reply;

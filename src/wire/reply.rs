@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan};
-use super::{anthropic_errors, chat, messages, responses, ReplyContext, SseEvent};
+use super::{anthropic_errors, chat, gemini, gemini_errors, messages, responses, ReplyContext, SseEvent};
 use crate::journal::EndKind;
-use crate::scenario::{Attempt, ErrorSpec, StreamFailure, StreamSpec};
+use crate::scenario::{Attempt, StreamFailure, StreamSpec};
 
 pub use crate::journal::Api;
 
@@ -24,14 +24,17 @@ impl Api {
             Api::Responses => responses::stream_events(content, ctx),
             Api::Chat => chat::stream_events(content, ctx),
             Api::Messages => messages::stream_events(content, ctx),
+            Api::Gemini => gemini::stream_events(content, ctx),
         }
     }
 
     /// The error body of a scripted status reply, in this API's shape.
-    pub fn scripted_error(self, status: u16, spec: Option<&ErrorSpec>) -> Value {
+    pub fn scripted_error(self, status: u16, attempt: &Attempt) -> Value {
+        let spec = attempt.error.as_ref();
         match self {
             Api::Responses | Api::Chat => scripted_error(status, spec),
             Api::Messages => anthropic_errors::scripted_error(status, spec),
+            Api::Gemini => gemini_errors::scripted_error(status, attempt),
         }
     }
 }
@@ -88,7 +91,7 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         let status = script.status_code();
         let body = match &script.body {
             Some(raw) => raw.clone(),
-            None => api.scripted_error(status, script.error.as_ref()).to_string(),
+            None => api.scripted_error(status, script).to_string(),
         };
         return whole(status, body, EndKind::ErrorStatus);
     }
@@ -112,6 +115,7 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         Api::Responses => responses::response_object(&content, ctx),
         Api::Chat => chat::completion_object(&content, ctx),
         Api::Messages => messages::message(&content, ctx),
+        Api::Gemini => gemini::response_object(&content, ctx),
     };
     whole(200, object.to_string(), EndKind::Completed)
 }
@@ -130,5 +134,6 @@ fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value) {
             let message = failure.message.clone().unwrap_or_else(|| anthropic_errors::code_message(&failure.code));
             (status, anthropic_errors::error_body(kind, &message))
         }
+        Api::Gemini => gemini_errors::failure_error(&failure.code, failure.message.as_deref()),
     }
 }

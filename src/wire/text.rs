@@ -1,4 +1,7 @@
-//! Cutting scripted text into the deltas a stream sends.
+//! Cutting scripted text into the deltas a stream sends, and scripted tool-call arguments
+//! into the object the APIs that send them parsed (Messages, Gemini) carry.
+
+use serde_json::{json, Value};
 
 /// Split `text` into `chunks` near-equal pieces (on character boundaries), or by default one
 /// piece per word with its leading whitespace, the way token streams look.
@@ -9,6 +12,15 @@ pub(super) fn deltas(text: &str, chunks: Option<u32>) -> Vec<String> {
     match chunks {
         Some(n) => equal_pieces(text, n.max(1) as usize),
         None => words(text),
+    }
+}
+
+/// A tool call's arguments as an object; text that is not a JSON object is kept under `input`
+/// as a string, so a deliberately malformed call stays visible.
+pub(super) fn arguments_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(object @ Value::Object(_)) => object,
+        _ => json!({"input": arguments}),
     }
 }
 

@@ -23,6 +23,7 @@ mod run_conditions;
 mod run_verdicts;
 mod sdk;
 mod server_faults;
+mod server_gemini;
 mod server_messages;
 mod server_wire;
 mod service;

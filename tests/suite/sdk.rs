@@ -1,4 +1,5 @@
-//! The official OpenAI and Anthropic SDKs parse squall's streams as their own typed events.
+//! The official OpenAI, Anthropic and Google (google-genai) SDKs parse squall's streams as their
+//! own typed events.
 //!
 //! The SDKs are installed by `scripts/setup-sdks.sh` under `target/sdk/` (the README's test
 //! command runs it). Without them these tests fail and say how to install them: a skipped
@@ -51,11 +52,26 @@ const ANTHROPIC_CASES: &[(&str, &str)] = &[
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 4 }\n"),
 ];
 
+/// The Gemini API cases; the checker reads each run at its Gemini base URL.
+const GEMINI_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    (
+        "rich",
+        "[[attempts]]\nstream = { reasoning = \"The user wants research.\", text = \"Let me delegate.\", function_call = { name = \"Task\", arguments = '{\"agent\": \"deep-research\", \"prompt\": \"x\"}' } }\n",
+    ),
+    ("failed", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"rate_limit_exceeded\", message = \"Please try again in 1.5s\" } }\n"),
+    ("overloaded", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"overloaded_error\" } }\n"),
+    ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n"),
+    ("retried", "[[attempts]]\nstatus = 503\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 2 }\n"),
+];
+
 /// Which wire format a checker drives.
 #[derive(Clone, Copy)]
 enum Wire {
     OpenAi,
     Anthropic,
+    Gemini,
 }
 
 /// Start a server with one run per case; returns the server, the runs, and `{case: base_url}`.
@@ -64,6 +80,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
     let cases = match wire {
         Wire::OpenAi => CASES,
         Wire::Anthropic => ANTHROPIC_CASES,
+        Wire::Gemini => GEMINI_CASES,
     };
     let mut runs = BTreeMap::new();
     let mut urls = BTreeMap::new();
@@ -73,6 +90,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         let url = match wire {
             Wire::OpenAi => run.base_url(),
             Wire::Anthropic => run.anthropic_base_url(),
+            Wire::Gemini => run.gemini_base_url(),
         };
         urls.insert(*case, url.to_owned());
         runs.insert(*case, run);
@@ -152,4 +170,15 @@ async fn node_anthropic_sdk_parses_every_messages_stream() {
     let script = node_checker("parse_anthropic.mjs", "@anthropic-ai/sdk");
     let runs = run_checker(PathBuf::from("node"), script, Wire::Anthropic).await;
     assert_529_retried(&runs);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_google_genai_sdk_parses_every_gemini_stream() {
+    let runs = run_checker(python(), checker("python/parse_gemini.py"), Wire::Gemini).await;
+    // Both API versions' paths were journaled as Gemini requests, and the SDK retried the 503.
+    let journal = runs["retried"].journal();
+    assert_eq!(journal.iter().map(|e| e.status).collect::<Vec<_>>(), [Some(503), Some(200)]);
+    let paths: Vec<String> = runs["text"].journal().iter().map(|e| e.path.clone()).collect();
+    assert!(paths.iter().any(|p| p.starts_with("/v1beta/models/")), "{paths:?}");
+    assert!(runs["text"].journal().iter().all(|e| e.api == Some(squall::journal::Api::Gemini)), "{paths:?}");
 }

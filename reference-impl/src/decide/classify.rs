@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::decide::retry_after::{retry_after_from_headers, retry_after_from_message, RetryAfter};
+use crate::decide::retry_after::{
+    retry_after_from_headers, retry_after_from_message, retry_after_from_retry_info, RetryAfter,
+};
 
 /// The error taxonomy. `error_type()` gives the PRD-0006 names used in events and results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,8 +138,9 @@ impl std::error::Error for ProviderError {}
 /// temporary errors", with Anthropic's 529 (overloaded, documented as temporary) as one of them.
 pub const RETRYABLE_STATUSES: [u16; 8] = [408, 425, 429, 500, 502, 503, 504, 529];
 
-/// The fields of an OpenAI error body (`{"error": {...}}`) the classifier reads; the rest is
-/// skipped without being built. A body of another shape reads as no fields at all.
+/// The fields of an error body (`{"error": {...}}`: OpenAI's, or Google's with `status` and
+/// `details`) the classifier reads; the rest is skipped without being built. A body of another
+/// shape reads as no fields at all.
 #[derive(Debug, Default, serde::Deserialize)]
 struct ErrorBody {
     #[serde(default)]
@@ -150,6 +153,24 @@ struct ErrorFields {
     #[serde(rename = "type")]
     kind: Option<Value>,
     message: Option<Value>,
+    /// Google's canonical status (`RESOURCE_EXHAUSTED`, `INVALID_ARGUMENT`, ...).
+    status: Option<Value>,
+    /// Google's details: `RetryInfo`, `QuotaFailure`, ...
+    details: Option<Value>,
+}
+
+impl ErrorFields {
+    /// A Google error names a quota that waiting will not refill: a per-day quota, without a
+    /// `RetryInfo`.
+    fn google_quota_used_up(&self) -> bool {
+        let Some(details) = self.details.as_ref().and_then(Value::as_array) else { return false };
+        let has = |kind: &str| details.iter().any(|d| d["@type"].as_str() == Some(kind));
+        let daily = details
+            .iter()
+            .flat_map(|d| d["violations"].as_array().into_iter().flatten())
+            .any(|v| v["quotaId"].as_str().is_some_and(|id| id.contains("PerDay")));
+        daily && has("type.googleapis.com/google.rpc.QuotaFailure") && !has("type.googleapis.com/google.rpc.RetryInfo")
+    }
 }
 
 /// Classify an HTTP error reply from its status, headers and body.
@@ -159,8 +180,16 @@ pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, bod
     let kind_field = error.kind.as_ref().and_then(Value::as_str).unwrap_or("");
     let message =
         error.message.as_ref().and_then(Value::as_str).map_or_else(|| format!("HTTP {status}"), str::to_owned);
+    let google_status = error.status.as_ref().and_then(Value::as_str).unwrap_or("");
     let kind = match (status, code, kind_field) {
         (_, "insufficient_quota", _) | (_, _, "insufficient_quota" | "billing_error") => ErrorKind::Quota,
+        (429, ..) if error.google_quota_used_up() => ErrorKind::Quota,
+        // Google has no code either: its context overflow names the token limit.
+        (400, ..)
+            if google_status == "INVALID_ARGUMENT" && message.contains("exceeds the maximum number of tokens") =>
+        {
+            ErrorKind::ContextOverflow
+        }
         (_, "context_length_exceeded", _) => ErrorKind::ContextOverflow,
         // Anthropic has no code: a context overflow is an invalid request saying so.
         (400, _, "invalid_request_error") if message.starts_with("prompt is too long") => ErrorKind::ContextOverflow,
@@ -180,7 +209,8 @@ pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, bod
         kind,
         status: Some(status),
         message,
-        retry_after: retry_after_from_headers(header, std::time::SystemTime::now()),
+        retry_after: retry_after_from_headers(header, std::time::SystemTime::now())
+            .or_else(|| error.details.as_ref().and_then(retry_after_from_retry_info)),
         should_retry,
         transport: None,
     }
@@ -263,6 +293,24 @@ mod tests {
         let error = classify_status(429, &no_headers, body);
         assert_eq!(error.kind, ErrorKind::Quota);
         assert!(!is_retryable(&error));
+    }
+
+    #[test]
+    fn google_errors_are_read_for_their_quota_overflow_and_retry_info() {
+        let rate = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Resource has been exhausted",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}]}}"#;
+        let error = classify_status(429, &no_headers, rate);
+        assert_eq!(
+            (error.kind, error.retry_after.map(|r| r.delay)),
+            (ErrorKind::RateLimit, Some(Duration::from_secs(2)))
+        );
+        let daily = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "You exceeded your current quota",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                         "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}"#;
+        assert_eq!(classify_status(429, &no_headers, daily).kind, ErrorKind::Quota);
+        let overflow = r#"{"error": {"code": 400, "status": "INVALID_ARGUMENT",
+            "message": "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."}}"#;
+        assert_eq!(classify_status(400, &no_headers, overflow).kind, ErrorKind::ContextOverflow);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Reading how long a provider asked the client to wait: `retry-after-ms`, then `retry-after`
-//! in seconds, then `retry-after` as an HTTP-date, then "try again in 1.5s" in a message.
+//! in seconds, then `retry-after` as an HTTP-date, then a Google error's `RetryInfo`
+//! (`"retryDelay": "1.5s"`), then "try again in 1.5s" in a message.
 
 use std::time::{Duration, SystemTime};
 
@@ -9,6 +10,8 @@ pub enum RetryAfterSource {
     HeaderMs,
     HeaderSeconds,
     HeaderHttpDate,
+    /// A `google.rpc.RetryInfo` detail of a Google error body (the Gemini API).
+    RetryInfo,
     Message,
 }
 
@@ -18,6 +21,7 @@ impl RetryAfterSource {
             RetryAfterSource::HeaderMs => "retry-after-ms",
             RetryAfterSource::HeaderSeconds => "retry-after",
             RetryAfterSource::HeaderHttpDate => "retry-after-date",
+            RetryAfterSource::RetryInfo => "retry-info",
             RetryAfterSource::Message => "message",
         }
     }
@@ -43,6 +47,17 @@ pub fn retry_after_from_headers(header: &dyn Fn(&str) -> Option<String>, now: Sy
     let date = httpdate::parse_http_date(value.trim()).ok()?;
     let delay = date.duration_since(now).unwrap_or(Duration::ZERO);
     Some(RetryAfter { delay, source: RetryAfterSource::HeaderHttpDate })
+}
+
+/// The `retryDelay` of a `google.rpc.RetryInfo` among a Google error's `details`: a protobuf
+/// duration in JSON, seconds with a fraction and an `s` (`"2s"`, `"0.500s"`).
+pub fn retry_after_from_retry_info(details: &serde_json::Value) -> Option<RetryAfter> {
+    let info = details.as_array()?.iter().find(|d| {
+        d.get("@type").and_then(serde_json::Value::as_str) == Some("type.googleapis.com/google.rpc.RetryInfo")
+    })?;
+    let text = info.get("retryDelay")?.as_str()?.trim().strip_suffix('s')?;
+    let delay = text.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0)?;
+    Some(RetryAfter { delay: seconds(delay), source: RetryAfterSource::RetryInfo })
 }
 
 /// "Please try again in 1.5s" / "in 20ms" / "in 2m3s" in an error message.
@@ -110,6 +125,17 @@ mod tests {
 
     fn headers(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn a_google_retry_info_is_read_and_other_details_are_not() {
+        let details = serde_json::json!([
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "retryDelay": "9s"},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.500s"},
+        ]);
+        let hint = retry_after_from_retry_info(&details).map(|h| (h.delay, h.source));
+        assert_eq!(hint, Some((Duration::from_millis(1500), RetryAfterSource::RetryInfo)));
+        assert_eq!(retry_after_from_retry_info(&serde_json::json!([{"retryDelay": "2s"}])), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use futures_util::StreamExt;
 use reqwest::header::HeaderMap;
 
 use super::chat::{self, ChatAccumulator};
+use super::gemini::{self, GeminiAccumulator};
 use super::messages::{self, MessagesAccumulator};
 use super::responses::{self, Observed, Progress, ResponsesAccumulator};
 use super::sse::SseDecoder;
@@ -22,7 +23,8 @@ pub struct HttpProvider {
 }
 
 impl HttpProvider {
-    /// `base_url` ends in `/v1`, as with the OpenAI SDKs (the Messages API is `{base_url}/messages`).
+    /// `base_url` ends in `/v1`, as with the OpenAI SDKs (the Messages API is `{base_url}/messages`;
+    /// the Gemini API is under the URL without `/v1`, which Google's SDKs add the version to).
     pub fn new(base_url: &str, api_key: &str, api: Api) -> Self {
         HttpProvider {
             client: reqwest::Client::new(),
@@ -53,14 +55,20 @@ impl HttpProvider {
         display: &(dyn Fn(Delta<'_>) + Send + Sync),
         observed: &mut AttemptObservation,
     ) -> Result<ModelOutput, ProviderError> {
-        let (path, body) = match self.api {
-            Api::Responses => ("/responses", responses::request_body(request)),
-            Api::Chat => ("/chat/completions", chat::request_body(request)),
-            Api::Messages => ("/messages", messages::request_body(request)),
+        let base = self.base_url.as_str();
+        let (url, body) = match self.api {
+            Api::Responses => (format!("{base}/responses"), responses::request_body(request)),
+            Api::Chat => (format!("{base}/chat/completions"), chat::request_body(request)),
+            Api::Messages => (format!("{base}/messages"), messages::request_body(request)),
+            Api::Gemini => {
+                let root = base.strip_suffix("/v1").unwrap_or(base);
+                (format!("{root}{}", gemini::stream_path(&request.model)), gemini::request_body(request))
+            }
         };
-        let builder = self.client.post(format!("{}{path}", self.base_url)).json(&body);
+        let builder = self.client.post(url).json(&body);
         let mut builder = match self.api {
             Api::Messages => builder.header("x-api-key", &self.api_key).header("anthropic-version", ANTHROPIC_VERSION),
+            Api::Gemini => builder.header("x-goog-api-key", &self.api_key),
             Api::Responses | Api::Chat => builder.bearer_auth(&self.api_key),
         };
         if let Some(session_id) = &request.session_id {
@@ -120,6 +128,7 @@ enum Accumulator {
     Responses(ResponsesAccumulator),
     Chat(ChatAccumulator),
     Messages(MessagesAccumulator),
+    Gemini(GeminiAccumulator),
 }
 
 impl Accumulator {
@@ -128,6 +137,7 @@ impl Accumulator {
             Api::Responses => Accumulator::Responses(ResponsesAccumulator::default()),
             Api::Chat => Accumulator::Chat(ChatAccumulator::default()),
             Api::Messages => Accumulator::Messages(MessagesAccumulator::default()),
+            Api::Gemini => Accumulator::Gemini(GeminiAccumulator::default()),
         }
     }
 
@@ -140,6 +150,7 @@ impl Accumulator {
             Accumulator::Responses(a) => a.on_message(message, observe),
             Accumulator::Chat(a) => a.on_message(message, observe),
             Accumulator::Messages(a) => a.on_message(message, observe),
+            Accumulator::Gemini(a) => a.on_message(message, observe),
         }
     }
 
@@ -148,6 +159,7 @@ impl Accumulator {
             Accumulator::Responses(a) => a.into_output(),
             Accumulator::Chat(a) => a.into_output(),
             Accumulator::Messages(a) => a.into_output(),
+            Accumulator::Gemini(a) => a.into_output(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! the attempt observed, which is what the gate needs.
 
 pub mod chat;
+pub mod gemini;
 pub mod http;
 pub mod messages;
 pub mod responses;
@@ -16,22 +17,25 @@ use serde_json::Value;
 
 pub use http::HttpProvider;
 
-/// Which model API to speak: OpenAI's Responses or Chat Completions, or Anthropic's Messages.
+/// Which model API to speak: OpenAI's Responses or Chat Completions, Anthropic's Messages, or
+/// Google's Gemini API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Api {
     #[default]
     Responses,
     Chat,
     Messages,
+    Gemini,
 }
 
 impl Api {
-    /// `responses`, `chat` or `messages`.
+    /// `responses`, `chat`, `messages` or `gemini`.
     pub fn parse(name: &str) -> Option<Api> {
         match name {
             "responses" => Some(Api::Responses),
             "chat" => Some(Api::Chat),
             "messages" => Some(Api::Messages),
+            "gemini" => Some(Api::Gemini),
             _ => None,
         }
     }

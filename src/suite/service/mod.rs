@@ -286,7 +286,10 @@ impl CaseJudge for CaseService {
             .enumerate()
             .map(|(k, url)| {
                 let client = spec.for_client(k as u32, url.clone());
-                json!({"base_url": url, "anthropic_base_url": url.strip_suffix("/v1").unwrap_or(url), "env": env(&client)})
+                {
+                    let root = url.strip_suffix("/v1").unwrap_or(url);
+                    json!({"base_url": url, "anthropic_base_url": root, "gemini_base_url": root, "env": env(&client)})
+                }
             })
             .collect();
         json!({
@@ -298,6 +301,7 @@ impl CaseJudge for CaseService {
             "time_scale_note": ticket.scale_note,
             "base_url": urls.base_url,
             "anthropic_base_url": urls.anthropic_base_url,
+            "gemini_base_url": urls.anthropic_base_url,
             "env": env(&spec),
             "clients": clients,
             "verdict": format!("/__squall/runs/{}/verdict", urls.id),
