@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the acceptance reports kept in reports/: the reference implementation's sign-off
-# (every profile), the official OpenAI and Anthropic SDKs', the Vercel AI SDK's, LangChain JS's
-# and litellm's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
+# (every profile), the official OpenAI and Anthropic SDKs', Google's google-genai Python SDK's, the
+# Vercel AI SDK's, LangChain JS's and litellm's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
 # made from them (reports/MATRIX.md). Run it after a change to the features, the checks or the reference;
 # tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
 #
@@ -35,6 +35,8 @@ run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --
   --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
 run --iut "node adapters/node-anthropic/adapter.mjs" --level wire --profile all \
   --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic
+run --iut "target/sdk/python/bin/python adapters/python-google-genai/adapter.py" --level wire --profile all \
+  --name python-google-genai --case-timeout 120 --concurrency 8 --report-dir reports/python-google-genai
 run --iut "node adapters/node-ai-sdk/adapter.mjs" --level wire --profile all \
   --name node-ai-sdk --case-timeout 120 --concurrency 2 --report-dir reports/node-ai-sdk
 run --iut "node adapters/node-langchain/adapter.mjs" --level wire --profile all \
@@ -45,4 +47,4 @@ run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --le
 
 # The resilience matrix: every client's verdicts side by side, from the reports just written.
 "$squall" report matrix reports/python-openai reports/node-openai reports/python-anthropic reports/node-anthropic \
-  reports/node-ai-sdk reports/node-langchain reports/python-litellm --out reports/MATRIX.md
+  reports/python-google-genai reports/node-ai-sdk reports/node-langchain reports/python-litellm --out reports/MATRIX.md

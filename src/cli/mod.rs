@@ -28,7 +28,7 @@ use squall::suite::service::CaseService;
 #[command(
     name = "squall",
     version,
-    about = "Fault-injecting OpenAI- and Anthropic-compatible server and PRD-0006 retry conformance suite"
+    about = "Fault-injecting OpenAI-, Anthropic- and Gemini-compatible server and PRD-0006 retry conformance suite"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,7 +37,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the scripted OpenAI and Anthropic APIs and the admin API.
+    /// Serve the scripted OpenAI, Anthropic and Gemini APIs and the admin API.
     Serve {
         /// Address to listen on — an IP or a host name (`localhost:8787`), and a port; port 0
         /// picks a free port.

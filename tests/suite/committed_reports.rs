@@ -180,7 +180,7 @@ fn the_committed_matrix_is_the_one_the_kept_reports_make() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("MATRIX.md");
     let reports: Vec<&str> = args.iter().skip(2).take_while(|a| **a != "--out").copied().collect();
-    require(reports.len() == 7, &format!("seven clients: {reports:?}"));
+    require(reports.len() == 8, &format!("eight clients: {reports:?}"));
     let output = Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["report", "matrix"])
         .args(&reports)
