@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official OpenAI, Anthropic and Google SDKs that the SDK conformance tests drive, under
 # target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm` and `google-genai` packages in a venv (with
-# pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`
-# and `@anthropic-ai/sdk` packages; the Node adapters' own pinned packages
+# pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`,
+# `@anthropic-ai/sdk` and `@google/genai` packages; the Node adapters' own pinned packages
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
 # JS), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
@@ -18,8 +18,8 @@ if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.gena
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi
 
-if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ]; then
-  echo "setup-sdks: installing the npm openai and @anthropic-ai/sdk SDKs into $sdk/node"
+if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ]; then
+  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk and @google/genai SDKs into $sdk/node"
   mkdir -p "$sdk/node"
   cp "$root/tests/sdk/node/package.json" "$sdk/node/package.json"
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)

@@ -2,7 +2,8 @@
 //!
 //! [`ScenarioResponder`] turns a scenario's attempts into a [`::wiremock::Respond`] that answers
 //! the n-th request with the n-th attempt — statuses with their headers and error bodies, whole
-//! SSE bodies (streamed or not, Responses or Chat, as the request asks), `delay_ms`, and the
+//! SSE bodies (streamed or not, in the API the request's path speaks: Responses, Chat Completions,
+//! Messages or Gemini), `delay_ms`, and the
 //! faults that end a body cleanly (`truncate`, `garbage`). wiremock sends whole bodies, so
 //! faults *inside* a body (`reset`, `eof`, `stall`, event delays) are refused with an error that
 //! names them and points to squall's own server ([`crate::embedded::MockProvider`]).
@@ -95,15 +96,17 @@ impl Respond for ScenarioResponder {
             TrackScript { name: "default", index: 0, attempts: &self.attempts, after: self.after, outages: &[] };
         let script = track.attempt(track.slot_for(n as u32)).into_owned();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let api = if request.url.path().ends_with("/chat/completions") { Api::Chat } else { Api::Responses };
+        let (api, gemini) = Api::ending_path(request.url.path()).unwrap_or((Api::Responses, None));
+        let stream = gemini.map_or(body["stream"].as_bool() == Some(true), |call| call.stream);
+        let model = gemini.map(|call| call.model).or(body["model"].as_str()).unwrap_or(api.default_model());
         let ctx = ReplyContext {
             id_seed: format!("{}_{n}", self.name),
-            model: body["model"].as_str().unwrap_or("gpt-squall").to_owned(),
+            model: model.to_owned(),
             created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             input_tokens: estimate_tokens(&String::from_utf8_lossy(&request.body)),
             include_usage: body.pointer("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
         };
-        let reply = build_reply(&script, api, body["stream"].as_bool() == Some(true), &ctx, 1.0);
+        let reply = build_reply(&script, api, stream, &ctx, 1.0);
         let mut bytes = Vec::new();
         for step in reply.plan.steps {
             if let Step::Data { bytes: data, .. } = step {

@@ -181,7 +181,7 @@ fn choose_attempt<'a>(
     let body = &request.body;
     let ctx = ReplyContext {
         id_seed: format!("{}_{index}", run.id),
-        model: request.model.clone().unwrap_or_else(|| default_model(request.api).to_owned()),
+        model: request.model.clone().unwrap_or_else(|| request.api.default_model().to_owned()),
         created_at: SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         input_tokens: estimate_tokens(&text),
         include_usage: body.stream_options.as_ref().and_then(|o| o.get("include_usage")).and_then(Value::as_bool)
@@ -281,15 +281,6 @@ impl ModelRequest {
 
     fn wants_stream(&self) -> bool {
         self.stream.as_ref().and_then(Value::as_bool) == Some(true)
-    }
-}
-
-/// The model echoed back when the request names none.
-fn default_model(api: Api) -> &'static str {
-    match api {
-        Api::Messages => "claude-squall",
-        Api::Responses | Api::Chat => "gpt-squall",
-        Api::Gemini => "gemini-squall",
     }
 }
 

@@ -28,6 +28,28 @@ impl Api {
         }
     }
 
+    /// The model a reply names when the request names none.
+    pub(crate) fn default_model(self) -> &'static str {
+        match self {
+            Api::Messages => "claude-squall",
+            Api::Responses | Api::Chat => "gpt-squall",
+            Api::Gemini => "gemini-squall",
+        }
+    }
+
+    /// The API a request to `path` speaks (any prefix: `/v1/responses`, `/runs/x/v1/messages`,
+    /// `/v1beta/models/{model}:generateContent`), whether it asks for a stream when the path
+    /// says so (Gemini), and the model the path names; `None` for no model API.
+    pub(crate) fn ending_path(path: &str) -> Option<(Api, Option<gemini::GeminiCall<'_>>)> {
+        if let Some(call) = path.rfind("/models/").and_then(|at| gemini::GeminiCall::at_path(&path[at..])) {
+            return Some((Api::Gemini, Some(call)));
+        }
+        [("/responses", Api::Responses), ("/chat/completions", Api::Chat), ("/messages", Api::Messages)]
+            .into_iter()
+            .find(|(end, _)| path.ends_with(end))
+            .map(|(_, api)| (api, None))
+    }
+
     /// The error body of a scripted status reply, in this API's shape.
     pub fn scripted_error(self, status: u16, attempt: &Attempt) -> Value {
         let spec = attempt.error.as_ref();

@@ -1,5 +1,5 @@
-//! The official OpenAI, Anthropic and Google (google-genai) SDKs parse squall's streams as their
-//! own typed events.
+//! The official OpenAI, Anthropic and Google (google-genai, @google/genai) SDKs parse squall's
+//! streams as their own typed events.
 //!
 //! The SDKs are installed by `scripts/setup-sdks.sh` under `target/sdk/` (the README's test
 //! command runs it). Without them these tests fail and say how to install them: a skipped
@@ -181,4 +181,10 @@ async fn python_google_genai_sdk_parses_every_gemini_stream() {
     let paths: Vec<String> = runs["text"].journal().iter().map(|e| e.path.clone()).collect();
     assert!(paths.iter().any(|p| p.starts_with("/v1beta/models/")), "{paths:?}");
     assert!(runs["text"].journal().iter().all(|e| e.api == Some(squall::journal::Api::Gemini)), "{paths:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn node_google_genai_sdk_parses_every_gemini_stream() {
+    let script = node_checker("parse_gemini.mjs", "@google/genai");
+    run_checker(PathBuf::from("node"), script, Wire::Gemini).await;
 }

@@ -32,6 +32,28 @@ async fn status_replies_and_whole_streams_play_in_order() {
     assert!(full.contains("response.completed") && full.contains("all of it"));
 }
 
+#[tokio::test]
+async fn every_api_is_answered_in_its_own_shape_by_its_path() {
+    let scenario = Scenario::named("wm").attempt(Attempt::status(503)).after(squall::scenario::AfterScript::RepeatLast);
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ScenarioResponder::new(&scenario).expect("playable")).mount(&server).await;
+    let client = reqwest::Client::new();
+    let error = |path: &'static str| {
+        let request = client.post(format!("{}{path}", server.uri())).json(&serde_json::json!({"model": "m"}));
+        async move { request.send().await.expect("sent").json::<serde_json::Value>().await.expect("json") }
+    };
+    assert_eq!(error("/v1/chat/completions").await["error"]["code"], "service_unavailable");
+    assert_eq!(error("/v1/messages").await["type"], "error", "Anthropic's shape");
+    assert_eq!(error("/v1beta/models/g:streamGenerateContent").await["error"]["status"], "UNAVAILABLE", "Google's");
+    let gemini = Scenario::named("wm-gemini").attempt(Attempt::text("hello there"));
+    let server = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ScenarioResponder::new(&gemini).expect("playable")).mount(&server).await;
+    let url = format!("{}/v1beta/models/gemini-x:streamGenerateContent?alt=sse", server.uri());
+    let streamed = client.post(url).json(&serde_json::json!({"contents": []})).send().await.expect("sent");
+    let text = streamed.text().await.expect("body");
+    assert!(text.contains("\"finishReason\":\"STOP\"") && text.contains("gemini-x"), "streamed by its path: {text}");
+}
+
 #[test]
 fn faults_inside_a_body_are_refused_with_a_pointer_to_squall() {
     let scenario =
