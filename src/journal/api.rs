@@ -42,18 +42,6 @@ impl Api {
             Api::Gemini => "Gemini API",
         }
     }
-
-    /// The API served at a path under a run's base URL, if any: `/responses`,
-    /// `/chat/completions`, `/messages`, and Gemini's `/v1beta/models/{model}:generateContent`
-    /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too).
-    pub fn at_path(path: &str) -> Option<Api> {
-        match path {
-            "/responses" => Some(Api::Responses),
-            "/chat/completions" => Some(Api::Chat),
-            "/messages" => Some(Api::Messages),
-            _ => crate::wire::gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
-        }
-    }
 }
 
 #[cfg(test)]

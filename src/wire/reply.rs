@@ -28,6 +28,18 @@ impl Api {
         }
     }
 
+    /// The API served at a path under a run's base URL, if any: `/responses`,
+    /// `/chat/completions`, `/messages`, and Gemini's `/v1beta/models/{model}:generateContent`
+    /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too).
+    pub fn at_path(path: &str) -> Option<Api> {
+        match path {
+            "/responses" => Some(Api::Responses),
+            "/chat/completions" => Some(Api::Chat),
+            "/messages" => Some(Api::Messages),
+            _ => gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
+        }
+    }
+
     /// The model a reply names when the request names none.
     pub(crate) fn default_model(self) -> &'static str {
         match self {
