@@ -1,5 +1,5 @@
 #![warn(missing_docs, unreachable_pub)]
-//! squall: a fault-injecting server for the OpenAI (Responses, Chat Completions) and Anthropic (Messages) APIs and a PRD-0006 retry conformance suite.
+//! squall: a fault-injecting server for the OpenAI (Responses, Chat Completions), Anthropic (Messages) and Google (Gemini) APIs and a PRD-0006 retry conformance suite.
 //!
 //! Read it in the order data flows:
 //!
