@@ -31,6 +31,7 @@ pub mod journal;
 #[cfg(feature = "suite")]
 pub mod report;
 pub mod scenario;
+mod scenario_model;
 pub mod server;
 #[cfg(feature = "suite")]
 pub mod soak;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::api::Api;
 use super::recorded::RecordedHeaders;
-use crate::scenario::FaultKind;
+use crate::scenario_model::FaultKind;
 
 /// How a reply ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -114,7 +114,7 @@ impl Serialize for RawBody<'_> {
 mod tests {
     use super::*;
     use crate::journal::{Arrival, EndKind, Journal};
-    use crate::scenario::FaultKind;
+    use crate::scenario_model::FaultKind;
 
     fn journal_with(bodies: &[&[u8]]) -> Journal {
         let journal = Journal::new();

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::scenario::ErrorSpec;
+use crate::scenario_model::ErrorSpec;
 
 /// The error `type` and default message Anthropic sends with an HTTP status.
 pub(crate) fn status_defaults(status: u16) -> (&'static str, &'static str) {

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::errors::{code_message, code_type_and_status, error_body};
 use super::text::deltas;
 use super::{estimate_tokens, ReplyContext, SseEvent};
-use crate::scenario::StreamSpec;
+use crate::scenario_model::StreamSpec;
 
 /// The streamed chunks of a scripted reply.
 pub(crate) fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEvent> {
@@ -96,7 +96,7 @@ fn usage(ctx: &ReplyContext, spec: &StreamSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::StreamFailure;
+    use crate::scenario_model::StreamFailure;
 
     #[test]
     fn stream_ends_with_done() {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::scenario::ErrorSpec;
+use crate::scenario_model::ErrorSpec;
 
 /// The default `(type, code, message)` for an HTTP status.
 pub(crate) fn status_defaults(status: u16) -> (&'static str, Option<&'static str>, &'static str) {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::gemini_errors::failure_error;
 use super::text::{arguments_object, deltas};
 use super::{estimate_tokens, ReplyContext, SseEvent};
-use crate::scenario::{FunctionCallSpec, StreamSpec};
+use crate::scenario_model::{FunctionCallSpec, StreamSpec};
 
 /// What a Gemini request asks for, read from its path: `/v1beta/models/{model}:{method}`, or
 /// `/models/{model}:{method}` under the `/v1` base URL.
@@ -118,7 +118,7 @@ fn usage(ctx: &ReplyContext, spec: &StreamSpec) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::StreamFailure;
+    use crate::scenario_model::StreamFailure;
 
     fn parsed(event: &SseEvent) -> Value {
         serde_json::from_str(&event.data).expect("every chunk is JSON")

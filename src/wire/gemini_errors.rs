@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::scenario::{Attempt, ErrorSpec};
+use crate::scenario_model::{Attempt, ErrorSpec};
 
 /// The canonical `status` and default message Google sends with an HTTP status.
 pub(crate) fn status_defaults(status: u16) -> (&'static str, &'static str) {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::anthropic_errors::{code_message, code_type_and_status, error_body};
 use super::text::{arguments_object, deltas};
 use super::{estimate_tokens, ReplyContext, SseEvent};
-use crate::scenario::StreamSpec;
+use crate::scenario_model::StreamSpec;
 
 /// A content block of the reply, in stream order.
 enum Block<'a> {
@@ -152,7 +152,7 @@ fn output_tokens(spec: &StreamSpec) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{FunctionCallSpec, StreamFailure};
+    use crate::scenario_model::{FunctionCallSpec, StreamFailure};
 
     fn types(events: &[SseEvent]) -> Vec<String> {
         events.iter().map(|e| e.event.clone().unwrap_or_default()).collect()

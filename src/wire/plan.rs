@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::SseEvent;
 use crate::journal::EndKind;
-use crate::scenario::{Fault, FaultKind, FaultPoint};
+use crate::scenario_model::{Fault, FaultKind, FaultPoint};
 
 /// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
 pub(crate) const GARBAGE: &[u8] =
@@ -113,7 +113,7 @@ impl Body {
 
 impl ReplyPlan {
     /// The plan with the attempt's `delay_ms` before the headers, at `time_scale`.
-    pub fn with_header_delay(self, script: &crate::scenario::Attempt, time_scale: f64) -> ReplyPlan {
+    pub fn with_header_delay(self, script: &crate::scenario_model::Attempt, time_scale: f64) -> ReplyPlan {
         ReplyPlan { header_delay: scaled_ms(script.delay_ms.unwrap_or(0), time_scale), ..self }
     }
 }
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn a_delta_offset_means_the_same_output_in_every_api() {
-        use crate::scenario::StreamSpec;
+        use crate::scenario_model::StreamSpec;
         use crate::wire::reply::Api;
         use crate::wire::ReplyContext;
         let spec = StreamSpec { text: Some("alpha beta gamma omega".into()), ..StreamSpec::default() };

@@ -12,7 +12,7 @@ use super::errors::{code_message, code_type_and_status, error_body, scripted_err
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan};
 use super::{anthropic_errors, chat, gemini, gemini_errors, messages, responses, ReplyContext, SseEvent};
 use crate::journal::EndKind;
-use crate::scenario::{Attempt, StreamFailure, StreamSpec};
+use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
 pub use crate::journal::Api;
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::errors::code_message;
 use super::text::deltas;
 use super::{estimate_tokens, ReplyContext, SseEvent};
-use crate::scenario::{FailureEvent, StreamSpec};
+use crate::scenario_model::{FailureEvent, StreamSpec};
 
 /// Builds the event list while numbering events.
 struct EventLog {
@@ -253,7 +253,7 @@ fn with(base: &Value, extra: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{FunctionCallSpec, StreamFailure};
+    use crate::scenario_model::{FunctionCallSpec, StreamFailure};
 
     fn types(events: &[SseEvent]) -> Vec<String> {
         events.iter().map(|e| e.event.clone().unwrap_or_default()).collect()

@@ -15,7 +15,7 @@ use bytes::Bytes;
 use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
 use super::reply::{render, Api, Rendered, Reply};
 use super::ReplyContext;
-use crate::scenario::Attempt;
+use crate::scenario_model::Attempt;
 
 /// The id seed sentinel: ids are `resp_<seed>`, `msg_<seed>`, ...
 const SEED: &str = "\u{E000}s\u{E000}";
@@ -75,7 +75,7 @@ pub(crate) struct ReplyTemplate {
     pieces: Vec<Vec<Piece>>,
     /// Bytes of text and slots of each kind in `pieces`, to size a filled body at once.
     sizes: Sizes,
-    fault: Option<crate::scenario::Fault>,
+    fault: Option<crate::scenario_model::Fault>,
     event_delay: Duration,
     /// The scaled `delay_ms` before the headers.
     header_delay: Duration,
@@ -224,7 +224,7 @@ fn sentinel_at(rest: &[u8]) -> Option<(Piece, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamSpec};
+    use crate::scenario_model::{Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamSpec};
 
     fn attempts() -> Vec<Attempt> {
         let call = FunctionCallSpec { name: "Task".into(), arguments: r#"{"a": 1}"#.into(), call_id: None };

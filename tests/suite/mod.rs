@@ -13,6 +13,7 @@ mod herd_server;
 mod independent_iut;
 mod integrations;
 mod journal;
+mod layout;
 mod mutation_matrix;
 mod reference_kit;
 mod reference_retry;

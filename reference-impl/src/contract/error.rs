@@ -27,9 +27,9 @@ pub enum CaseError {
         /// Why.
         source: std::io::Error,
     },
-    /// The `crash` mutant's end: it exits before writing its result.
-    #[error("the crash mutant exits before writing its result")]
-    Crashed,
+    /// A mutant's distortion of the case's outputs, or its bad end.
+    #[error(transparent)]
+    Mutant(#[from] crate::mutants::Distortion),
 }
 
 impl CaseError {

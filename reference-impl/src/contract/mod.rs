@@ -35,7 +35,7 @@ pub async fn run_case(env: &CaseEnv) -> Result<(), CaseError> {
         .await
         .map_err(CaseError::file("write", &result_path))?;
     match env.mutant {
-        Some(mutant) => mutants::finish_badly(mutant, &env.out).await,
+        Some(mutant) => Ok(mutants::finish_badly(mutant, &env.out).await?),
         None => Ok(()),
     }
 }

@@ -1,16 +1,42 @@
 //! The switches the mutants flip. Each function is called at one point of a case run by the
 //! reference's IUT adapter (`crate::contract`) and does nothing for the reference itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::Mutant;
-use crate::contract::CaseError;
 use crate::decide::classify::TransportFailure;
 use crate::decide::policy::{KindLimits, RetryPolicy};
 use crate::run::engine::AttemptFailure;
 use crate::task::report::write_atomically;
+
+/// Why a mutant could not distort a case's outputs, or how it ends a case badly. The IUT contract
+/// reports it as its own error (`CaseError::Mutant`).
+#[derive(Debug, thiserror::Error)]
+pub enum Distortion {
+    /// A file the distortion reads or writes.
+    #[error("cannot {action} {}: {source}", path.display())]
+    File {
+        /// read, write or copy.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The `crash` mutant's end: it exits before writing its result.
+    #[error("the crash mutant exits before writing its result")]
+    Crashed,
+}
+
+impl Distortion {
+    /// A file operation that failed on `path`.
+    fn file(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Distortion {
+        let path = path.into();
+        move |source| Distortion::File { action, path, source }
+    }
+}
 
 /// Flip the policy switches (after the profile is chosen, before `SQUALL_MAX_RETRIES`).
 pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {
@@ -62,8 +88,8 @@ pub fn adjust_failure(mutant: Mutant, failure: &mut AttemptFailure) {
 }
 
 /// Rewrite the events file the way the mutant's bug writes it.
-pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), CaseError> {
-    let rewrite = |change: &dyn Fn(&mut Value)| -> Result<(), CaseError> {
+pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), Distortion> {
+    let rewrite = |change: &dyn Fn(&mut Value)| -> Result<(), Distortion> {
         let text = std::fs::read_to_string(events).unwrap_or_default();
         let lines: Vec<String> = text
             .lines()
@@ -75,7 +101,7 @@ pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), CaseError> {
                 Err(_) => line.to_owned(),
             })
             .collect();
-        std::fs::write(events, lines.join("\n") + "\n").map_err(CaseError::file("write", events))
+        std::fs::write(events, lines.join("\n") + "\n").map_err(Distortion::file("write", events))
     };
     match mutant {
         Mutant::RawEofError => rewrite(&|event| {
@@ -102,7 +128,7 @@ pub fn distort_events(mutant: Mutant, events: &Path) -> Result<(), CaseError> {
 }
 
 /// The output-level bugs: the result a case reports, the report it leaves.
-pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &mut Value) -> Result<(), CaseError> {
+pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &mut Value) -> Result<(), Distortion> {
     match mutant {
         Mutant::OkAfterExhaustion if stream_case && result["ok"] == json!(false) => {
             result["ok"] = json!(true);
@@ -114,21 +140,21 @@ pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &m
         }
         Mutant::EmptyReport => {
             if let Some(path) = result["report_path"].as_str() {
-                write_atomically(Path::new(path), "(empty)").map_err(CaseError::file("write", path))?;
+                write_atomically(Path::new(path), "(empty)").map_err(Distortion::file("write", path))?;
             }
         }
         Mutant::FakeReportSources => {
             if let Some(path) = result["report_path"].as_str().filter(|_| result["ok"] == json!(false)) {
-                let report = std::fs::read_to_string(path).map_err(CaseError::file("read", path))?;
+                let report = std::fs::read_to_string(path).map_err(Distortion::file("read", path))?;
                 let faked = report.replace("https://fixtures.squall.invalid/", "https://made-up.invalid/")
                     + "\n- Tool output kept at .agents/artifacts/never-written.txt\n";
-                write_atomically(Path::new(path), &faked).map_err(CaseError::file("write", path))?;
+                write_atomically(Path::new(path), &faked).map_err(Distortion::file("write", path))?;
             }
         }
         Mutant::EventsOutsideSession => {
             if let Some(events) = result["events_path"].as_str() {
                 let moved = out.join("sub-session-events.jsonl");
-                std::fs::copy(events, &moved).map_err(CaseError::file("copy", events))?;
+                std::fs::copy(events, &moved).map_err(Distortion::file("copy", events))?;
                 result["events_path"] = json!(moved);
             }
         }
@@ -139,11 +165,11 @@ pub fn distort_outputs(mutant: Mutant, stream_case: bool, out: &Path, result: &m
 
 /// How a case ends for the mutants that never finish it properly: `crash` removes its result
 /// and fails; `hang` never returns. Everyone else returns `Ok`.
-pub async fn finish_badly(mutant: Mutant, out: &Path) -> Result<(), CaseError> {
+pub async fn finish_badly(mutant: Mutant, out: &Path) -> Result<(), Distortion> {
     match mutant {
         Mutant::Crash => {
             let _ = std::fs::remove_file(out.join("result.json"));
-            Err(CaseError::Crashed)
+            Err(Distortion::Crashed)
         }
         Mutant::Hang => std::future::pending().await,
         _ => Ok(()),

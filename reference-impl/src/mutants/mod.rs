@@ -10,7 +10,9 @@
 mod bugs;
 mod slow;
 
-pub use bugs::{adjust_failure, adjust_policy, distort_events, distort_outputs, finish_badly, honours_max_retries};
+pub use bugs::{
+    adjust_failure, adjust_policy, distort_events, distort_outputs, finish_badly, honours_max_retries, Distortion,
+};
 pub use slow::SlowClock;
 
 /// What the suite must fail a mutant on.

@@ -9,9 +9,9 @@ use super::messages::{self, MessagesAccumulator};
 use super::responses::{self, Observed, Progress, ResponsesAccumulator};
 use super::sse::SseDecoder;
 use super::{Api, Delta, ModelOutput, ModelRequest, OutputMode};
+use super::{AttemptContext, AttemptFailure};
 use crate::decide::classify::{classify_status, classify_transport, ProviderError, TransportFailure};
 use crate::decide::gate::AttemptObservation;
-use crate::run::engine::{AttemptContext, AttemptFailure};
 
 /// A provider over reqwest, speaking one of the [`Api`]s.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 //! [`HttpProvider::attempt`] sends one request and reads the event stream with the attempt's
 //! timeout applied to the headers and to every gap between chunks. A stream that ends without
 //! its terminal event is an error (`Truncated`), never a silent success. Every failure comes
-//! back as an [`AttemptFailure`](crate::run::engine::AttemptFailure): the classified error plus what
-//! the attempt observed, which is what the gate needs.
+//! back as an [`AttemptFailure`]: the classified error plus what the attempt observed, which is
+//! what the gate needs.
 
 pub mod chat;
 pub mod gemini;
@@ -13,7 +13,12 @@ pub mod messages;
 pub mod responses;
 pub mod sse;
 
+use std::time::Duration;
+
 use serde_json::Value;
+
+use crate::decide::classify::ProviderError;
+use crate::decide::gate::AttemptObservation;
 
 pub use http::HttpProvider;
 
@@ -39,6 +44,25 @@ impl Api {
             _ => None,
         }
     }
+}
+
+/// What an attempt gets to know about itself: its number and its timeout (the engine numbers
+/// attempts and picks timeouts; the provider applies them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptContext {
+    /// 0-based attempt number.
+    pub attempt: u32,
+    /// The attempt's timeout in policy time (reported in records).
+    pub timeout: Duration,
+    /// The same timeout in real time (for I/O).
+    pub real_timeout: Duration,
+}
+
+/// A failed attempt: the classified error and what was observed before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptFailure {
+    pub error: ProviderError,
+    pub observed: AttemptObservation,
 }
 
 /// A tool the model may call.

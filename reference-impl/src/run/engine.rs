@@ -13,28 +13,13 @@ use std::time::Duration;
 
 use crate::decide::classify::ProviderError;
 use crate::decide::decision::DecisionRecord;
-use crate::decide::gate::AttemptObservation;
 use crate::decide::policy::RetryPolicy;
 use crate::run::clock::Clock;
 use crate::run::events::{Event, EventSink, FailureCause};
 
-/// What an attempt gets to know about itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttemptContext {
-    /// 0-based attempt number.
-    pub attempt: u32,
-    /// The attempt's timeout in policy time (reported in records).
-    pub timeout: Duration,
-    /// The same timeout in real time (for I/O).
-    pub real_timeout: Duration,
-}
-
-/// A failed attempt: the classified error and what was observed before it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttemptFailure {
-    pub error: ProviderError,
-    pub observed: AttemptObservation,
-}
+// An attempt's context and failure are the provider's interface (`crate::provider`); the engine
+// runs attempts through it, and names them here as it always has.
+pub use crate::provider::{AttemptContext, AttemptFailure};
 
 /// The one error a call ends with when it fails, whatever the cause.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::decide::classify::{classify_status, classify_transport, is_retryable, ErrorKind, TransportFailure};
 use crate::decide::decision::Outcome;
-use crate::decide::gate::gate;
+use crate::decide::gate::{gate, AttemptObservation};
 use crate::decide::retry_after::{RetryAfter, RetryAfterSource};
 use crate::run::clock::{run_ready, VirtualClock};
 use crate::run::events::MemoryEvents;

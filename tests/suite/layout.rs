@@ -1,0 +1,85 @@
+//! The layout stays a layering: in neither crate does a top-level module reach, through its
+//! `crate::` paths, a module that reaches it back (test modules aside: they may look anywhere).
+//! The scenario model is its own module so that the wire renders from it while the scenario's
+//! loading measures faults against the wire; the provider owns an attempt's context and failure
+//! so that the engine drives providers without providers reaching into the engine.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::suite_kit::root;
+
+/// Top-level module → the top-level modules its non-test code names with `crate::`.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let paths = regex::Regex::new(r"crate::([a-z_]+)").expect("a valid pattern");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = vec![src.to_path_buf()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).expect("a readable directory").map(|e| e.expect("an entry").path()));
+            continue;
+        }
+        let relative = path.strip_prefix(src).expect("under src");
+        let name = relative.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let in_tests = relative.components().any(|c| c.as_os_str() == "tests");
+        if !name.ends_with(".rs") || name == "tests.rs" || name.ends_with("_tests.rs") || in_tests {
+            continue;
+        }
+        let top = relative.components().next().and_then(|c| c.as_os_str().to_str()).unwrap_or("");
+        let module = top.trim_end_matches(".rs").to_owned();
+        let text = std::fs::read_to_string(&path).expect("a readable file");
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let reached = graph.entry(module.clone()).or_default();
+        for found in paths.captures_iter(&code) {
+            if found[1] != module {
+                reached.insert(found[1].to_owned());
+            }
+        }
+    }
+    graph
+}
+
+/// Every pair of modules that reach each other, directly or through others.
+fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let reaches = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut next: Vec<&str> = graph.get(from).into_iter().flatten().map(String::as_str).collect();
+        while let Some(module) = next.pop() {
+            if seen.insert(module.to_owned()) {
+                next.extend(graph.get(module).into_iter().flatten().map(String::as_str));
+            }
+        }
+        seen
+    };
+    let mut found = Vec::new();
+    for a in graph.keys() {
+        for b in reaches(a).iter().filter(|b| a < *b) {
+            if reaches(b).contains(a) {
+                found.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn neither_crate_has_an_import_circle() {
+    for src in ["src", "reference-impl/src"] {
+        let graph = module_graph(&root().join(src));
+        assert!(graph.len() > 5, "{src}: the walk found the modules: {graph:?}");
+        let found = circles(&graph);
+        assert!(found.is_empty(), "{src}: modules that reach each other: {found:?}\n{graph:#?}");
+    }
+}
+
+#[test]
+fn a_circle_is_found() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a".to_owned(), BTreeSet::from(["b".to_owned()])),
+        ("b".to_owned(), BTreeSet::from(["c".to_owned()])),
+        ("c".to_owned(), BTreeSet::from(["a".to_owned()])),
+    ]
+    .into();
+    assert_eq!(circles(&graph), ["a <-> b", "a <-> c", "b <-> c"]);
+}
