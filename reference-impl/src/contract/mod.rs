@@ -14,7 +14,7 @@ pub use error::CaseError;
 use serde_json::json;
 
 use crate::mutants;
-use crate::task::report::write_atomically_async;
+use crate::task::research_report::write_atomically_async;
 
 /// Run one case and write its outputs. Errors are harness errors (bad environment, unwritable
 /// output directory); a failing *implementation* still writes its result.

@@ -9,7 +9,7 @@ use super::Mutant;
 use crate::decide::classify::TransportFailure;
 use crate::decide::policy::{KindLimits, RetryPolicy};
 use crate::run::engine::AttemptFailure;
-use crate::task::report::write_atomically;
+use crate::task::research_report::write_atomically;
 
 /// Why a mutant could not distort a case's outputs, or how it ends a case badly. The IUT contract
 /// reports it as its own error (`CaseError::Mutant`).

@@ -12,8 +12,8 @@
 //!   deep-research calls in the turn (and within a cooldown) are refused and the turn ends
 //!   with a message to the user.
 
-pub mod report;
 pub mod research;
+pub mod research_report;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +24,7 @@ use crate::decide::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, OutputMode, ToolSpec};
 use crate::session::budget::head_tail;
 use crate::session::{Session, SessionConfig, ToolFuture, ToolResult, Toolbox, TurnError, TurnOutcome};
-use crate::task::report::{failure_report, success_report, write_atomically_async};
+use crate::task::research_report::{failure_report, success_report, write_atomically_async};
 use research::{ResearchBackend, Source};
 
 pub const DEEP_RESEARCH: &str = "deep-research";
