@@ -251,6 +251,7 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("`{text}` resolves to no address"))
 }
 
+/// A clap value parser: a whole number, 1 or more (clap shows the message as given).
 pub fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),

@@ -54,13 +54,19 @@ impl SessionConfig {
     }
 }
 
+/// A session id that cannot be a directory name under `.agents/sessions/`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid session id `{id}`: use letters, digits, `-`, `_`, `.`; no `..`, no path separators")]
+pub struct BadSessionId {
+    /// The id as given.
+    pub id: String,
+}
+
 /// A session id that is safe as a directory name.
-pub fn validate_session_id(id: &str) -> Result<(), String> {
+pub fn validate_session_id(id: &str) -> Result<(), BadSessionId> {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
     if id.is_empty() || id.len() > 128 || id.contains("..") || id.starts_with('.') || !id.chars().all(safe) {
-        return Err(format!(
-            "invalid session id `{id}`: use letters, digits, `-`, `_`, `.`; no `..`, no path separators"
-        ));
+        return Err(BadSessionId { id: id.to_owned() });
     }
     Ok(())
 }
@@ -130,7 +136,7 @@ impl std::fmt::Debug for Session {
 impl Session {
     /// Open (or reopen) a session: its directory and its event log.
     pub fn open(config: SessionConfig, id: &str, agent: &str) -> std::io::Result<Session> {
-        validate_session_id(id).map_err(|m| std::io::Error::new(std::io::ErrorKind::InvalidInput, m))?;
+        validate_session_id(id).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let events_path = config.sessions_dir().join(id).join("events.jsonl");
         let events: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&events_path)?);
         events.emit(&Event::SessionStart { session_id: id.to_owned(), agent: agent.to_owned() });
