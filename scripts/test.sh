@@ -21,9 +21,26 @@ step() {
   "$@"
   echo "test.sh: $name took $((SECONDS - started)) s" | tee -a target/test-times.log >&2
 }
-step "SDK setup" scripts/setup-sdks.sh
+# The SDKs install (mostly downloading and unpacking) while cargo lints and builds: the tests
+# wait for both. Its output goes to target/setup-sdks.log, shown if it fails.
+sdk_setup() {
+  local started=$SECONDS status=0
+  scripts/setup-sdks.sh > target/setup-sdks.log 2>&1 || status=$?
+  echo "test.sh: SDK setup took $((SECONDS - started)) s (beside the builds)" | tee -a target/test-times.log >&2
+  return $status
+}
+sdk_setup &
+sdk_setup_pid=$!
 step "fmt" cargo fmt --all --check
 step "clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
+step "building the tests" cargo test --workspace --all-features --no-run
+# The judge builds without the judged (no reference), and the light library without the suite.
+step "light builds" sh -c 'cargo check -p squall --no-default-features --features cli && cargo check -p squall --no-default-features'
+if ! wait "$sdk_setup_pid"; then
+  cat target/setup-sdks.log >&2
+  echo "test.sh: installing the SDKs failed (target/setup-sdks.log above)" >&2
+  exit 1
+fi
 # Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
 # quick tests go on while they wait for it (a waiting test holds a thread).
 workspace_tests() {
@@ -40,8 +57,6 @@ other_wire_formats() {
   done
 }
 step "chat, messages and gemini suites" other_wire_formats
-# The judge builds without the judged (no reference), and the light library without the suite.
-step "light builds" sh -c 'cargo check -p squall --no-default-features --features cli && cargo check -p squall --no-default-features'
 echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }
