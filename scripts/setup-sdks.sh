@@ -12,8 +12,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai, anthropic, litellm and google-genai packages into $sdk/python"
+if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets' 2>/dev/null; then
+  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm and google-genai packages into $sdk/python"
   python3 -m venv "$sdk/python"
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi

@@ -118,6 +118,13 @@ impl ScriptedRun {
         self.anthropic_base_url()
     }
 
+    /// The Responses API's WebSocket (OpenAI's WebSocket mode): `ws://…/v1/responses`, to open
+    /// with an upgrade and send `response.create` events to. An SDK's `websocket_base_url` is
+    /// the same without `/responses` ([`ScriptedRun::base_url`] with `ws://`).
+    pub fn responses_websocket_url(&self) -> String {
+        format!("{}/responses", self.base_url.replacen("http://", "ws://", 1))
+    }
+
     /// The OpenAI base URL of herd client `client` (`0..10_000`) of this run: each client's
     /// requests are journaled with its number (`JournalEntry::client`) and count their attempts
     /// on their own, while outages, chaos and quota are shared by the whole run.

@@ -296,6 +296,11 @@ pub struct Fault {
     /// For `stall`: how long the silence lasts; absent means forever.
     #[serde(default)]
     pub ms: Option<u64>,
+    /// For `truncate` over WebSocket (the Responses API's WebSocket mode): the close frame's
+    /// code (1000 when absent; 1001 going away, 1011 internal error, 1012 service restart, 1013
+    /// try again later, ...). Plain HTTP replies have no close frame and ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_code: Option<u16>,
 }
 
 /// The ways a reply breaks. Each is a real transport behaviour, not an error message.
@@ -345,7 +350,8 @@ pub enum FaultPoint {
 impl Fault {
     /// A fault of `kind` firing at `point`.
     pub fn at(kind: FaultKind, point: FaultPoint) -> Fault {
-        let mut fault = Fault { kind, after_events: None, after_deltas: None, after_bytes: None, ms: None };
+        let mut fault =
+            Fault { kind, after_events: None, after_deltas: None, after_bytes: None, ms: None, close_code: None };
         match point {
             FaultPoint::Events(n) => fault.after_events = Some(n),
             FaultPoint::Deltas(n) => fault.after_deltas = Some(n),

@@ -98,6 +98,10 @@ pub struct JournalEntry {
     /// null when the script answered.
     #[serde(default)]
     pub condition: Option<String>,
+    /// The WebSocket the request came over (`GET /responses` upgraded: numbered per run from
+    /// 1, the same for every `response.create` of one socket); null for a plain HTTP request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<u32>,
 }
 
 /// Facts about a request known when it arrives.

@@ -60,8 +60,9 @@ impl Serialize for KeptEntry {
             terminal_sent,
             response_headers: _,
             condition,
+            socket,
         } = &self.entry;
-        let mut out = serializer.serialize_struct("JournalEntry", 20)?;
+        let mut out = serializer.serialize_struct("JournalEntry", 21)?;
         out.serialize_field("index", index)?;
         out.serialize_field("client", client)?;
         out.serialize_field("track", track)?;
@@ -82,6 +83,11 @@ impl Serialize for KeptEntry {
         out.serialize_field("terminal_sent", terminal_sent)?;
         out.serialize_field("response_headers", &HeaderMap(&self.recorded.response_headers))?;
         out.serialize_field("condition", condition)?;
+        if socket.is_some() {
+            out.serialize_field("socket", socket)?;
+        } else {
+            out.skip_field("socket")?;
+        }
         out.end()
     }
 }

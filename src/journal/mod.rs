@@ -89,6 +89,7 @@ impl Journal {
             terminal_sent: false,
             response_headers: BTreeMap::new(),
             condition: None,
+            socket: None,
         };
         let recorded = Recorded { headers: arrival.headers, ..Recorded::default() };
         kept.entries.push_back(KeptEntry { entry, recorded });

@@ -272,7 +272,30 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
                 format!("`ms` only applies to `stall`, not `{}`", fault.kind.as_str()),
             ));
         }
+        if let Some(code) = fault.close_code {
+            check_close_code(fault.kind, code, &fault_path.key("close_code"))?;
+        }
         check_fault_offset(attempt, &fault_path, fault.point())?;
+    }
+    Ok(())
+}
+
+/// A `close_code` belongs to a `truncate` and must be a code a server may send in a close
+/// frame (RFC 6455 §7.4: 1000–1003, 1007–1014, or 3000–4999 for applications; 1005, 1006 and
+/// 1015 only ever describe a closure that had no frame).
+fn check_close_code(kind: FaultKind, code: u16, path: &FieldPath) -> Result<(), ScenarioError> {
+    if kind != FaultKind::Truncate {
+        return Err(ScenarioError::new(
+            path.clone(),
+            format!("`close_code` only applies to `truncate` (a WebSocket close frame), not `{}`", kind.as_str()),
+        ));
+    }
+    let sendable = matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999);
+    if !sendable {
+        return Err(ScenarioError::new(
+            path.clone(),
+            format!("{code} cannot be sent in a close frame: use 1000-1003, 1007-1014 or 3000-4999 (1006, a closure without a frame, is the `eof` and `reset` faults)"),
+        ));
     }
     Ok(())
 }

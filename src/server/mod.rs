@@ -35,6 +35,7 @@ mod reply_body;
 mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
+mod websocket;
 
 use std::convert::Infallible;
 use std::io;
@@ -306,7 +307,8 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     });
     let mut builder = http1::Builder::new();
     builder.keep_alive(true).timer(TokioTimer::new()).header_read_timeout(header_timeout);
-    let connection = builder.serve_connection(io, service);
+    // With upgrades: `GET /responses` may become a WebSocket (`websocket`).
+    let connection = builder.serve_connection(io, service).with_upgrades();
     tokio::pin!(connection);
     let client_gone = async {
         match &hang_up {

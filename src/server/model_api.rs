@@ -41,6 +41,9 @@ pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
     let (path, client) = (base.rest, base.client);
+    if super::websocket::asks_upgrade(&request, path) {
+        return super::websocket::open(state, switch, run, client, request).await;
+    }
     let (parts, body) = request.into_parts();
     // The headers go into the journal now, so that a client that resets mid-body leaves them.
     let headers = RecordedHeaders::from_http(&parts.headers);
@@ -57,14 +60,45 @@ pub(super) async fn handle(
             return response;
         }
     };
-    let (chosen, ctx) = choose_attempt(&run, (index, client), &request, &parts.headers, run.policy_ms_at(arrived));
+    answer(&run, switch, entry, client, &request, &parts.headers, arrived).await
+}
+
+/// Answer an accepted model request (journaled as `entry`) with its attempt's scripted reply.
+pub(super) async fn answer(
+    run: &Run,
+    switch: Arc<KillSwitch>,
+    entry: EntryHandle,
+    client: Option<u32>,
+    request: &Accepted,
+    headers: &http::HeaderMap,
+    arrived: Instant,
+) -> Response<ResponseBody> {
+    let index = entry.index();
+    let (chosen, ctx, reply) = start_reply(run, &entry, client, request, headers, arrived).await;
+    let scripted = run.headers(chosen.track, chosen.slot);
+    let response = respond(reply, switch, entry, request.api, &ctx, &chosen.rate_headers, scripted);
+    run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
+    response
+}
+
+/// Choose the request's attempt, journal it, render its reply and wait its header delay; what
+/// is left is sending the reply (over HTTP or a WebSocket).
+pub(super) async fn start_reply<'a>(
+    run: &'a Run,
+    entry: &EntryHandle,
+    client: Option<u32>,
+    request: &Accepted,
+    headers: &http::HeaderMap,
+    arrived: Instant,
+) -> (Chosen<'a>, ReplyContext, crate::wire::reply::Reply) {
+    let (chosen, ctx) = choose_attempt(run, (entry.index(), client), request, headers, run.policy_ms_at(arrived));
     entry.update(|e| {
         e.stream = request.stream;
         e.track = Some(chosen.track_name.to_owned());
         e.attempt = Some(chosen.attempt_number);
         e.condition.clone_from(&chosen.condition);
     });
-    let reply = render_reply(&run, &chosen, &request, &ctx);
+    let reply = render_reply(run, &chosen, request, &ctx);
     // Counted from the request's arrival. If the client gives up while we wait, this future is
     // dropped and the entry handle records `client_closed`.
     if !reply.plan.header_delay.is_zero() {
@@ -72,21 +106,28 @@ pub(super) async fn handle(
         super::precise_sleep::PreciseSleep::until(deadline).await;
     }
     entry.update(|e| e.status = Some(reply.status.as_u16()));
-    let scripted = run.headers(chosen.track, chosen.slot);
-    let response = respond(reply, switch, entry, request.api, &ctx, &chosen.rate_headers, scripted);
-    run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
-    response
+    (chosen, ctx, reply)
 }
 
 /// A model request squall will answer from the script.
-struct Accepted {
-    api: Api,
-    body: ModelRequest,
-    raw: bytes::Bytes,
+pub(super) struct Accepted {
+    pub api: Api,
+    pub body: ModelRequest,
+    pub raw: bytes::Bytes,
     /// Whether the client asked for a stream: the body's `stream`, or Gemini's path.
-    stream: bool,
+    pub stream: bool,
     /// The model the client asked for: the body's `model`, or Gemini's path.
-    model: Option<String>,
+    pub model: Option<String>,
+}
+
+impl Accepted {
+    /// A Responses API request whose body is `raw` (a WebSocket's `response.create`, or `{}`
+    /// for an upgrade), streamed as a WebSocket always is; `None` when `raw` is not a JSON object.
+    pub(super) fn responses_over_websocket(raw: bytes::Bytes) -> Option<Accepted> {
+        let body = ModelRequest::parse(&raw)?;
+        let model = body.model.as_ref().and_then(Value::as_str).map(str::to_owned);
+        Some(Accepted { api: Api::Responses, body, raw, stream: true, model })
+    }
 }
 
 /// Why a request gets no scripted reply: an answer of squall's own, or none (the client left).
@@ -265,7 +306,7 @@ fn respond(
 /// The parts of a model request squall acts on. The rest of the body is checked to be JSON
 /// and skipped, not built into a tree: the journal keeps the bytes.
 #[derive(Debug, Deserialize)]
-struct ModelRequest {
+pub(super) struct ModelRequest {
     model: Option<Value>,
     stream: Option<Value>,
     stream_options: Option<Value>,

@@ -24,6 +24,8 @@ pub(crate) struct Run {
     pub journal: Arc<Journal>,
     /// Attempts seen so far, per herd client (`None`: the run's own base URL) and track.
     attempts: Mutex<HashMap<(Option<u32>, String), u32>>,
+    /// WebSockets opened so far (`GET /responses` upgraded).
+    sockets: std::sync::atomic::AtomicU32,
     /// Replies rendered once per script slot, API and form (`None`: render per request).
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
     /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).
@@ -71,6 +73,7 @@ impl Run {
             time_scale,
             journal,
             attempts,
+            sockets: std::sync::atomic::AtomicU32::new(0),
             templates,
             headers,
             outage_headers,
@@ -106,6 +109,17 @@ impl Run {
 
     /// The next 0-based attempt number of `client` on `track`: each client of a herd has its own
     /// counters, so each meets the script from its first attempt.
+    /// The attempt the next request of `client` on `track` will get, without counting one.
+    pub(crate) fn peek_attempt(&self, client: Option<u32>, track: &str) -> u32 {
+        let attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        attempts.get(&(client, track.to_owned())).copied().unwrap_or(0)
+    }
+
+    /// A new WebSocket's number in this run (from 1), as the journal names it.
+    pub(crate) fn next_socket(&self) -> u32 {
+        self.sockets.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+
     pub(crate) fn next_attempt(&self, client: Option<u32>, track: &str) -> u32 {
         let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let counter = attempts.entry((client, track.to_owned())).or_insert(0);

@@ -274,7 +274,7 @@ mod tests {
     }
 
     fn fault(kind: FaultKind, after_events: Option<u32>, after_bytes: Option<u64>) -> Fault {
-        Fault { kind, after_events, after_deltas: None, after_bytes, ms: None }
+        Fault { kind, after_events, after_deltas: None, after_bytes, ms: None, close_code: None }
     }
 
     /// Two framing events, `outputs` output deltas, one closing event.

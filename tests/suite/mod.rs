@@ -26,6 +26,7 @@ mod sdk;
 mod server_faults;
 mod server_gemini;
 mod server_messages;
+mod server_websocket;
 mod server_wire;
 mod service;
 mod service_client;

@@ -66,10 +66,28 @@ const GEMINI_CASES: &[(&str, &str)] = &[
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 2 }\n"),
 ];
 
+/// The Responses API over WebSocket; the checker reads each run at its OpenAI base URL, from
+/// which the SDK derives `ws://…/responses`.
+const WEBSOCKET_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n[[attempts]]\nstream = { text = \"Jumps over\" }\n"),
+    (
+        "rich",
+        "[[attempts]]\nstream = { reasoning = \"The user wants research.\", text = \"Let me delegate.\", function_call = { name = \"Task\", arguments = '{\"agent\": \"deep-research\", \"prompt\": \"x\"}' } }\n",
+    ),
+    (
+        "second_turn_429",
+        "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n",
+    ),
+    ("upgrade_503", "[[attempts]]\nstatus = 503\nheaders = { \"retry-after\" = \"1\" }\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
+    ("closed_1011", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"truncate\", after_deltas = 1, close_code = 1011 }\n"),
+];
+
 /// Which wire format a checker drives.
 #[derive(Clone, Copy)]
 enum Wire {
     OpenAi,
+    OpenAiWebSocket,
     Anthropic,
     Gemini,
 }
@@ -79,6 +97,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
     let server = MockProvider::start().await;
     let cases = match wire {
         Wire::OpenAi => CASES,
+        Wire::OpenAiWebSocket => WEBSOCKET_CASES,
         Wire::Anthropic => ANTHROPIC_CASES,
         Wire::Gemini => GEMINI_CASES,
     };
@@ -88,7 +107,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         let scenario = from_toml_str(case, &format!("name = \"{case}\"\n{body}")).expect("valid case");
         let run = server.run(scenario);
         let url = match wire {
-            Wire::OpenAi => run.base_url(),
+            Wire::OpenAi | Wire::OpenAiWebSocket => run.base_url(),
             Wire::Anthropic => run.anthropic_base_url(),
             Wire::Gemini => run.gemini_base_url(),
         };
@@ -152,6 +171,20 @@ fn node_checker(name: &str, package: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_openai_sdk_parses_every_stream() {
     run_checker(python(), checker("python/parse_streams.py"), Wire::OpenAi).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_openai_sdk_parses_every_response_over_websocket() {
+    let runs = run_checker(python(), checker("python/parse_responses_websocket.py"), Wire::OpenAiWebSocket).await;
+    // Both turns of the first socket are journaled with it, and the upgrade the 503 refused
+    // is journaled as the GET it was.
+    let text = runs["text"].journal();
+    assert_eq!(
+        text.iter().map(|e| (e.method.as_str(), e.socket)).collect::<Vec<_>>(),
+        [("WS", Some(1)), ("WS", Some(1))]
+    );
+    let refused = runs["upgrade_503"].journal();
+    assert_eq!((refused[0].method.as_str(), refused[0].status), ("GET", Some(503)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
