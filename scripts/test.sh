@@ -2,8 +2,8 @@
 # Runs every test: installs the SDKs the SDK tests drive (once), checks formatting and lints
 # (clippy over every target type-checks the benches too; they are run by hand: see
 # BENCHMARKS.md), runs the whole workspace's tests and the conformance suite against the
-# reference speaking Chat Completions, the Messages API and the Gemini API (the workspace tests cover
-# Responses) with the test binary already built, checks that the harness builds without the
+# reference speaking Chat Completions, the Messages API, the Gemini API and the Responses API over
+# WebSocket (the workspace tests cover Responses over HTTP) with the test binary already built, checks that the harness builds without the
 # reference implementation and the light library without the suite, and ends with one line
 # totalling every test run.
 #
@@ -48,15 +48,15 @@ workspace_tests() {
 }
 step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, then
-# Anthropic's Messages API, then Google's Gemini API, through the conformance binary the line
-# above built.
+# Anthropic's Messages API, then Google's Gemini API, then the Responses API over WebSocket,
+# through the conformance binary the line above built.
 other_wire_formats() {
-  for provider in chat messages gemini; do
+  for provider in chat messages gemini responses-websocket; do
     SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
       | tee -a target/test-output.log
   done
 }
-step "chat, messages and gemini suites" other_wire_formats
+step "chat, messages, gemini and websocket suites" other_wire_formats
 echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }

@@ -2,7 +2,8 @@
 //!
 //! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
 //!   ([`judge_api`], carried to the suite's judge)
-//! - `/runs/{id}/v1/...` — a run's OpenAI endpoints (`model_api`); a herd's client `k` uses
+//! - `/runs/{id}/v1/...` — a run's model endpoints (`model_api`; `GET /responses` upgraded to a
+//!   WebSocket: `websocket`); a herd's client `k` uses
 //!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
 //! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
 //!
@@ -331,6 +332,20 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     }
 }
 
+/// A request under a run's base URL: a WebSocket opening (`websocket`), or a model request.
+async fn model_request(
+    state: &State,
+    switch: Arc<KillSwitch>,
+    run: Arc<Run>,
+    base: base_path::BasePath<'_>,
+    request: Request<Incoming>,
+) -> Response<ResponseBody> {
+    if websocket::asks_upgrade(&request, base.rest) {
+        return websocket::open(switch, run, base.client, request).await;
+    }
+    model_api::handle(state, switch, run, base, request).await
+}
+
 async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {
     let path = request.uri().path().to_owned();
     if let Some(rest) = path.strip_prefix("/__squall/") {
@@ -341,14 +356,14 @@ async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming
     }
     if let Some(base) = split_base(&path, "/runs/") {
         return match state.runs.get(base.id) {
-            Some(run) => model_api::handle(state, switch, run, base, request).await,
+            Some(run) => model_request(state, switch, run, base, request).await,
             None => admin::unknown_run(base.id),
         };
     }
     if let Some(base) = split_base(&path, "/scenarios/") {
         return match state.catalogue.get(base.id) {
             Some(scenario) => match admin::shared_scenario_run(state, scenario) {
-                Ok(run) => model_api::handle(state, switch, run, base, request).await,
+                Ok(run) => model_request(state, switch, run, base, request).await,
                 // The catalogue was validated when it loaded; a scenario it holds always serves.
                 Err(e) => openai_error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string(), "bad_scenario", None),
             },

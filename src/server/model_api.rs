@@ -41,9 +41,6 @@ pub(super) async fn handle(
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
     let (path, client) = (base.rest, base.client);
-    if super::websocket::asks_upgrade(&request, path) {
-        return super::websocket::open(state, switch, run, client, request).await;
-    }
     let (parts, body) = request.into_parts();
     // The headers go into the journal now, so that a client that resets mid-body leaves them.
     let headers = RecordedHeaders::from_http(&parts.headers);

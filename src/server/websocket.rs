@@ -7,7 +7,9 @@
 //!
 //! - an attempt with a `status` is an `error` event (`status`, the error object, its headers —
 //!   `retry-after` among them) and the socket stays open; when the *next* attempt is a status
-//!   reply as a socket opens, the upgrade itself is refused with it (a real HTTP 429 or 503);
+//!   reply as a socket opens (in a scenario without tracks: tracks route by a request's
+//!   content, which an upgrade has not), the upgrade itself is refused with it (a real HTTP 429
+//!   or 503);
 //! - `eof` and `reset` end the socket without a close frame (a real FIN or RST: the client sees
 //!   1006, abnormal closure); `truncate` sends a close frame (`close_code`, 1000 by default)
 //!   before the terminal event; `stall` is silence; `garbage` is a text frame that is not JSON;
@@ -40,7 +42,6 @@ use super::model_api::{answer, start_reply, Accepted};
 use super::precise_sleep::{deadline_after, PreciseSleep};
 use super::reply_body::EntryHandle;
 use super::runs::Run;
-use super::State;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
 use crate::scenario::FaultKind;
@@ -60,7 +61,6 @@ pub(super) fn asks_upgrade(request: &Request<Incoming>, path: &str) -> bool {
 /// Open a socket for `client` on `run`, or refuse it: with a 400 when the handshake is not a
 /// WebSocket version 13 one, with the next attempt's status reply when it has one.
 pub(super) async fn open(
-    _state: &State,
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
     client: Option<u32>,
@@ -108,9 +108,13 @@ pub(super) async fn open(
     response
 }
 
-/// Whether the attempt a `response.create` would get now is a status reply (routed as a request
-/// with no body: the upgrade has none).
+/// Whether the attempt a `response.create` would get now is a status reply. Only a scenario
+/// without `tracks` can tell: tracks route by the request's content (its tools, its text), and
+/// an upgrade has none, so with tracks every status is an `error` event on the socket.
 fn next_attempt_is_a_status(run: &Run, client: Option<u32>, headers: &http::HeaderMap) -> bool {
+    if !run.scenario.tracks.is_empty() {
+        return false;
+    }
     let view = RequestView { raw_body: "", tools: None, headers };
     let track = select(&run.scenario, &view);
     let next = run.peek_attempt(client, track.name);

@@ -251,6 +251,29 @@ async fn chat_completions_provider_is_retried_the_same_way() {
     assert!(outcome.journal.iter().all(|e| e.path == "/chat/completions"));
 }
 
+/// Over the Responses API's WebSocket the reference retries what it retries over HTTP: a 503 at
+/// the upgrade (its `retry-after` honoured), a reset without a close frame, a close frame with
+/// 1011, a 429 at the next upgrade (each retry opens a new socket); and a 400 is final.
+#[tokio::test]
+async fn the_websocket_provider_is_retried_the_same_way() {
+    let ws = || Call { api: Api::ResponsesWebSocket, ..Call::default() };
+    let reset = "stream = { text = \"a b c\" }\nfault = { kind = \"reset\", after_events = 1 }";
+    let closed = "stream = { text = \"a b c\" }\nfault = { kind = \"truncate\", after_events = 1, close_code = 1011 }";
+    let refused = "status = 503\nheaders = { retry-after = \"2\" }";
+    let outcome = ws().against(&scenario(&[refused, reset, closed, "status = 429", OK])).await;
+    assert!(outcome.result.is_ok(), "{:?}", outcome.events);
+    let methods: Vec<&str> = outcome.journal.iter().map(|e| e.method.as_str()).collect();
+    assert_eq!(methods, ["GET", "WS", "WS", "GET", "WS"], "the 503 and the 429 refused upgrades");
+    let sockets: Vec<Option<u32>> = outcome.journal.iter().map(|e| e.socket).collect();
+    assert_eq!(sockets, [None, Some(1), Some(2), None, Some(3)], "each retry opened a socket");
+    assert!(outcome.gaps_ms()[0] >= 2000.0, "the upgrade's retry-after: {:?}", outcome.gaps_ms());
+    let refused_final = ws().against(&scenario(&["status = 400"])).await;
+    assert_eq!(
+        (refused_final.attempts(), refused_final.final_error_type()),
+        (1, Some("ProviderInvalidRequestException"))
+    );
+}
+
 fn catalogue_file(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(format!("{name}.toml"));
     std::fs::read_to_string(path).expect("a catalogue file")

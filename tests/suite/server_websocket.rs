@@ -19,7 +19,10 @@ type Socket = WebSocketStream<TcpStream>;
 
 /// Open the run's Responses WebSocket: the socket, or the HTTP status the upgrade got.
 async fn connect(h: &Harness) -> Result<Socket, http::Response<Option<Vec<u8>>>> {
-    let url = h.run.responses_websocket_url();
+    connect_to(h.run.responses_websocket_url()).await
+}
+
+async fn connect_to(url: String) -> Result<Socket, http::Response<Option<Vec<u8>>>> {
     let host = url.trim_start_matches("ws://").split('/').next().expect("a host").to_owned();
     let tcp = TcpStream::connect(host).await.expect("the server listens");
     let mut request = url.into_client_request().expect("a WebSocket request");
@@ -185,4 +188,50 @@ async fn a_close_code_is_named_when_it_cannot_be_sent_or_does_not_close() {
         let error = squall::scenario::load::from_toml_str("t.toml", &toml).expect_err("refused").to_string();
         assert!(error.contains("fault.close_code") && error.contains(says), "{error}");
     }
+}
+
+#[tokio::test]
+async fn the_admin_api_names_each_runs_websocket_url() {
+    let h = Harness::new("name = \"t\"\n[[attempts]]\n").await;
+    let origin = h.base_url.split("/runs/").next().expect("origin");
+    let scenario = json!({"scenario": {"name": "a", "attempts": [{"stream": {"text": "over the socket"}}]}});
+    let created: Value = h
+        .client
+        .post(format!("{origin}/__squall/runs"))
+        .json(&scenario)
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("json");
+    let url = created["responses_websocket_url"].as_str().expect("responses_websocket_url").to_owned();
+    let base = created["base_url"].as_str().expect("base_url");
+    assert_eq!(url, format!("{}/responses", base.replacen("http://", "ws://", 1)));
+    let mut socket = connect_to(url).await.expect("opens");
+    create(&mut socket).await;
+    assert_eq!(receive(&mut socket).await.text(), "over the socket");
+}
+
+#[tokio::test]
+async fn a_stall_is_silence_until_the_client_gives_up_and_a_timed_one_goes_on() {
+    let toml = "name = \"t\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"stall\", after_deltas = 1 }\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"stall\", after_deltas = 1, ms = 100 }\n";
+    let h = Harness::new(toml).await;
+    let mut socket = connect(&h).await.expect("opens");
+    create(&mut socket).await;
+    let silent = tokio::time::timeout(std::time::Duration::from_millis(300), receive(&mut socket)).await;
+    assert!(silent.is_err(), "no terminal event during a stall: {silent:?}");
+    drop(socket);
+    let mut socket = connect(&h).await.expect("opens again");
+    create(&mut socket).await;
+    let started = std::time::Instant::now();
+    let resumed = receive(&mut socket).await;
+    assert_eq!(resumed.text(), "a b c", "the rest after the silence");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(100), "{:?}", started.elapsed());
+    let journal = h.settled_journal().await;
+    assert_eq!((journal[0].fault, journal[0].end), (Some(FaultKind::Stall), Some(EndKind::Stalled)));
+    assert_eq!(
+        (journal[1].fault, journal[1].end, journal[1].socket),
+        (Some(FaultKind::Stall), Some(EndKind::Completed), Some(2))
+    );
 }

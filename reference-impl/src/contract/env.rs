@@ -40,7 +40,7 @@ pub struct CaseEnv {
     pub seed: Option<u64>,
     /// `SQUALL_REFERENCE_MUTANT`: run a deliberately broken variant.
     pub mutant: Option<Mutant>,
-    /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini).
+    /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket).
     pub provider: Api,
 }
 
@@ -78,7 +78,11 @@ impl CaseEnv {
             .transpose()?;
         let provider = match set("SQUALL_REFERENCE_PROVIDER") {
             Some(name) => Api::parse(&name).ok_or_else(|| {
-                CaseError::bad("SQUALL_REFERENCE_PROVIDER", &name, "expected responses, chat, messages or gemini")
+                CaseError::bad(
+                    "SQUALL_REFERENCE_PROVIDER",
+                    &name,
+                    "expected responses, chat, messages, gemini or responses-websocket",
+                )
             })?,
             None => Api::default(),
         };

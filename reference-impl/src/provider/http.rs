@@ -1,4 +1,5 @@
-//! The HTTP transport shared by every API: send, time out, read the stream, classify.
+//! The HTTP transport shared by every API: send, time out, read the stream, classify (the
+//! Responses API's WebSocket is `super::websocket`).
 
 use futures_util::StreamExt;
 use reqwest::header::HeaderMap;
@@ -8,6 +9,7 @@ use super::gemini::{self, GeminiAccumulator};
 use super::messages::{self, MessagesAccumulator};
 use super::responses::{self, Observed, Progress, ResponsesAccumulator};
 use super::sse::SseDecoder;
+use super::websocket::WebSocketTarget;
 use super::{Api, Delta, ModelOutput, ModelRequest, OutputMode};
 use super::{AttemptContext, AttemptFailure};
 use crate::decide::classify::{classify_status, classify_transport, ProviderError, TransportFailure};
@@ -20,18 +22,17 @@ pub struct HttpProvider {
     base_url: String,
     api_key: String,
     api: Api,
+    /// Where the Responses API's WebSocket is, and its idle sockets (`Api::ResponsesWebSocket`).
+    websocket: Option<WebSocketTarget>,
 }
 
 impl HttpProvider {
     /// `base_url` ends in `/v1`, as with the OpenAI SDKs (the Messages API is `{base_url}/messages`;
     /// the Gemini API is under the URL without `/v1`, which Google's SDKs add the version to).
     pub fn new(base_url: &str, api_key: &str, api: Api) -> Self {
-        HttpProvider {
-            client: reqwest::Client::new(),
-            base_url: base_url.trim_end_matches('/').to_owned(),
-            api_key: api_key.to_owned(),
-            api,
-        }
+        let base_url = base_url.trim_end_matches('/').to_owned();
+        let websocket = (api == Api::ResponsesWebSocket).then(|| WebSocketTarget::new(&base_url, api_key));
+        HttpProvider { client: reqwest::Client::new(), base_url, api_key: api_key.to_owned(), api, websocket }
     }
 
     /// One attempt: stream the reply, showing deltas through `display` when `mode` is visible.
@@ -55,9 +56,12 @@ impl HttpProvider {
         display: &(dyn Fn(Delta<'_>) + Send + Sync),
         observed: &mut AttemptObservation,
     ) -> Result<ModelOutput, ProviderError> {
+        if let Some(websocket) = &self.websocket {
+            return websocket.attempt(request, context, &mut observer(observed, mode, display)).await;
+        }
         let base = self.base_url.as_str();
         let (url, body) = match self.api {
-            Api::Responses => (format!("{base}/responses"), responses::request_body(request)),
+            Api::Responses | Api::ResponsesWebSocket => (format!("{base}/responses"), responses::request_body(request)),
             Api::Chat => (format!("{base}/chat/completions"), chat::request_body(request)),
             Api::Messages => (format!("{base}/messages"), messages::request_body(request)),
             Api::Gemini => {
@@ -69,7 +73,7 @@ impl HttpProvider {
         let mut builder = match self.api {
             Api::Messages => builder.header("x-api-key", &self.api_key).header("anthropic-version", ANTHROPIC_VERSION),
             Api::Gemini => builder.header("x-goog-api-key", &self.api_key),
-            Api::Responses | Api::Chat => builder.bearer_auth(&self.api_key),
+            Api::Responses | Api::Chat | Api::ResponsesWebSocket => builder.bearer_auth(&self.api_key),
         };
         if let Some(session_id) = &request.session_id {
             builder = builder.header("x-session-id", session_id);
@@ -91,14 +95,7 @@ impl HttpProvider {
             return Err(classify_status(status.as_u16(), &|name| header(&headers, name), &body));
         }
 
-        let mut observe = |seen: Observed<'_>| match (seen, mode) {
-            (Observed::Delta(delta), OutputMode::Visible) => {
-                observed.visible_output = true;
-                display(delta);
-            }
-            (Observed::ToolCallStarted, OutputMode::Visible) => observed.tool_call_started = true,
-            (_, OutputMode::Buffered) => observed.buffered_output = true,
-        };
+        let mut observe = observer(observed, mode, display);
         let mut decoder = SseDecoder::new();
         let mut accumulator = Accumulator::new(self.api);
         let mut chunks = response.bytes_stream();
@@ -120,6 +117,23 @@ impl HttpProvider {
     }
 }
 
+/// What the gate learns from each thing an attempt sees, and the deltas shown when `mode` is
+/// visible.
+fn observer<'a>(
+    observed: &'a mut AttemptObservation,
+    mode: OutputMode,
+    display: &'a (dyn Fn(Delta<'_>) + Send + Sync),
+) -> impl FnMut(Observed<'_>) + Send + 'a {
+    move |seen| match (seen, mode) {
+        (Observed::Delta(delta), OutputMode::Visible) => {
+            observed.visible_output = true;
+            display(delta);
+        }
+        (Observed::ToolCallStarted, OutputMode::Visible) => observed.tool_call_started = true,
+        (_, OutputMode::Buffered) => observed.buffered_output = true,
+    }
+}
+
 /// The `anthropic-version` header the Messages API requires.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -134,7 +148,7 @@ enum Accumulator {
 impl Accumulator {
     fn new(api: Api) -> Self {
         match api {
-            Api::Responses => Accumulator::Responses(ResponsesAccumulator::default()),
+            Api::Responses | Api::ResponsesWebSocket => Accumulator::Responses(ResponsesAccumulator::default()),
             Api::Chat => Accumulator::Chat(ChatAccumulator::default()),
             Api::Messages => Accumulator::Messages(MessagesAccumulator::default()),
             Api::Gemini => Accumulator::Gemini(GeminiAccumulator::default()),

@@ -1,4 +1,5 @@
-//! Providers: one model call attempt over HTTP, streamed, classified on failure.
+//! Providers: one model call attempt over HTTP (or the Responses API's WebSocket), streamed,
+//! classified on failure.
 //!
 //! [`HttpProvider::attempt`] sends one request and reads the event stream with the attempt's
 //! timeout applied to the headers and to every gap between chunks. A stream that ends without
@@ -12,6 +13,7 @@ pub mod http;
 pub mod messages;
 pub mod responses;
 pub mod sse;
+pub mod websocket;
 
 use std::time::Duration;
 
@@ -31,13 +33,16 @@ pub enum Api {
     Chat,
     Messages,
     Gemini,
+    /// The Responses API over WebSocket (OpenAI's WebSocket mode).
+    ResponsesWebSocket,
 }
 
 impl Api {
-    /// `responses`, `chat`, `messages` or `gemini`.
+    /// `responses`, `chat`, `messages`, `gemini` or `responses-websocket`.
     pub fn parse(name: &str) -> Option<Api> {
         match name {
             "responses" => Some(Api::Responses),
+            "responses-websocket" => Some(Api::ResponsesWebSocket),
             "chat" => Some(Api::Chat),
             "messages" => Some(Api::Messages),
             "gemini" => Some(Api::Gemini),
