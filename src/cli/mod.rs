@@ -21,7 +21,9 @@ use clap::{Parser, Subcommand};
 use squall::journal::DEFAULT_JOURNAL_MAX;
 use squall::scenario::load::from_file;
 use squall::scenario::Catalogue;
-use squall::server::{Server, ServerConfig, Serving, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS};
+use squall::server::{
+    Server, ServerConfig, Serving, Upstream, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS,
+};
 use squall::suite::service::CaseService;
 
 #[derive(Debug, Parser)]
@@ -74,6 +76,14 @@ pub enum Command {
         /// ./features if present, else the built-in features).
         #[arg(long)]
         features: Option<PathBuf>,
+        /// Forward every run's model requests to this provider or gateway (a plain http:// base
+        /// URL, e.g. http://gateway:4000/v1) and apply the scenario to its real replies: scripted
+        /// statuses and streams answer instead, faults fire in the real stream (docs/proxy.md).
+        #[arg(long, value_parser = upstream_url)]
+        upstream: Option<String>,
+        /// The key to send the upstream instead of the client's (also SQUALL_UPSTREAM_KEY).
+        #[arg(long, env = "SQUALL_UPSTREAM_KEY", hide_env_values = true)]
+        upstream_key: Option<String>,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
@@ -129,6 +139,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             threads,
             header_timeout,
             features,
+            upstream,
+            upstream_key,
         } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
@@ -144,6 +156,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .map_or_else(Serving::one_thread_per_core, Serving::OwnThreads);
             let header_timeout = Duration::from_secs(header_timeout);
             let judge = CaseService::from_features(features.as_deref(), catalogue.clone())?;
+            let upstream = upstream.map(|url| Upstream::parse(&url, upstream_key)).transpose()?;
             serve(ServerConfig {
                 addr,
                 catalogue,
@@ -154,6 +167,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 serving,
                 header_timeout,
                 judge: Some(Arc::new(judge)),
+                upstream,
             })
             .await
         }
@@ -249,6 +263,11 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
         .or(resolved.first())
         .copied()
         .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
+/// `--upstream`: a base URL squall can forward to (checked now, so a typo fails at start).
+fn upstream_url(text: &str) -> Result<String, String> {
+    Upstream::parse(text, None).map(|_| text.to_owned()).map_err(|e| e.to_string())
 }
 
 /// A clap value parser: a whole number, 1 or more (clap shows the message as given).

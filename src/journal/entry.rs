@@ -102,6 +102,24 @@ pub struct JournalEntry {
     /// 1, the same for every `response.create` of one socket); null for a plain HTTP request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<u32>,
+    /// What the upstream did with a forwarded request (`squall serve --upstream`); absent when
+    /// squall answered itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamCall>,
+}
+
+/// A forwarded request as the upstream answered it, beside what the client got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpstreamCall {
+    /// The upstream's base URL.
+    pub url: String,
+    /// The upstream's status; null when it could not be reached.
+    pub status: Option<u16>,
+    /// Milliseconds from forwarding the request to the upstream's response headers.
+    pub headers_after_ms: Option<f64>,
+    /// Why the upstream could not be reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Facts about a request known when it arrives.

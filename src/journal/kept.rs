@@ -61,8 +61,9 @@ impl Serialize for KeptEntry {
             response_headers: _,
             condition,
             socket,
+            upstream,
         } = &self.entry;
-        let mut out = serializer.serialize_struct("JournalEntry", 21)?;
+        let mut out = serializer.serialize_struct("JournalEntry", 22)?;
         out.serialize_field("index", index)?;
         out.serialize_field("client", client)?;
         out.serialize_field("track", track)?;
@@ -87,6 +88,11 @@ impl Serialize for KeptEntry {
             out.serialize_field("socket", socket)?;
         } else {
             out.skip_field("socket")?;
+        }
+        if upstream.is_some() {
+            out.serialize_field("upstream", upstream)?;
+        } else {
+            out.skip_field("upstream")?;
         }
         out.end()
     }

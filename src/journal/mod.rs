@@ -21,10 +21,10 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 pub use self::api::Api;
-pub use self::entry::{Arrival, EndKind, JournalEntry};
+pub use self::entry::{Arrival, EndKind, JournalEntry, UpstreamCall};
 pub use self::kept::KeptEntry;
 use self::recorded::Recorded;
-pub use self::recorded::RecordedHeaders;
+pub use self::recorded::{RecordedHeaders, CREDENTIAL_HEADERS};
 
 /// The entries a journal keeps unless told otherwise.
 pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
@@ -90,6 +90,7 @@ impl Journal {
             response_headers: BTreeMap::new(),
             condition: None,
             socket: None,
+            upstream: None,
         };
         let recorded = Recorded { headers: arrival.headers, ..Recorded::default() };
         kept.entries.push_back(KeptEntry { entry, recorded });

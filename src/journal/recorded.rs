@@ -12,19 +12,36 @@ use serde_json::Value;
 /// Headers in one buffer: `name\0value\0` per header, names lower-case (HTTP allows neither
 /// NUL in a name nor in a value, so the separator cannot occur inside one). Values are kept as
 /// the bytes that arrived and read as text, lossily, only when the journal is read.
-/// `authorization` is kept like any other header: squall only ever sees test keys.
+/// Credentials are never kept: the value of each of [`CREDENTIAL_HEADERS`] is recorded as
+/// `[redacted]` (`Bearer [redacted]` for a bearer token), so a journal, a report or a recording
+/// made through squall in front of a real provider holds no key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordedHeaders(Box<[u8]>);
 
+/// The headers that carry a client's credentials.
+pub const CREDENTIAL_HEADERS: [&str; 5] =
+    ["authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"];
+
+/// What a credential header's value is recorded as.
+fn redacted(value: &[u8]) -> &'static [u8] {
+    if value.len() >= 7 && value[..7].eq_ignore_ascii_case(b"bearer ") {
+        b"Bearer [redacted]"
+    } else {
+        b"[redacted]"
+    }
+}
+
 impl RecordedHeaders {
-    /// Record `headers`.
+    /// Record `headers`, credentials redacted.
     pub fn from_http(headers: &http::HeaderMap) -> Self {
         let size = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 2).sum();
         let mut bytes = Vec::with_capacity(size);
         for (name, value) in headers {
             bytes.extend_from_slice(name.as_str().as_bytes());
             bytes.push(0);
-            bytes.extend_from_slice(value.as_bytes());
+            let value = value.as_bytes();
+            let value = if CREDENTIAL_HEADERS.contains(&name.as_str()) { redacted(value) } else { value };
+            bytes.extend_from_slice(value);
             bytes.push(0);
         }
         RecordedHeaders(bytes.into_boxed_slice())

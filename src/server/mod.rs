@@ -26,6 +26,7 @@ mod journal_out;
 pub mod judge_api;
 mod model_api;
 mod precise_sleep;
+mod proxied_body;
 // Public with `internals` too, for the benches' timing of the quota's decision.
 #[cfg(feature = "internals")]
 pub mod quota;
@@ -36,6 +37,7 @@ mod reply_body;
 mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
+mod upstream;
 mod websocket;
 
 use std::convert::Infallible;
@@ -60,6 +62,7 @@ pub use self::judge_api::CaseJudge;
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
 use self::serving_threads::ServingThreads;
+pub use self::upstream::{BadUpstream, Upstream};
 use crate::scenario::limits::check_time_scale;
 use crate::scenario::validate::validate;
 use crate::scenario::{Catalogue, FieldPath, Scenario, ScenarioError};
@@ -97,6 +100,9 @@ pub struct ServerConfig {
     /// What judges cases for the judge as a service (`/__squall/cases`, `/__squall/runs/{id}/verdict`);
     /// `None`: those endpoints answer 404.
     pub judge: Option<Arc<dyn CaseJudge>>,
+    /// Where every run's model requests are forwarded when their attempt scripts no reply of
+    /// its own (docs/proxy.md); `None`: squall answers every request itself.
+    pub upstream: Option<Upstream>,
 }
 
 impl ServerConfig {
@@ -112,6 +118,7 @@ impl ServerConfig {
             serving: Serving::CallerRuntime,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             judge: None,
+            upstream: None,
         }
     }
 }
@@ -133,6 +140,8 @@ pub(crate) struct State {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// See [`ServerConfig::judge`].
     pub judge: Option<Arc<dyn CaseJudge>>,
+    /// See [`ServerConfig::upstream`].
+    pub upstream: Option<Upstream>,
 }
 
 impl State {
@@ -178,6 +187,7 @@ impl Server {
             header_timeout: config.header_timeout,
             stopping: tokio::sync::watch::Sender::new(false),
             judge: config.judge,
+            upstream: config.upstream,
         });
         let threads = match config.serving {
             Serving::CallerRuntime => None,

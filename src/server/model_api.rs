@@ -19,13 +19,17 @@ use tokio::time::Instant;
 use super::base_path::BasePath;
 use super::conn_io::KillSwitch;
 use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
+use super::proxied_body::UpstreamSteps;
 use super::reply_body::{EntryHandle, ScriptedBody};
 use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
+use super::upstream::Upstream;
 use super::State;
-use crate::journal::{Arrival, EndKind, RecordedHeaders};
+use crate::journal::{Arrival, EndKind, RecordedHeaders, UpstreamCall};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
+use crate::scenario::FaultKind;
+use crate::scenario_model::Attempt;
 
 use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::{build_reply, Api};
@@ -57,6 +61,14 @@ pub(super) async fn handle(
             return response;
         }
     };
+    if let Some(upstream) = &state.upstream {
+        let (chosen, ctx) = choose(&run, &entry, client, &request, &parts.headers, arrived);
+        if forwards(&chosen.script) {
+            let forward = Forward { upstream, method: &parts.method, rest: path, query: parts.uri.query() };
+            return forward.reply(&run, switch, entry, &request, &parts.headers, &chosen, arrived).await;
+        }
+        return scripted(&run, switch, entry, &request, (chosen, ctx), arrived).await;
+    }
     answer(&run, switch, entry, client, &request, &parts.headers, arrived).await
 }
 
@@ -70,24 +82,36 @@ pub(super) async fn answer(
     headers: &http::HeaderMap,
     arrived: Instant,
 ) -> Response<ResponseBody> {
+    let chosen = choose(run, &entry, client, request, headers, arrived);
+    scripted(run, switch, entry, request, chosen, arrived).await
+}
+
+/// The chosen attempt's scripted reply.
+async fn scripted(
+    run: &Run,
+    switch: Arc<KillSwitch>,
+    entry: EntryHandle,
+    request: &Accepted,
+    (chosen, ctx): (Chosen<'_>, ReplyContext),
+    arrived: Instant,
+) -> Response<ResponseBody> {
     let index = entry.index();
-    let (chosen, ctx, reply) = start_reply(run, &entry, client, request, headers, arrived).await;
+    let reply = render_and_wait(run, &entry, &chosen, request, &ctx, arrived).await;
     let scripted = run.headers(chosen.track, chosen.slot);
     let response = respond(reply, switch, entry, request.api, &ctx, &chosen.rate_headers, scripted);
     run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
     response
 }
 
-/// Choose the request's attempt, journal it, render its reply and wait its header delay; what
-/// is left is sending the reply (over HTTP or a WebSocket).
-pub(super) async fn start_reply<'a>(
+/// Choose the request's attempt and journal it.
+pub(super) fn choose<'a>(
     run: &'a Run,
     entry: &EntryHandle,
     client: Option<u32>,
     request: &Accepted,
     headers: &http::HeaderMap,
     arrived: Instant,
-) -> (Chosen<'a>, ReplyContext, crate::wire::reply::Reply) {
+) -> (Chosen<'a>, ReplyContext) {
     let (chosen, ctx) = choose_attempt(run, (entry.index(), client), request, headers, run.policy_ms_at(arrived));
     entry.update(|e| {
         e.stream = request.stream;
@@ -95,15 +119,116 @@ pub(super) async fn start_reply<'a>(
         e.attempt = Some(chosen.attempt_number);
         e.condition.clone_from(&chosen.condition);
     });
-    let reply = render_reply(run, &chosen, request, &ctx);
-    // Counted from the request's arrival. If the client gives up while we wait, this future is
-    // dropped and the entry handle records `client_closed`.
-    if !reply.plan.header_delay.is_zero() {
-        let deadline = super::precise_sleep::deadline_after(arrived, reply.plan.header_delay);
+    (chosen, ctx)
+}
+
+/// Render the chosen attempt's reply and wait its header delay; what is left is sending it
+/// (over HTTP or a WebSocket).
+pub(super) async fn render_and_wait(
+    run: &Run,
+    entry: &EntryHandle,
+    chosen: &Chosen<'_>,
+    request: &Accepted,
+    ctx: &ReplyContext,
+    arrived: Instant,
+) -> crate::wire::reply::Reply {
+    let reply = render_reply(run, chosen, request, ctx);
+    wait_from(arrived, reply.plan.header_delay).await;
+    entry.update(|e| e.status = Some(reply.status.as_u16()));
+    reply
+}
+
+/// Wait until `delay` after `arrived`. If the client gives up while we wait, the caller's
+/// future is dropped and the entry handle records `client_closed`.
+async fn wait_from(arrived: Instant, delay: std::time::Duration) {
+    if !delay.is_zero() {
+        let deadline = super::precise_sleep::deadline_after(arrived, delay);
         super::precise_sleep::PreciseSleep::until(deadline).await;
     }
-    entry.update(|e| e.status = Some(reply.status.as_u16()));
-    (chosen, ctx, reply)
+}
+
+/// Whether a proxying server forwards an attempt: when its script (or a run-wide condition)
+/// gives no status, stream or body of its own — a fault and a delay alone apply to the
+/// upstream's reply.
+fn forwards(script: &Attempt) -> bool {
+    script.status.is_none() && script.stream.is_none() && script.body.is_none()
+}
+
+/// A request forwarded to the upstream.
+struct Forward<'a> {
+    upstream: &'a Upstream,
+    method: &'a Method,
+    rest: &'a str,
+    query: Option<&'a str>,
+}
+
+impl Forward<'_> {
+    /// The upstream's reply, through the attempt's delay and fault; a 502 in the API's shape
+    /// naming the upstream when it cannot be reached.
+    #[allow(clippy::too_many_arguments)]
+    async fn reply(
+        &self,
+        run: &Run,
+        switch: Arc<KillSwitch>,
+        entry: EntryHandle,
+        request: &Accepted,
+        headers: &http::HeaderMap,
+        chosen: &Chosen<'_>,
+        arrived: Instant,
+    ) -> Response<ResponseBody> {
+        let script = &chosen.script;
+        wait_from(arrived, crate::wire::plan::scaled_ms(script.delay_ms.unwrap_or(0), run.time_scale)).await;
+        let sent = Instant::now();
+        let answered =
+            self.upstream.send(request.api, self.method, (self.rest, self.query), headers, request.raw.clone()).await;
+        let url = self.upstream.url();
+        let upstream = match answered {
+            Ok(upstream) => upstream,
+            Err(reason) => {
+                entry.update(|e| {
+                    e.upstream = Some(UpstreamCall {
+                        url: url.clone(),
+                        status: None,
+                        headers_after_ms: None,
+                        error: Some(reason.clone()),
+                    });
+                });
+                let message = format!("squall could not reach its upstream {url}: {reason}");
+                let refusal =
+                    model_api_error(Some(request.api), StatusCode::BAD_GATEWAY, &message, "upstream_unreachable");
+                return reply_directly(entry, refusal);
+            }
+        };
+        let (parts, body) = upstream.into_parts();
+        let after_ms = sent.elapsed().as_secs_f64() * 1000.0;
+        entry.update(|e| {
+            e.status = Some(parts.status.as_u16());
+            e.upstream = Some(UpstreamCall {
+                url,
+                status: Some(parts.status.as_u16()),
+                headers_after_ms: Some(after_ms),
+                error: None,
+            });
+        });
+        let streamed =
+            parts.headers.get(CONTENT_TYPE).is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        let steps = UpstreamSteps::new(body, request.api, streamed, script.fault.clone(), run.time_scale);
+        let index = entry.index();
+        let mut response = Response::new(ScriptedBody::streaming(Box::new(steps), switch, entry).boxed());
+        *response.status_mut() = parts.status;
+        let out = response.headers_mut();
+        for (name, value) in &parts.headers {
+            // The body's framing is hyper's own: the fault may cut it.
+            if !matches!(name.as_str(), "connection" | "keep-alive" | "transfer-encoding" | "content-length") {
+                out.append(name.clone(), value.clone());
+            }
+        }
+        if script.fault.as_ref().is_some_and(|f| f.kind == FaultKind::Garbage) {
+            out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        run.journal.record_response_headers(index, RecordedHeaders::from_http(response.headers()));
+        response
+    }
 }
 
 /// A model request squall will answer from the script.

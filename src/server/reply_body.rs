@@ -63,10 +63,18 @@ impl Drop for EntryHandle {
     }
 }
 
+/// Where a body's steps come from once its plan's are played: an upstream's stream, read as
+/// it arrives (`super::proxied_body`). `Ready(None)`: no more.
+pub(super) trait MoreSteps: Send + Sync + std::fmt::Debug {
+    fn poll_more(&mut self, cx: &mut Context<'_>) -> Poll<Option<VecDeque<Step>>>;
+}
+
 /// Plays a reply plan as an HTTP body.
 #[derive(Debug)]
 pub(super) struct ScriptedBody {
     steps: VecDeque<Step>,
+    /// Steps that come after the plan's, as they become known.
+    more: Option<Box<dyn MoreSteps>>,
     exact_len: Option<u64>,
     timer: Option<Pin<Box<PreciseSleep>>>,
     in_stall: bool,
@@ -83,6 +91,7 @@ impl ScriptedBody {
     pub(super) fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
         ScriptedBody {
             steps: plan.steps,
+            more: None,
             exact_len: plan.exact_len,
             timer: None,
             in_stall: false,
@@ -92,6 +101,19 @@ impl ScriptedBody {
             switch,
             entry,
         }
+    }
+
+    /// A body whose steps come from `more` as they become known.
+    pub(super) fn streaming(more: Box<dyn MoreSteps>, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
+        let plan = ReplyPlan {
+            steps: VecDeque::new(),
+            close_connection: false,
+            exact_len: None,
+            header_delay: std::time::Duration::ZERO,
+        };
+        let mut body = ScriptedBody::new(plan, switch, entry);
+        body.more = Some(more);
+        body
     }
 
     fn start_timer(&mut self, duration: std::time::Duration) {
@@ -116,6 +138,18 @@ impl http_body::Body for ScriptedBody {
             if this.armed.is_some() || this.stalled_forever {
                 // A kill fires at hyper's next flush; a stall lasts until the client leaves.
                 return Poll::Pending;
+            }
+            if this.steps.is_empty() {
+                if let Some(more) = this.more.as_mut() {
+                    match more.poll_more(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Some(steps)) => {
+                            this.steps = steps;
+                            continue;
+                        }
+                        Poll::Ready(None) => this.more = None,
+                    }
+                }
             }
             let Some(step) = this.steps.pop_front() else {
                 // The ending was recorded with the last data frame (or by an `End` step).
@@ -162,7 +196,7 @@ impl http_body::Body for ScriptedBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.steps.is_empty() && self.entry.done
+        self.steps.is_empty() && self.more.is_none() && self.entry.done
     }
 
     fn size_hint(&self) -> SizeHint {

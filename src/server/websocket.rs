@@ -38,7 +38,7 @@ use tokio_tungstenite::WebSocketStream;
 
 use super::conn_io::{Kill, KillSwitch};
 use super::http_util::{openai_error, ResponseBody};
-use super::model_api::{answer, start_reply, Accepted};
+use super::model_api::{answer, choose, render_and_wait, Accepted};
 use super::precise_sleep::{deadline_after, PreciseSleep};
 use super::reply_body::EntryHandle;
 use super::runs::Run;
@@ -179,7 +179,8 @@ impl OpenSocket {
             e.socket = Some(self.number);
         });
         let request = Accepted::responses_over_websocket(body).expect("response_create checked the object");
-        let (chosen, _ctx, reply) = start_reply(&self.run, &entry, self.client, &request, &self.headers, arrived).await;
+        let (chosen, ctx) = choose(&self.run, &entry, self.client, &request, &self.headers, arrived);
+        let reply = render_and_wait(&self.run, &entry, &chosen, &request, &ctx, arrived).await;
         let close_code = chosen.script.fault.as_ref().and_then(|f| f.close_code).unwrap_or(1000);
         if !reply.status.is_success() {
             let mut headers = http::HeaderMap::new();

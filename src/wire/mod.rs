@@ -17,6 +17,7 @@ pub(crate) mod gemini;
 pub(crate) mod gemini_errors;
 pub(crate) mod messages;
 pub(crate) mod plan;
+pub(crate) mod real_stream;
 pub mod reply;
 pub(crate) mod responses;
 pub(crate) mod template;

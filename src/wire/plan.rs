@@ -242,7 +242,7 @@ fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration,
 }
 
 /// Add a fault's steps; returns whether the fault ends the reply.
-fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale: f64) -> bool {
+pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale: f64) -> bool {
     match fault.kind {
         FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
         FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset)),

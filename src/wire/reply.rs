@@ -52,6 +52,7 @@ impl Api {
     /// The API a request to `path` speaks (any prefix: `/v1/responses`, `/runs/x/v1/messages`,
     /// `/v1beta/models/{model}:generateContent`), whether it asks for a stream when the path
     /// says so (Gemini), and the model the path names; `None` for no model API.
+    #[cfg(feature = "wiremock")]
     pub(crate) fn ending_path(path: &str) -> Option<(Api, Option<gemini::GeminiCall<'_>>)> {
         if let Some(call) = path.rfind("/models/").and_then(|at| gemini::GeminiCall::at_path(&path[at..])) {
             return Some((Api::Gemini, Some(call)));

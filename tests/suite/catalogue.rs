@@ -45,10 +45,10 @@ fn catalogue_covers_every_req_0006_requirement() {
 fn a_bad_file_is_named_with_line_and_field() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("bad.toml");
-    std::fs::write(&file, "name = \"bad\"\n\n[[attempts]]\nfault = { kind = \"reset\", after_events = 900 }\n")
-        .expect("write");
+    let toml = "name = \"bad\"\n\n[[attempts]]\nstream = { text = \"a b\" }\nfault = { kind = \"reset\", after_events = 900 }\n";
+    std::fs::write(&file, toml).expect("write");
     let error = Catalogue::load_dir(dir.path()).expect_err("must fail").to_string();
-    assert!(error.contains("bad.toml:4:"), "{error}");
+    assert!(error.contains("bad.toml:5:"), "{error}");
     assert!(error.contains("attempts[0].fault.after_events") && error.contains("900"), "{error}");
 }
 

@@ -8,14 +8,27 @@ fn squall() -> Command {
 }
 
 #[test]
-fn help_never_shows_the_admin_token_from_the_environment() {
+fn help_never_shows_the_admin_token_or_the_upstream_key_from_the_environment() {
     let help = Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["serve", "--help"])
         .env("SQUALL_ADMIN_TOKEN", "s3cret-token")
+        .env("SQUALL_UPSTREAM_KEY", "sk-upstream-s3cret")
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(text.contains("SQUALL_ADMIN_TOKEN") && !text.contains("s3cret-token"), "{text}");
+    assert!(text.contains("SQUALL_UPSTREAM_KEY") && !text.contains("sk-upstream-s3cret"), "{text}");
+}
+
+#[test]
+fn an_upstream_squall_cannot_forward_to_is_refused_at_start_with_the_reason() {
+    let refused = squall()
+        .args(["serve", "--addr", "127.0.0.1:0", "--upstream", "https://api.openai.com/v1"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{text}");
+    assert!(text.contains("--upstream") && text.contains("https is not spoken"), "{text}");
 }
 
 /// The first line `squall serve --addr ADDR` prints, then it is stopped.

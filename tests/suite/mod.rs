@@ -15,6 +15,7 @@ mod integrations;
 mod journal;
 mod layout;
 mod mutation_matrix;
+mod proxy;
 mod reference_kit;
 mod reference_retry;
 mod reference_tasks;

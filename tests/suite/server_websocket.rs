@@ -109,7 +109,7 @@ async fn several_responses_share_one_socket_and_each_is_journaled_with_it() {
         assert_eq!((entry.end, entry.terminal_sent, entry.stream), (Some(EndKind::Completed), true, true));
         assert_eq!(entry.body["input"], "hello", "the event's fields are the body");
         assert!(entry.body.get("type").is_none());
-        assert_eq!(entry.headers["authorization"], "Bearer sk-test", "the upgrade's headers");
+        assert_eq!(entry.headers["authorization"], "Bearer [redacted]", "the upgrade's headers, the key redacted");
     }
 }
 

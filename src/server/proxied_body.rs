@@ -1,0 +1,221 @@
+//! An upstream's reply played through a scenario: its bytes go to the client as they arrive,
+//! and the attempt's fault fires at the same point of the real stream as of a scripted one —
+//! after N events, after N output deltas (text, reasoning, tool-call arguments, read per API by
+//! `wire::real_stream`), or after N bytes. Everything before the fault passes through byte for
+//! byte; what the fault does (FIN, RST, a clean end, silence, garbage) is the scripted
+//! stream's (`wire::plan::splice_fault`), played by the same [`ScriptedBody`].
+//!
+//! While an event or delta offset is pending, an event's bytes wait until the event is complete
+//! (the fault may have to fire before it); otherwise bytes leave the moment they arrive. A
+//! whole (not streamed) body with a pending fault is held until it is complete. An upstream that
+//! breaks mid-body breaks the client's reply the same way (a reset).
+
+use std::collections::VecDeque;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::Body as _;
+use hyper::body::Incoming;
+
+use super::reply_body::MoreSteps;
+use crate::scenario_model::{Fault, FaultPoint};
+use crate::wire::plan::{splice_fault, Kill, Step};
+use crate::wire::real_stream::{classify, first_event_len};
+use crate::wire::reply::Api;
+
+/// The steps of an upstream's reply, made as its body arrives.
+#[derive(Debug)]
+pub(super) struct UpstreamSteps {
+    body: Incoming,
+    api: Api,
+    /// `text/event-stream`: counted event by event; otherwise one whole body.
+    streamed: bool,
+    /// The attempt's fault, until it fires.
+    fault: Option<Fault>,
+    time_scale: f64,
+    /// Bytes of an event not yet complete (or, not streamed, of the whole body).
+    held: Vec<u8>,
+    events: u32,
+    outputs: u32,
+    bytes: u64,
+    done: bool,
+}
+
+impl UpstreamSteps {
+    pub(super) fn new(body: Incoming, api: Api, streamed: bool, fault: Option<Fault>, time_scale: f64) -> Self {
+        UpstreamSteps {
+            body,
+            api,
+            streamed,
+            fault,
+            time_scale,
+            held: Vec::new(),
+            events: 0,
+            outputs: 0,
+            bytes: 0,
+            done: false,
+        }
+    }
+
+    /// Whether the pending fault waits for an event boundary (it counts events or deltas).
+    fn waits_for_events(&self) -> bool {
+        self.fault.as_ref().is_some_and(|f| !matches!(f.point(), FaultPoint::Bytes(_)))
+    }
+
+    /// Fire the pending fault now, after `steps`; the body ends unless it was a timed stall.
+    fn fire(&mut self, steps: &mut VecDeque<Step>) {
+        if let Some(fault) = self.fault.take() {
+            self.done = splice_fault(steps, &fault, self.time_scale);
+        }
+    }
+
+    /// Send `bytes` now (they complete `events` events).
+    fn send(&mut self, steps: &mut VecDeque<Step>, bytes: Bytes, events: u32, terminal: bool) {
+        self.bytes += bytes.len() as u64;
+        if !bytes.is_empty() || events > 0 {
+            steps.push_back(Step::Data { bytes, events, terminal });
+        }
+    }
+
+    /// The steps for `data`, just arrived.
+    fn take(&mut self, data: Bytes) -> VecDeque<Step> {
+        let mut steps = VecDeque::new();
+        if let Some(FaultPoint::Bytes(n)) = self.fault.as_ref().map(Fault::point) {
+            let room = n.saturating_sub(self.bytes);
+            if (data.len() as u64) >= room {
+                let head = data.slice(..room as usize);
+                self.count_events(&head);
+                self.send(&mut steps, head, 0, false);
+                self.fire(&mut steps);
+                if self.done {
+                    return steps;
+                }
+                let rest = data.slice(room as usize..);
+                self.count_events(&rest);
+                self.send(&mut steps, rest, 0, false);
+                return steps;
+            }
+        }
+        if !self.streamed {
+            if self.waits_for_events() {
+                self.held.extend_from_slice(&data);
+            } else {
+                self.send(&mut steps, data, 0, false);
+            }
+            return steps;
+        }
+        if !self.waits_for_events() {
+            let (events, terminal) = self.count_events(&data);
+            self.send(&mut steps, data, events, terminal);
+            return steps;
+        }
+        self.held.extend_from_slice(&data);
+        while let Some(len) = first_event_len(&self.held) {
+            let kind = classify(self.api, &self.held[..len]);
+            if self.due_before(kind.output) {
+                self.fire(&mut steps);
+                if self.done {
+                    return steps;
+                }
+            }
+            let event: Vec<u8> = self.held.drain(..len).collect();
+            self.events += 1;
+            self.outputs += u32::from(kind.output);
+            self.send(&mut steps, Bytes::from(event), 1, kind.terminal);
+            if !self.waits_for_events() {
+                // The fault fired (a timed stall): the rest passes through as it comes.
+                let rest = Bytes::from(std::mem::take(&mut self.held));
+                let (events, terminal) = self.count_events(&rest);
+                self.send(&mut steps, rest, events, terminal);
+                break;
+            }
+        }
+        steps
+    }
+
+    /// Whether the pending event or delta offset is due before an event (`output`: it carries output).
+    fn due_before(&self, output: bool) -> bool {
+        match self.fault.as_ref().map(Fault::point) {
+            Some(FaultPoint::Events(n)) => n <= self.events,
+            Some(FaultPoint::Deltas(n)) => n <= self.outputs && (n > 0 || output),
+            _ => false,
+        }
+    }
+
+    /// Count the events `bytes` complete (bytes passed through at once), for the journal.
+    fn count_events(&mut self, bytes: &[u8]) -> (u32, bool) {
+        if !self.streamed {
+            return (0, false);
+        }
+        self.held.extend_from_slice(bytes);
+        let (mut events, mut terminal) = (0, false);
+        while let Some(len) = first_event_len(&self.held) {
+            let kind = classify(self.api, &self.held[..len]);
+            self.held.drain(..len);
+            self.events += 1;
+            self.outputs += u32::from(kind.output);
+            events += 1;
+            terminal |= kind.terminal;
+        }
+        (events, terminal)
+    }
+
+    /// The steps once the upstream's body has ended: what was held, then a fault still pending
+    /// (an offset past the end fires after the last byte, as in a scripted stream).
+    fn ended(&mut self) -> VecDeque<Step> {
+        let mut steps = VecDeque::new();
+        let held = Bytes::from(std::mem::take(&mut self.held));
+        if !self.streamed && self.waits_for_events() {
+            // A whole body: an offset of 0 events or deltas fires before it, any other after.
+            if matches!(self.fault.as_ref().map(Fault::point), Some(FaultPoint::Events(0) | FaultPoint::Deltas(0))) {
+                self.fire(&mut steps);
+                if self.done {
+                    return steps;
+                }
+            }
+            self.send(&mut steps, held, 0, false);
+        } else if self.streamed && self.waits_for_events() {
+            // An incomplete last event goes out as it came.
+            self.send(&mut steps, held, 0, false);
+        }
+        self.fire(&mut steps);
+        self.done = true;
+        steps
+    }
+}
+
+impl MoreSteps for UpstreamSteps {
+    fn poll_more(&mut self, cx: &mut Context<'_>) -> Poll<Option<VecDeque<Step>>> {
+        loop {
+            if self.done {
+                return Poll::Ready(None);
+            }
+            let frame = match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(frame) => frame,
+            };
+            let steps = match frame {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => self.take(data),
+                    // Trailers: nothing to pass on.
+                    Err(_) => continue,
+                },
+                Some(Err(_)) => {
+                    // The upstream broke mid-body: so does the client's reply.
+                    let mut steps = VecDeque::new();
+                    let held = Bytes::from(std::mem::take(&mut self.held));
+                    if self.waits_for_events() {
+                        self.send(&mut steps, held, 0, false);
+                    }
+                    steps.push_back(Step::Kill(Kill::Reset));
+                    self.done = true;
+                    steps
+                }
+                None => self.ended(),
+            };
+            if !steps.is_empty() {
+                return Poll::Ready(Some(steps));
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Reading a real provider's stream as squall counts its own: where each event ends, which
+//! events carry output (the `after_deltas` of a scripted stream: a piece of text, reasoning or
+//! tool-call arguments), and which one ends the stream successfully. The proxy
+//! (`server::proxied_body`) fires a scenario's faults at these points of an upstream's stream.
+
+use serde_json::Value;
+
+use super::reply::Api;
+
+/// What one complete SSE event of `api`'s stream is, read from its `data:` lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct EventKind {
+    /// A piece of output: counted by `after_deltas`.
+    pub(crate) output: bool,
+    /// The terminal success event (`response.completed`, `[DONE]`, `message_stop`, Gemini's
+    /// chunk with a `finishReason`).
+    pub(crate) terminal: bool,
+}
+
+/// Classify one complete event (its raw bytes, `event:` and `data:` lines and the blank line).
+pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
+    let text = String::from_utf8_lossy(event);
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d).trim_end_matches('\r'))
+        .collect();
+    let data = data.join("\n");
+    if data == "[DONE]" {
+        return EventKind { output: false, terminal: true };
+    }
+    let Ok(json) = serde_json::from_str::<Value>(&data) else { return EventKind::default() };
+    match api {
+        Api::Responses => responses(&json),
+        Api::Chat => chat(&json),
+        Api::Messages => messages(&json),
+        Api::Gemini => gemini(&json),
+    }
+}
+
+fn responses(event: &Value) -> EventKind {
+    let kind = event["type"].as_str().unwrap_or("");
+    let output = matches!(
+        kind,
+        "response.output_text.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta"
+            | "response.function_call_arguments.delta"
+            | "response.refusal.delta"
+    );
+    EventKind { output, terminal: kind == "response.completed" }
+}
+
+fn chat(chunk: &Value) -> EventKind {
+    let delta = &chunk["choices"][0]["delta"];
+    let text = delta["content"].as_str().is_some_and(|t| !t.is_empty());
+    let arguments = delta["tool_calls"]
+        .as_array()
+        .is_some_and(|calls| calls.iter().any(|c| c["function"]["arguments"].as_str().is_some_and(|a| !a.is_empty())));
+    EventKind { output: text || arguments, terminal: false }
+}
+
+fn messages(event: &Value) -> EventKind {
+    let kind = event["type"].as_str().unwrap_or("");
+    let delta = event["delta"]["type"].as_str().unwrap_or("");
+    let output = kind == "content_block_delta" && matches!(delta, "text_delta" | "thinking_delta" | "input_json_delta");
+    EventKind { output, terminal: kind == "message_stop" }
+}
+
+fn gemini(chunk: &Value) -> EventKind {
+    let candidate = &chunk["candidates"][0];
+    let parts = candidate["content"]["parts"].as_array();
+    let output = parts.is_some_and(|parts| {
+        parts.iter().any(|p| p["text"].as_str().is_some_and(|t| !t.is_empty()) || p.get("functionCall").is_some())
+    });
+    EventKind { output, terminal: candidate.get("finishReason").is_some() }
+}
+
+/// The length of the first complete event in `bytes` (through its blank line), if there is one.
+pub(crate) fn first_event_len(bytes: &[u8]) -> Option<usize> {
+    let mut line_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            let line = &bytes[line_start..i];
+            if line.is_empty() || line == b"\r" {
+                return Some(i + 1);
+            }
+            line_start = i + 1;
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{reply::build_reply, ReplyContext};
+
+    fn ctx() -> ReplyContext {
+        ReplyContext {
+            id_seed: "t".to_owned(),
+            model: "m".to_owned(),
+            created_at: 0,
+            input_tokens: 3,
+            include_usage: true,
+        }
+    }
+
+    /// squall's own streams, read as a real stream, have their outputs and terminal event where
+    /// squall put them: the proxy counts an upstream's deltas as squall counts its own.
+    #[test]
+    fn squalls_own_streams_read_the_same_in_every_api() {
+        let toml = "name = \"t\"\n[[attempts]]\nstream = { reasoning = \"think hard\", text = \"one two three\", function_call = { name = \"f\", arguments = '{\"a\": 1}' } }\n";
+        let scenario = crate::scenario::load::from_toml_str("t", toml).expect("valid");
+        for api in [Api::Responses, Api::Chat, Api::Messages, Api::Gemini] {
+            let reply = build_reply(&scenario.attempts[0], api, true, &ctx(), 1.0);
+            let mut body: Vec<u8> = reply
+                .plan
+                .steps
+                .iter()
+                .flat_map(|s| match s {
+                    crate::wire::plan::Step::Data { bytes, .. } => bytes.to_vec(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            let (mut outputs, mut terminals) = (0, 0);
+            while let Some(len) = first_event_len(&body) {
+                let kind = classify(api, &body[..len]);
+                outputs += u32::from(kind.output);
+                terminals += u32::from(kind.terminal);
+                body.drain(..len);
+            }
+            let expected =
+                crate::scenario::validate::output_deltas(scenario.attempts[0].stream.as_ref().expect("a stream"));
+            // Chat has no reasoning channel ("think hard": 2 pieces); Gemini sends the function
+            // call whole (1 piece, not 3).
+            let expected = if matches!(api, Api::Chat | Api::Gemini) { expected - 2 } else { expected };
+            assert_eq!((outputs as usize, terminals), (expected, 1), "{api:?}");
+        }
+    }
+
+    #[test]
+    fn an_event_ends_at_its_blank_line_in_either_line_ending() {
+        assert_eq!(first_event_len(b"data: a\n\ndata: b"), Some(9));
+        assert_eq!(first_event_len(b"data: a\r\n\r\nx"), Some(11));
+        assert_eq!(first_event_len(b"data: a\n"), None);
+    }
+}
