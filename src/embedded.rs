@@ -118,6 +118,14 @@ impl ScriptedRun {
         self.anthropic_base_url()
     }
 
+    /// On a server with an upstream (docs/proxy.md): the scenario that replays what the upstream
+    /// answered this run's forwarded requests, one attempt per reply in arrival order; `None`
+    /// when nothing was forwarded.
+    pub fn recording(&self) -> Option<Scenario> {
+        let description = format!("Recorded through run {}: one attempt per upstream reply, in order.", self.run.id);
+        self.run.replies.scenario(&format!("recorded-{}", self.run.id), description)
+    }
+
     /// The Responses API's WebSocket (OpenAI's WebSocket mode): `ws://…/v1/responses`, to open
     /// with an upgrade and send `response.create` events to. An SDK's `websocket_base_url` is
     /// the same without `/responses` ([`ScriptedRun::base_url`] with `ws://`).

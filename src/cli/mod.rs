@@ -4,6 +4,7 @@
 //! or harness error.
 
 pub mod cases;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod soak;
@@ -95,6 +96,9 @@ pub enum Command {
         #[command(subcommand)]
         command: report::ReportCommand,
     },
+    /// Record a real provider's replies into a scenario that replays them: squall forwards
+    /// every model request to the upstream and writes NAME.toml when done (docs/proxy.md).
+    Record(record::RecordArgs),
     /// Run an implementation many times under a chaos scenario and judge the distribution:
     /// no false success, provider errors only, the predicted success rate; soak.json and soak.md.
     Soak(soak::SoakArgs),
@@ -173,6 +177,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Run(args) => run::run(args).await,
         Command::Soak(args) => soak::soak(args).await,
+        Command::Record(args) => record::record(args).await,
         Command::Cases(args) => cases::cases(args),
         Command::Report { command } => report::report(command),
         #[cfg(feature = "reference")]

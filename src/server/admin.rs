@@ -49,6 +49,7 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
         (&Method::GET, ["runs", id, "journal"]) => {
             with_run(state, id, |run| journal_response(run, run.journal.kept(), json!({})))
         }
+        (&Method::GET, ["runs", id, "recording"]) => with_run(state, id, |run| recording(state, run)),
         (&Method::DELETE, ["runs", id]) => match state.runs.remove(id) {
             Some(run) => delete_run(&run).await,
             None => unknown_run(id),
@@ -60,6 +61,21 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
             None,
         ),
         _ => openai_error(StatusCode::NOT_FOUND, &format!("No admin endpoint /__squall/{rest}"), "not_found", None),
+    }
+}
+
+/// The scenario that replays what the run's upstream answered (docs/proxy.md).
+fn recording(state: &State, run: &Run) -> Response<ResponseBody> {
+    let upstream = state.upstream.as_ref().map_or_else(String::new, super::Upstream::url);
+    let description = format!("Recorded from {upstream} through run {}: one attempt per reply, in order.", run.id);
+    match run.replies.scenario(&format!("recorded-{}", run.id), description) {
+        Some(scenario) => json(StatusCode::OK, &serde_json::to_value(&scenario).unwrap_or_default()),
+        None => openai_error(
+            StatusCode::NOT_FOUND,
+            &format!("Run {} has forwarded no request to an upstream: there is nothing to record (start squall serve with --upstream)", run.id),
+            "nothing_recorded",
+            None,
+        ),
     }
 }
 

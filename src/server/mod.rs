@@ -27,6 +27,7 @@ pub mod judge_api;
 mod model_api;
 mod precise_sleep;
 mod proxied_body;
+mod recording;
 // Public with `internals` too, for the benches' timing of the quota's decision.
 #[cfg(feature = "internals")]
 pub mod quota;

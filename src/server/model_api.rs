@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::base_path::BasePath;
 use super::conn_io::KillSwitch;
 use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
-use super::proxied_body::UpstreamSteps;
+use super::proxied_body::{Recording, UpstreamSteps};
 use super::reply_body::{EntryHandle, ScriptedBody};
 use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
@@ -30,6 +30,7 @@ use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
 use crate::scenario::FaultKind;
 use crate::scenario_model::Attempt;
+use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
 use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::{build_reply, Api};
@@ -212,8 +213,21 @@ impl Forward<'_> {
         });
         let streamed =
             parts.headers.get(CONTENT_TYPE).is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
-        let steps = UpstreamSteps::new(body, request.api, streamed, script.fault.clone(), run.time_scale);
         let index = entry.index();
+        let kept = |(name, value): (&http::HeaderName, &HeaderValue)| {
+            let value = value.to_str().ok()?;
+            KEPT_HEADERS.contains(&name.as_str()).then(|| (name.as_str().to_owned(), value.to_owned()))
+        };
+        let reply = UpstreamReply {
+            api: request.api,
+            status: parts.status.as_u16(),
+            headers: parts.headers.iter().filter_map(kept).collect(),
+            streamed,
+            body: Vec::new(),
+            broken: false,
+        };
+        let recording = Recording { store: run.replies.clone(), index, reply };
+        let steps = UpstreamSteps::new(body, (request.api, streamed), script.fault.clone(), run.time_scale, recording);
         let mut response = Response::new(ScriptedBody::streaming(Box::new(steps), switch, entry).boxed());
         *response.status_mut() = parts.status;
         let out = response.headers_mut();

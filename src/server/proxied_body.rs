@@ -17,10 +17,12 @@ use bytes::Bytes;
 use http_body::Body as _;
 use hyper::body::Incoming;
 
+use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::reply_body::MoreSteps;
 use crate::scenario_model::{Fault, FaultPoint};
 use crate::wire::plan::{splice_fault, Kill, Step};
 use crate::wire::real_stream::{classify, first_event_len};
+use crate::wire::recorded_reply::UpstreamReply;
 use crate::wire::reply::Api;
 
 /// The steps of an upstream's reply, made as its body arrives.
@@ -39,10 +41,34 @@ pub(super) struct UpstreamSteps {
     outputs: u32,
     bytes: u64,
     done: bool,
+    /// The reply as the upstream sent it, kept in the run's recording when it ends.
+    recording: Option<Recording>,
+}
+
+/// A reply being recorded: where it goes, and what came so far.
+#[derive(Debug)]
+pub(super) struct Recording {
+    pub(super) store: std::sync::Arc<RecordedReplies>,
+    pub(super) index: usize,
+    pub(super) reply: UpstreamReply,
+}
+
+impl Drop for UpstreamSteps {
+    fn drop(&mut self) {
+        if let Some(Recording { store, index, reply }) = self.recording.take() {
+            store.keep(index, reply);
+        }
+    }
 }
 
 impl UpstreamSteps {
-    pub(super) fn new(body: Incoming, api: Api, streamed: bool, fault: Option<Fault>, time_scale: f64) -> Self {
+    pub(super) fn new(
+        body: Incoming,
+        (api, streamed): (Api, bool),
+        fault: Option<Fault>,
+        time_scale: f64,
+        recording: Recording,
+    ) -> Self {
         UpstreamSteps {
             body,
             api,
@@ -54,6 +80,7 @@ impl UpstreamSteps {
             outputs: 0,
             bytes: 0,
             done: false,
+            recording: Some(recording),
         }
     }
 
@@ -196,11 +223,20 @@ impl MoreSteps for UpstreamSteps {
             };
             let steps = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => self.take(data),
+                    Ok(data) => {
+                        if let Some(recording) = self.recording.as_mut() {
+                            let room = MAX_RECORDED_BYTES.saturating_sub(recording.reply.body.len());
+                            recording.reply.body.extend_from_slice(&data[..data.len().min(room)]);
+                        }
+                        self.take(data)
+                    }
                     // Trailers: nothing to pass on.
                     Err(_) => continue,
                 },
                 Some(Err(_)) => {
+                    if let Some(recording) = self.recording.as_mut() {
+                        recording.reply.broken = true;
+                    }
                     // The upstream broke mid-body: so does the client's reply.
                     let mut steps = VecDeque::new();
                     let held = Bytes::from(std::mem::take(&mut self.held));

@@ -26,6 +26,8 @@ pub(crate) struct Run {
     attempts: Mutex<HashMap<(Option<u32>, String), u32>>,
     /// WebSockets opened so far (`GET /responses` upgraded).
     sockets: std::sync::atomic::AtomicU32,
+    /// The upstream's replies to forwarded requests, for the run's recording.
+    pub(crate) replies: Arc<super::recording::RecordedReplies>,
     /// Replies rendered once per script slot, API and form (`None`: render per request).
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
     /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).
@@ -74,6 +76,7 @@ impl Run {
             journal,
             attempts,
             sockets: std::sync::atomic::AtomicU32::new(0),
+            replies: Arc::default(),
             templates,
             headers,
             outage_headers,

@@ -18,6 +18,7 @@ pub(crate) mod gemini_errors;
 pub(crate) mod messages;
 pub(crate) mod plan;
 pub(crate) mod real_stream;
+pub(crate) mod recorded_reply;
 pub mod reply;
 pub(crate) mod responses;
 pub(crate) mod template;

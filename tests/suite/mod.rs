@@ -16,6 +16,7 @@ mod journal;
 mod layout;
 mod mutation_matrix;
 mod proxy;
+mod recording;
 mod reference_kit;
 mod reference_retry;
 mod reference_tasks;

@@ -1,0 +1,283 @@
+//! A real provider's reply read back into a scenario attempt (`squall record`, a run's
+//! `/recording`): what it said — text, reasoning, a function call, an in-stream failure — or the
+//! error status it answered with and the headers that tell a client when to retry. Ids,
+//! timestamps and usage are not kept: squall makes its own when it replays the attempt, so a
+//! recording replays the same content whoever recorded it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::real_stream::{classify, first_event_len};
+use super::reply::Api;
+use crate::scenario_model::{
+    Attempt, ErrorSpec, FailureEvent, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec,
+};
+
+/// The reply headers a recording keeps: those that tell a client whether and when to retry.
+pub(crate) const KEPT_HEADERS: [&str; 3] = ["retry-after", "retry-after-ms", "x-should-retry"];
+
+/// What an upstream answered one request with.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct UpstreamReply {
+    pub(crate) api: Api,
+    pub(crate) status: u16,
+    /// Of the reply's headers, those in [`KEPT_HEADERS`].
+    pub(crate) headers: Vec<(String, String)>,
+    /// `text/event-stream`.
+    pub(crate) streamed: bool,
+    pub(crate) body: Vec<u8>,
+    /// The upstream's body broke off (a reset, an EOF) before its end.
+    pub(crate) broken: bool,
+}
+
+impl UpstreamReply {
+    /// The attempt that replays this reply.
+    pub(crate) fn attempt(&self) -> Attempt {
+        let headers: BTreeMap<String, String> = self.headers.iter().cloned().collect();
+        if !(200..300).contains(&self.status) {
+            return Attempt { status: Some(self.status), headers, error: Some(self.error()), ..Attempt::default() };
+        }
+        let mut content = Content::default();
+        let (mut terminal, mut outputs) = (false, 0);
+        if self.streamed {
+            let mut rest = &self.body[..];
+            while let Some(len) = first_event_len(rest) {
+                let kind = classify(self.api, &rest[..len]);
+                (terminal, outputs) = (terminal || kind.terminal, outputs + u32::from(kind.output));
+                if let Some(event) = event_data(&rest[..len]) {
+                    content.read_event(self.api, &event);
+                }
+                rest = &rest[len..];
+            }
+        } else if let Ok(whole) = serde_json::from_slice::<Value>(&self.body) {
+            content.read_whole(self.api, &whole);
+        }
+        // A stream that broke off, or ended without its terminal event (and without a failure
+        // event of its own), replays as the fault it was, after the output it had given.
+        let kind = match (self.streamed, self.broken, terminal || content.fail.is_some()) {
+            (_, true, _) => Some(FaultKind::Reset),
+            (true, false, false) => Some(FaultKind::Truncate),
+            _ => None,
+        };
+        let fault = kind.map(|kind| Fault::at(kind, FaultPoint::Deltas(outputs)));
+        Attempt { stream: Some(content.into_spec()), headers, fault, ..Attempt::default() }
+    }
+
+    /// The error object of a status reply, in any API's shape.
+    fn error(&self) -> ErrorSpec {
+        let body: Value = serde_json::from_slice(&self.body).unwrap_or(Value::Null);
+        let error = &body["error"];
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        ErrorSpec {
+            // OpenAI's and Anthropic's `type`, or Google's `status`.
+            kind: text(&error["type"]).or_else(|| text(&error["status"])),
+            code: text(&error["code"]),
+            message: text(&error["message"]),
+            param: text(&error["param"]),
+        }
+    }
+}
+
+/// One SSE event's data as JSON (`[DONE]` and non-JSON data: none).
+fn event_data(event: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(event);
+    let data: Vec<&str> =
+        text.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.strip_prefix(' ').unwrap_or(d)).collect();
+    serde_json::from_str(data.join("\n").trim_end_matches('\r')).ok()
+}
+
+/// What a reply said, gathered event by event.
+#[derive(Debug, Default)]
+struct Content {
+    text: String,
+    text_deltas: u32,
+    reasoning: String,
+    call: Option<FunctionCallSpec>,
+    fail: Option<StreamFailure>,
+}
+
+impl Content {
+    fn call(&mut self) -> &mut FunctionCallSpec {
+        self.call.get_or_insert_with(|| FunctionCallSpec {
+            name: String::new(),
+            arguments: String::new(),
+            call_id: None,
+        })
+    }
+
+    fn add_text(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.text.push_str(piece);
+            self.text_deltas += 1;
+        }
+    }
+
+    fn failed(&mut self, code: Option<&str>, message: Option<&str>, event: FailureEvent) {
+        let code = code.unwrap_or("server_error").to_owned();
+        self.fail = Some(StreamFailure { code, message: message.map(str::to_owned), event });
+    }
+
+    fn read_event(&mut self, api: Api, event: &Value) {
+        let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+        match api {
+            Api::Responses => match event["type"].as_str().unwrap_or("") {
+                "response.output_text.delta" => self.add_text(&s(&event["delta"])),
+                "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                    self.reasoning.push_str(&s(&event["delta"]));
+                }
+                "response.output_item.added" if event["item"]["type"] == "function_call" => {
+                    self.call().name = s(&event["item"]["name"]);
+                }
+                "response.function_call_arguments.delta" => self.call().arguments.push_str(&s(&event["delta"])),
+                "response.function_call_arguments.done" => self.call().arguments = s(&event["arguments"]),
+                "response.failed" => {
+                    let error = &event["response"]["error"];
+                    self.failed(error["code"].as_str(), error["message"].as_str(), FailureEvent::ResponseFailed);
+                }
+                "error" => self.failed(event["code"].as_str(), event["message"].as_str(), FailureEvent::Error),
+                _ => {}
+            },
+            Api::Chat => {
+                if let Some(error) = event.get("error") {
+                    return self.failed(
+                        error["code"].as_str(),
+                        error["message"].as_str(),
+                        FailureEvent::ResponseFailed,
+                    );
+                }
+                let delta = &event["choices"][0]["delta"];
+                self.add_text(&s(&delta["content"]));
+                for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                    let function = &call["function"];
+                    if let Some(name) = function["name"].as_str() {
+                        self.call().name = name.to_owned();
+                    }
+                    self.call().arguments.push_str(&s(&function["arguments"]));
+                }
+            }
+            Api::Messages => match event["type"].as_str().unwrap_or("") {
+                "content_block_start" if event["content_block"]["type"] == "tool_use" => {
+                    self.call().name = s(&event["content_block"]["name"]);
+                }
+                "content_block_delta" => {
+                    let delta = &event["delta"];
+                    match delta["type"].as_str().unwrap_or("") {
+                        "text_delta" => self.add_text(&s(&delta["text"])),
+                        "thinking_delta" => self.reasoning.push_str(&s(&delta["thinking"])),
+                        "input_json_delta" => self.call().arguments.push_str(&s(&delta["partial_json"])),
+                        _ => {}
+                    }
+                }
+                "error" => {
+                    let error = &event["error"];
+                    self.failed(error["type"].as_str(), error["message"].as_str(), FailureEvent::ResponseFailed);
+                }
+                _ => {}
+            },
+            Api::Gemini => {
+                if let Some(error) = event.get("error") {
+                    let code = google_code(error["status"].as_str().unwrap_or(""));
+                    return self.failed(Some(code), error["message"].as_str(), FailureEvent::ResponseFailed);
+                }
+                self.read_gemini_parts(&event["candidates"][0]["content"]["parts"]);
+            }
+        }
+    }
+
+    fn read_gemini_parts(&mut self, parts: &Value) {
+        for part in parts.as_array().into_iter().flatten() {
+            if let Some(call) = part.get("functionCall") {
+                let spec = self.call();
+                spec.name = call["name"].as_str().unwrap_or("").to_owned();
+                spec.arguments = call["args"].to_string();
+            } else if let Some(text) = part["text"].as_str() {
+                if part["thought"] == true {
+                    self.reasoning.push_str(text);
+                } else {
+                    self.add_text(text);
+                }
+            }
+        }
+    }
+
+    fn read_whole(&mut self, api: Api, body: &Value) {
+        let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+        match api {
+            Api::Responses => {
+                for item in body["output"].as_array().into_iter().flatten() {
+                    match item["type"].as_str().unwrap_or("") {
+                        "message" => {
+                            item["content"].as_array().into_iter().flatten().for_each(|c| self.add_text(&s(&c["text"])))
+                        }
+                        "reasoning" => {
+                            item["summary"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .for_each(|c| self.reasoning.push_str(&s(&c["text"])));
+                        }
+                        "function_call" => {
+                            *self.call() = FunctionCallSpec {
+                                name: s(&item["name"]),
+                                arguments: s(&item["arguments"]),
+                                call_id: None,
+                            };
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Api::Chat => {
+                let message = &body["choices"][0]["message"];
+                self.add_text(&s(&message["content"]));
+                if let Some(call) = message["tool_calls"].get(0) {
+                    *self.call() = FunctionCallSpec {
+                        name: s(&call["function"]["name"]),
+                        arguments: s(&call["function"]["arguments"]),
+                        call_id: None,
+                    };
+                }
+            }
+            Api::Messages => {
+                for block in body["content"].as_array().into_iter().flatten() {
+                    match block["type"].as_str().unwrap_or("") {
+                        "text" => self.add_text(&s(&block["text"])),
+                        "thinking" => self.reasoning.push_str(&s(&block["thinking"])),
+                        "tool_use" => {
+                            *self.call() = FunctionCallSpec {
+                                name: s(&block["name"]),
+                                arguments: block["input"].to_string(),
+                                call_id: None,
+                            };
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Api::Gemini => self.read_gemini_parts(&body["candidates"][0]["content"]["parts"]),
+        }
+    }
+
+    fn into_spec(self) -> StreamSpec {
+        let words = self.text.split_whitespace().count() as u32;
+        let chunks = (self.text_deltas > 0 && self.text_deltas != words).then_some(self.text_deltas);
+        StreamSpec {
+            text: (!self.text.is_empty()).then_some(self.text),
+            chunks,
+            reasoning: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            function_call: self.call,
+            fail: self.fail,
+            event_delay_ms: None,
+        }
+    }
+}
+
+/// The failure code scenarios share for a Google error status.
+fn google_code(status: &str) -> &'static str {
+    match status {
+        "RESOURCE_EXHAUSTED" => "rate_limit_exceeded",
+        "UNAVAILABLE" => "overloaded_error",
+        _ => "server_error",
+    }
+}

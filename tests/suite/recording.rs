@@ -1,0 +1,181 @@
+//! Recording through the proxy: what an upstream (here squall itself, scripted) answers becomes a
+//! scenario whose attempts replay it — in every API, streamed or not, statuses with their
+//! retry headers — and a recording of the replay is the recording itself. `squall record`
+//! writes it as a scenario file without the client's key.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+use squall::embedded::{MockProvider, ScriptedRun};
+use squall::scenario::load::from_toml_str;
+use squall::scenario::{Catalogue, Scenario};
+use squall::server::{ServerConfig, Upstream};
+
+const KEY: &str = "sk-recorded-client-91d2";
+
+const SCRIPT: &str = r#"name = "real"
+[[attempts]]
+status = 429
+headers = { retry-after = "2" }
+error = { code = "rate_limit_exceeded", message = "Slow down" }
+[[attempts]]
+stream = { reasoning = "The user wants research.", text = "Let me delegate that.", function_call = { name = "Task", arguments = '{"agent": "deep-research"}' } }
+"#;
+
+/// A squall server forwarding to `upstream_base`, and a run that forwards everything.
+async fn recorder(upstream_base: &str) -> (MockProvider, ScriptedRun) {
+    let upstream = Upstream::parse(upstream_base, None).expect("a valid upstream");
+    let config = ServerConfig { upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
+    let provider = MockProvider::start_with(config).await;
+    let run = provider.run(from_toml_str("rec", "name = \"rec\"\nafter = \"ok\"\n").expect("valid"));
+    (provider, run)
+}
+
+/// One request in `api`'s own form, streamed or not; the reply is read to its end.
+async fn ask(run: &ScriptedRun, api: &str, stream: bool) {
+    let client = reqwest::Client::new();
+    let request = match api {
+        "responses" => client
+            .post(format!("{}/responses", run.base_url()))
+            .json(&json!({"model": "m", "input": "hi", "stream": stream})),
+        "chat" => client
+            .post(format!("{}/chat/completions", run.base_url()))
+            .json(&json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream})),
+        "messages" => client.post(format!("{}/v1/messages", run.anthropic_base_url())).json(
+            &json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "stream": stream}),
+        ),
+        _ => {
+            let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
+            client
+                .post(format!("{}/v1beta/models/g:{method}", run.gemini_base_url()))
+                .json(&json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}))
+        }
+    };
+    let response = request.bearer_auth(KEY).send().await.expect("sent");
+    let _ = response.bytes().await;
+}
+
+/// Record `script` as `api` speaks it (each attempt once), through a fresh upstream and recorder.
+async fn record(script: &str, api: &str, stream: bool) -> Scenario {
+    let real = MockProvider::start().await;
+    let real_run = real.run(from_toml_str("real", script).expect("valid"));
+    let (_recorder, run) = recorder(real_run.base_url()).await;
+    let attempts = from_toml_str("real", script).expect("valid").attempts.len();
+    for _ in 0..attempts {
+        ask(&run, api, stream).await;
+    }
+    // The recording is kept as each reply's body ends, just after the client has read it.
+    for _ in 0..200 {
+        if let Some(recorded) = run.recording().filter(|s| s.attempts.len() == attempts) {
+            return recorded;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("the recording never held {attempts} attempts: {:?}", run.recording());
+}
+
+#[tokio::test]
+async fn every_apis_replies_are_recorded_as_the_attempts_that_made_them() {
+    let script = from_toml_str("real", SCRIPT).expect("valid");
+    let spec = script.attempts[1].stream.clone().expect("a stream");
+    for (api, stream) in [
+        ("responses", true),
+        ("responses", false),
+        ("chat", true),
+        ("chat", false),
+        ("messages", true),
+        ("messages", false),
+        ("gemini", true),
+        ("gemini", false),
+    ] {
+        let recorded = record(SCRIPT, api, stream).await;
+        let refused = &recorded.attempts[0];
+        assert_eq!(
+            (refused.status, refused.headers.get("retry-after").map(String::as_str)),
+            (Some(429), Some("2")),
+            "{api} {stream}"
+        );
+        assert!(
+            refused.error.as_ref().and_then(|e| e.message.as_deref()).is_some_and(|m| m.contains("Slow down")),
+            "{api} {stream}: {refused:?}"
+        );
+        let got = recorded.attempts[1].stream.clone().expect("a stream");
+        assert_eq!(got.text, spec.text, "{api} {stream}");
+        let call = got.function_call.expect("the call");
+        assert_eq!(call.name, "Task", "{api} {stream}");
+        let arguments: Value = serde_json::from_str(&call.arguments).expect("JSON arguments");
+        assert_eq!(arguments, json!({"agent": "deep-research"}), "{api} {stream}");
+        // Chat has no reasoning channel.
+        let reasoning = if api == "chat" { None } else { spec.reasoning.clone() };
+        assert_eq!(got.reasoning, reasoning, "{api} {stream}");
+    }
+}
+
+#[tokio::test]
+async fn a_recording_replays_identically() {
+    let first = record(SCRIPT, "responses", true).await;
+    let as_file = toml::to_string(&first).expect("TOML");
+    let reloaded = from_toml_str("recorded.toml", &as_file).expect("the written file loads");
+    assert_eq!(reloaded, first, "through TOML and back");
+    let again = record(&as_file, "responses", true).await;
+    assert_eq!(again.attempts, first.attempts, "recording the replay records the same attempts");
+}
+
+#[test]
+fn squall_record_writes_a_scenario_file_without_the_key() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let real = runtime.block_on(MockProvider::start());
+    let real_run = real.run(from_toml_str("real", SCRIPT).expect("valid"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("provider-says-slow-down.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["record", "--upstream", real_run.base_url(), "--addr", "127.0.0.1:0", "--requests", "2", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("squall record starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("the first line");
+    let base_url = first.trim().strip_prefix("squall recording at ").expect("the base URL line").to_owned();
+    runtime.block_on(async {
+        for _ in 0..2 {
+            let body = json!({"model": "m", "input": "hi", "stream": true});
+            let response = reqwest::Client::new()
+                .post(format!("{base_url}/responses"))
+                .bearer_auth(KEY)
+                .json(&body)
+                .send()
+                .await
+                .expect("sent");
+            let _ = response.bytes().await;
+        }
+    });
+    let status = child.wait().expect("squall record ends");
+    let mut stderr = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr);
+    assert!(status.success(), "{stderr}");
+    let written = std::fs::read_to_string(&out).expect("the scenario file");
+    assert!(!written.contains(KEY), "no key in the recording: {written}");
+    let catalogue = Catalogue::load_dir(dir.path()).expect("the file is a catalogue scenario");
+    let scenario = catalogue.get("provider-says-slow-down").expect("named by its stem");
+    assert_eq!(scenario.attempts.len(), 2);
+    assert_eq!(scenario.attempts[0].status, Some(429));
+}
+
+#[tokio::test]
+async fn a_reply_that_broke_off_is_recorded_as_the_fault_it_was() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/reset-after-3-events-then-ok.toml");
+    let script = std::fs::read_to_string(path).expect("a catalogue scenario");
+    let recorded = record(&script, "responses", true).await;
+    let broken = recorded.attempts[0].fault.as_ref().expect("the reset is recorded");
+    assert_eq!((broken.kind, broken.after_deltas), (squall::scenario::FaultKind::Reset, Some(0)), "{broken:?}");
+    assert!(recorded.attempts[1].fault.is_none());
+    let truncated = "name = \"t\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"truncate\", after_deltas = 2 }\n";
+    let recorded = record(truncated, "chat", true).await;
+    let fault = recorded.attempts[0].fault.as_ref().expect("the truncation is recorded");
+    assert_eq!((fault.kind, fault.after_deltas), (squall::scenario::FaultKind::Truncate, Some(2)));
+    assert_eq!(recorded.attempts[0].stream.as_ref().and_then(|s| s.text.as_deref()), Some("a b"));
+}
