@@ -6,6 +6,7 @@
 //! - `server_throughput` — squall vs wiremock-rs serving the same SSE body; fault overhead
 //! - `fault_precision` — how close stalls, event delays and header delays land to target
 //! - `server_cpu` — the server process's own CPU per request, squall vs wiremock-rs
+//! - `proxy` — what `squall serve --upstream` adds: round trip and the proxy's own CPU
 //! - `scale` — 10,000 streams held open with chaos and a quota: memory per stream, delays
 //! - `herd` — 50 reference clients through an outage, judged
 //! - `run_conditions` (with `--features internals`) — the outage/quota/chaos decision
@@ -23,6 +24,7 @@ mod degrade;
 mod herd;
 mod paired;
 mod precision;
+mod proxy;
 mod same_bytes;
 mod scale;
 mod server_cpu;
@@ -38,6 +40,8 @@ fn main() {
         // By hand, through benches/aimock.sh.
         // By hand: squall and wiremock-rs measured alternately, ratios per pair.
         Some(paired::PAIRED) => return paired::paired(),
+        // By hand: the proxy's added round trip and CPU, from one run.
+        Some(proxy::PROXY_FIGURES) => return proxy::figures(),
         Some(aimock::AIMOCK_SIDE_BY_SIDE) => {
             return aimock::side_by_side(args.get(2).expect("the path of aimock's dist/cli.js"));
         }
@@ -49,6 +53,7 @@ fn main() {
     throughput::benches(&mut criterion);
     precision::benches(&mut criterion);
     server_cpu::benches(&mut criterion);
+    proxy::benches(&mut criterion);
     scale::benches(&mut criterion);
     herd::benches(&mut criterion);
     #[cfg(feature = "internals")]

@@ -56,9 +56,14 @@ fn spawn(mut command: Command) -> (Child, String) {
 
 /// `squall serve` on a free loopback port; `url` is its origin.
 pub(super) fn spawn_squall() -> ServerProcess {
+    spawn_squall_with(&[])
+}
+
+/// `squall serve` on a free loopback port with more arguments; `url` is its origin.
+pub(super) fn spawn_squall_with(args: &[&str]) -> ServerProcess {
     let (child, line) = spawn({
         let mut command = Command::new(env!("CARGO_BIN_EXE_squall"));
-        command.args(["serve", "--addr", "127.0.0.1:0"]);
+        command.args(["serve", "--addr", "127.0.0.1:0"]).args(args);
         command
     });
     ServerProcess { child, url: line.trim_start_matches("squall listening on ").to_owned() }
@@ -104,16 +109,21 @@ pub fn serve_wiremock() {
 
 /// `iters` requests over `connections` clients; returns the server's CPU time for them.
 pub(super) async fn server_cpu(server: &ServerProcess, iters: u64, connections: u64) -> Duration {
+    server_cpu_at(server.child.id(), &server.url, iters, connections).await
+}
+
+/// [`server_cpu`] of process `pid`, loaded at `url`.
+pub(super) async fn server_cpu_at(pid: u32, url: &str, iters: u64, connections: u64) -> Duration {
     let clients: Vec<reqwest::Client> = (0..connections).map(|_| reqwest::Client::new()).collect();
-    let before = process_cpu_ns(server.child.id());
+    let before = process_cpu_ns(pid);
     let per_client = iters.div_ceil(connections);
     join_all(clients.iter().map(|client| async move {
         for _ in 0..per_client {
-            drain(client, &server.url).await;
+            drain(client, url).await;
         }
     }))
     .await;
-    let used = process_cpu_ns(server.child.id()) - before;
+    let used = process_cpu_ns(pid) - before;
     // Scale to exactly `iters` requests (the last client may have made a few more).
     Duration::from_nanos(used * iters / (per_client * connections))
 }

@@ -226,7 +226,7 @@ impl Forward<'_> {
             body: Vec::new(),
             broken: false,
         };
-        let recording = Recording { store: run.replies.clone(), index, reply };
+        let recording = run.replies.admit().then(|| Recording { store: run.replies.clone(), index, reply });
         let steps = UpstreamSteps::new(body, (request.api, streamed), script.fault.clone(), run.time_scale, recording);
         let mut response = Response::new(ScriptedBody::streaming(Box::new(steps), switch, entry).boxed());
         *response.status_mut() = parts.status;

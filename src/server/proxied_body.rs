@@ -21,7 +21,7 @@ use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::reply_body::MoreSteps;
 use crate::scenario_model::{Fault, FaultPoint};
 use crate::wire::plan::{splice_fault, Kill, Step};
-use crate::wire::real_stream::{classify, first_event_len};
+use crate::wire::real_stream::{classify, first_event_len, is_terminal};
 use crate::wire::recorded_reply::UpstreamReply;
 use crate::wire::reply::Api;
 
@@ -67,7 +67,7 @@ impl UpstreamSteps {
         (api, streamed): (Api, bool),
         fault: Option<Fault>,
         time_scale: f64,
-        recording: Recording,
+        recording: Option<Recording>,
     ) -> Self {
         UpstreamSteps {
             body,
@@ -80,7 +80,7 @@ impl UpstreamSteps {
             outputs: 0,
             bytes: 0,
             done: false,
-            recording: Some(recording),
+            recording,
         }
     }
 
@@ -169,21 +169,21 @@ impl UpstreamSteps {
         }
     }
 
-    /// Count the events `bytes` complete (bytes passed through at once), for the journal.
+    /// Count the events `bytes` complete (bytes passed through at once), for the journal: no
+    /// offset waits on them, so only how many and whether the terminal one came.
     fn count_events(&mut self, bytes: &[u8]) -> (u32, bool) {
         if !self.streamed {
             return (0, false);
         }
         self.held.extend_from_slice(bytes);
-        let (mut events, mut terminal) = (0, false);
-        while let Some(len) = first_event_len(&self.held) {
-            let kind = classify(self.api, &self.held[..len]);
-            self.held.drain(..len);
-            self.events += 1;
-            self.outputs += u32::from(kind.output);
+        let (mut events, mut terminal, mut start) = (0, false, 0);
+        while let Some(len) = first_event_len(&self.held[start..]) {
+            terminal |= is_terminal(self.api, &self.held[start..start + len]);
+            start += len;
             events += 1;
-            terminal |= kind.terminal;
         }
+        self.held.drain(..start);
+        self.events += events;
         (events, terminal)
     }
 

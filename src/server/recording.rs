@@ -12,21 +12,32 @@ use crate::wire::recorded_reply::UpstreamReply;
 /// The most of one reply's body kept (a reply longer than this replays cut short).
 pub(crate) const MAX_RECORDED_BYTES: usize = 4 * 1024 * 1024;
 
-/// The most replies a run keeps; later ones are not recorded.
-const MAX_RECORDED_REPLIES: usize = 10_000;
+/// The most replies a run keeps, and the most bytes of them: a proxy run that goes on for
+/// longer (a staging soak) records its first replies and forwards the rest unrecorded.
+const MAX_RECORDED_REPLIES: usize = 1_000;
+const MAX_RECORDED_TOTAL: usize = 64 * 1024 * 1024;
 
 /// Upstream replies by journal index.
 #[derive(Debug, Default)]
 pub(crate) struct RecordedReplies {
     replies: Mutex<BTreeMap<usize, UpstreamReply>>,
+    /// Bytes of the replies kept (and of those being recorded, as they were started).
+    total: std::sync::atomic::AtomicUsize,
+    /// Replies kept or being recorded.
+    count: std::sync::atomic::AtomicUsize,
 }
 
 impl RecordedReplies {
+    /// Whether one more reply may be recorded; counts it when it may.
+    pub(crate) fn admit(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let room = self.total.load(Relaxed) < MAX_RECORDED_TOTAL;
+        room && self.count.fetch_update(Relaxed, Relaxed, |n| (n < MAX_RECORDED_REPLIES).then_some(n + 1)).is_ok()
+    }
+
     pub(crate) fn keep(&self, index: usize, reply: UpstreamReply) {
-        let mut replies = self.replies.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if replies.len() < MAX_RECORDED_REPLIES {
-            replies.insert(index, reply);
-        }
+        self.total.fetch_add(reply.body.len(), std::sync::atomic::Ordering::Relaxed);
+        self.replies.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(index, reply);
     }
 
     /// The scenario that replays every reply kept, in arrival order; `None` when none was.

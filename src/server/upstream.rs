@@ -15,8 +15,9 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
 
 use crate::journal::CREDENTIAL_HEADERS;
 use crate::wire::reply::Api;
@@ -28,8 +29,8 @@ const NOT_FORWARDED: [&str; 8] =
 /// How long the upstream has to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Where model requests are forwarded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where model requests are forwarded, and the connections kept open to it.
+#[derive(Debug, Clone)]
 pub struct Upstream {
     /// `host:port`.
     authority: String,
@@ -37,6 +38,8 @@ pub struct Upstream {
     path: String,
     /// A key to send instead of the client's (`SQUALL_UPSTREAM_KEY`).
     key: Option<String>,
+    /// HTTP/1.1 with keep-alive: a forwarded request reuses an idle connection.
+    client: Client<HttpConnector, Full<Bytes>>,
 }
 
 /// An upstream URL squall cannot forward to.
@@ -71,7 +74,11 @@ impl Upstream {
         let authority = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
         let path = format!("/{}", path.trim_matches('/'));
         let path = if path == "/" { String::new() } else { path };
-        Ok(Upstream { authority, path, key: key.filter(|k| !k.is_empty()) })
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Upstream { authority, path, key: key.filter(|k| !k.is_empty()), client })
     }
 
     /// `http://host:port/path`, as the journal and messages name it.
@@ -108,23 +115,22 @@ impl Upstream {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<hyper::Response<Incoming>, String> {
-        let connect = TcpStream::connect(&self.authority);
-        let stream = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
-            Err(_) => return Err(format!("no connection within {} s", CONNECT_TIMEOUT.as_secs())),
-            Ok(Err(e)) => return Err(e.to_string()),
-            Ok(Ok(stream)) => stream,
-        };
-        let _ = stream.set_nodelay(true);
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|e| e.to_string())?;
-        tokio::spawn(connection);
         let mut request = Request::builder()
             .method(method.clone())
-            .uri(self.target(api, rest, query))
+            .uri(format!("http://{}{}", self.authority, self.target(api, rest, query)))
             .body(Full::new(body))
             .map_err(|e| e.to_string())?;
         *request.headers_mut() = self.forwarded_headers(api, headers);
-        sender.send_request(request).await.map_err(|e| e.to_string())
+        self.client.request(request).await.map_err(|e| {
+            // The error's own words are "client error (Connect)": say what is under it.
+            let mut reason = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                reason = format!("{reason}: {cause}");
+                source = cause.source();
+            }
+            reason
+        })
     }
 
     /// The client's headers as the upstream gets them.

@@ -38,6 +38,29 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
     }
 }
 
+/// Whether one complete event ends the stream successfully, read as cheaply as it can be: by
+/// its `event:` line where the API sends one (the Responses and Messages APIs), by `[DONE]`
+/// (Chat), and only where that cannot tell, by its data (Gemini's `finishReason`). Counting
+/// events passed straight through needs no more than this.
+pub(crate) fn is_terminal(api: Api, event: &[u8]) -> bool {
+    let named = event.split(|b| *b == b'\n').find_map(|line| line.strip_prefix(b"event:"));
+    match (api, named) {
+        (Api::Responses | Api::Messages, Some(name)) => {
+            let name = name.trim_ascii();
+            name == b"response.completed" || name == b"message_stop"
+        }
+        (Api::Chat, _) => event
+            .split(|b| *b == b'\n')
+            .any(|line| line.strip_prefix(b"data:").is_some_and(|d| d.trim_ascii() == b"[DONE]")),
+        (Api::Gemini, _) if !contains(event, b"finishReason") => false,
+        _ => classify(api, event).terminal,
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 fn responses(event: &Value) -> EventKind {
     let kind = event["type"].as_str().unwrap_or("");
     let output = matches!(
@@ -128,6 +151,7 @@ mod tests {
             let (mut outputs, mut terminals) = (0, 0);
             while let Some(len) = first_event_len(&body) {
                 let kind = classify(api, &body[..len]);
+                assert_eq!(is_terminal(api, &body[..len]), kind.terminal, "{api:?}: the cheap reading agrees");
                 outputs += u32::from(kind.output);
                 terminals += u32::from(kind.terminal);
                 body.drain(..len);
