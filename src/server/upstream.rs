@@ -29,8 +29,8 @@ const NOT_FORWARDED: [&str; 8] =
 /// How long the upstream has to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Where model requests are forwarded, and the connections kept open to it.
-#[derive(Debug, Clone)]
+/// Where model requests are forwarded.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
     /// `host:port`.
     authority: String,
@@ -38,8 +38,19 @@ pub struct Upstream {
     path: String,
     /// A key to send instead of the client's (`SQUALL_UPSTREAM_KEY`).
     key: Option<String>,
-    /// HTTP/1.1 with keep-alive: a forwarded request reuses an idle connection.
-    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+type UpstreamClient = Client<HttpConnector, Full<Bytes>>;
+
+thread_local! {
+    /// One pooled HTTP/1.1 client per serving thread: a forwarded request reuses an idle
+    /// connection of its own thread, so the upstream's bytes never wake another thread.
+    static CLIENT: UpstreamClient = {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        Client::builder(TokioExecutor::new()).build(connector)
+    };
 }
 
 /// An upstream URL squall cannot forward to.
@@ -74,11 +85,7 @@ impl Upstream {
         let authority = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
         let path = format!("/{}", path.trim_matches('/'));
         let path = if path == "/" { String::new() } else { path };
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let client = Client::builder(TokioExecutor::new()).build(connector);
-        Ok(Upstream { authority, path, key: key.filter(|k| !k.is_empty()), client })
+        Ok(Upstream { authority, path, key: key.filter(|k| !k.is_empty()) })
     }
 
     /// `http://host:port/path`, as the journal and messages name it.
@@ -121,7 +128,8 @@ impl Upstream {
             .body(Full::new(body))
             .map_err(|e| e.to_string())?;
         *request.headers_mut() = self.forwarded_headers(api, headers);
-        self.client.request(request).await.map_err(|e| {
+        let client = CLIENT.with(UpstreamClient::clone);
+        client.request(request).await.map_err(|e| {
             // The error's own words are "client error (Connect)": say what is under it.
             let mut reason = e.to_string();
             let mut source = std::error::Error::source(&e);
