@@ -288,7 +288,8 @@ impl CaseJudge for CaseService {
                 let client = spec.for_client(k as u32, url.clone());
                 {
                     let root = url.strip_suffix("/v1").unwrap_or(url);
-                    json!({"base_url": url, "anthropic_base_url": root, "gemini_base_url": root, "env": env(&client)})
+                    let websocket = format!("{}/responses", url.replacen("http://", "ws://", 1));
+                    json!({"base_url": url, "anthropic_base_url": root, "gemini_base_url": root, "responses_websocket_url": websocket, "env": env(&client)})
                 }
             })
             .collect();
@@ -302,6 +303,7 @@ impl CaseJudge for CaseService {
             "base_url": urls.base_url,
             "anthropic_base_url": urls.anthropic_base_url,
             "gemini_base_url": urls.anthropic_base_url,
+            "responses_websocket_url": format!("{}/responses", urls.base_url.replacen("http://", "ws://", 1)),
             "env": env(&spec),
             "clients": clients,
             "verdict": format!("/__squall/runs/{}/verdict", urls.id),
