@@ -50,15 +50,9 @@ step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, then
 # Anthropic's Messages API, then Google's Gemini API, then the Responses API over WebSocket,
 # through the conformance binary the line above built.
-# Over the WebSocket the herd cases are left out: the quota case has read a correct client's
-# wait 11-13 ms real short in 2 of 6 runs (the reconnecting client's reaction, as the judge
-# measures it once per client, does not fit its waits; docs/reference.md). They run by hand:
-# SQUALL_REFERENCE_PROVIDER=responses-websocket SQUALL_PROFILES=all cargo test --test conformance
 other_wire_formats() {
   for provider in chat messages gemini responses-websocket; do
-    tags=""
-    [ "$provider" = responses-websocket ] && tags="not @herd"
-    SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all SQUALL_TAGS=$tags cargo test --all-features --test conformance 2>&1 \
+    SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all cargo test --all-features --test conformance 2>&1 \
       | tee -a target/test-output.log
   done
 }

@@ -269,9 +269,18 @@ impl Player<'_> {
         let Player { socket, entry, switch, close_code } = self;
         let mut unsent = Vec::new();
         let mut deadline = Instant::now();
-        for step in steps {
+        // When the reply's last frame went out: taken before it is sent, as the HTTP body does
+        // (reply_body.rs), so that the wait the journal shows before the next attempt can only
+        // be longer than the client's, never shorter (a serving thread held back after the
+        // flush would otherwise take time from the client's wait).
+        let mut ended_at: Option<Instant> = None;
+        let mut steps = steps;
+        while let Some(step) = steps.pop_front() {
             match step {
                 Step::Data { bytes, terminal, .. } => {
+                    if steps.iter().all(|s| matches!(s, Step::End(_) | Step::FaultFired(_))) {
+                        ended_at = Some(Instant::now());
+                    }
                     unsent.extend_from_slice(&bytes);
                     let frames = whole_events(&mut unsent);
                     let (count, len) = (frames.len() as u32, frames.iter().map(String::len).sum::<usize>() as u64);
@@ -324,17 +333,18 @@ impl Player<'_> {
                 Step::End(end @ (EndKind::Truncated | EndKind::Garbage)) => {
                     let frame =
                         CloseFrame { code: CloseCode::from(close_code), reason: "squall: scripted close".into() };
+                    let closed_at = ended_at.unwrap_or_else(Instant::now);
                     let _ = socket.close(Some(frame)).await;
-                    entry.finish(end, Instant::now());
+                    entry.finish(end, closed_at);
                     return After::Closed;
                 }
                 Step::End(end) => {
-                    entry.finish(end, Instant::now());
+                    entry.finish(end, ended_at.unwrap_or_else(Instant::now));
                     return After::Open;
                 }
             }
         }
-        entry.finish(EndKind::Completed, Instant::now());
+        entry.finish(EndKind::Completed, ended_at.unwrap_or_else(Instant::now));
         After::Open
     }
 }
