@@ -77,14 +77,14 @@ pub enum Command {
         /// ./features if present, else the built-in features).
         #[arg(long)]
         features: Option<PathBuf>,
-        /// Forward every run's model requests to this provider or gateway (a plain http:// base
-        /// URL, e.g. http://gateway:4000/v1) and apply the scenario to its real replies: scripted
-        /// statuses and streams answer instead, faults fire in the real stream (docs/proxy.md).
+        /// Forward every run's model requests to this provider or gateway (a base URL, e.g.
+        /// https://api.openai.com/v1 or http://gateway:4000/v1) and apply the scenario to its real
+        /// replies: scripted statuses and streams answer instead, faults fire in the real stream
+        /// (docs/proxy.md).
         #[arg(long, value_parser = upstream_url)]
         upstream: Option<String>,
-        /// The key to send the upstream instead of the client's (also SQUALL_UPSTREAM_KEY).
-        #[arg(long, env = "SQUALL_UPSTREAM_KEY", hide_env_values = true)]
-        upstream_key: Option<String>,
+        #[command(flatten)]
+        upstream_access: UpstreamAccess,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
@@ -144,7 +144,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             header_timeout,
             features,
             upstream,
-            upstream_key,
+            upstream_access,
         } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
@@ -160,7 +160,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .map_or_else(Serving::one_thread_per_core, Serving::OwnThreads);
             let header_timeout = Duration::from_secs(header_timeout);
             let judge = CaseService::from_features(features.as_deref(), catalogue.clone())?;
-            let upstream = upstream.map(|url| Upstream::parse(&url, upstream_key)).transpose()?;
+            let upstream = upstream.map(|url| upstream_access.upstream(&url)).transpose()?;
             serve(ServerConfig {
                 addr,
                 catalogue,
@@ -268,6 +268,29 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
         .or(resolved.first())
         .copied()
         .ok_or_else(|| format!("`{text}` resolves to no address"))
+}
+
+/// How squall reaches an upstream besides its URL: `squall serve` and `squall record` alike.
+#[derive(Debug, clap::Args)]
+pub struct UpstreamAccess {
+    /// The key to send the upstream instead of the client's (also SQUALL_UPSTREAM_KEY).
+    #[arg(long, env = "SQUALL_UPSTREAM_KEY", hide_env_values = true)]
+    upstream_key: Option<String>,
+    /// A PEM file of CA certificates to trust for an https upstream besides Mozilla's roots (a
+    /// gateway signed by a team's own CA; also SQUALL_UPSTREAM_CA).
+    #[arg(long, env = "SQUALL_UPSTREAM_CA")]
+    upstream_ca: Option<PathBuf>,
+}
+
+impl UpstreamAccess {
+    /// The upstream at `url`, with this key and CA.
+    pub fn upstream(self, url: &str) -> Result<Upstream, squall::server::BadUpstream> {
+        let upstream = Upstream::parse(url, self.upstream_key)?;
+        match &self.upstream_ca {
+            Some(ca_file) => upstream.trusting(ca_file),
+            None => Ok(upstream),
+        }
+    }
 }
 
 /// `--upstream`: a base URL squall can forward to (checked now, so a typo fails at start).

@@ -11,18 +11,18 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::{AfterScript, Catalogue, Scenario};
-use squall::server::{ServerConfig, Upstream};
+use squall::server::ServerConfig;
 
 use super::stdout;
 
 #[derive(Debug, clap::Args)]
 pub struct RecordArgs {
-    /// The provider or gateway to record: a plain http:// base URL (e.g. http://gateway:4000/v1).
+    /// The provider or gateway to record: a base URL (e.g. https://api.openai.com/v1 or
+    /// http://gateway:4000/v1).
     #[arg(long, value_parser = super::upstream_url)]
     upstream: String,
-    /// The key to send the upstream instead of the client's (also SQUALL_UPSTREAM_KEY).
-    #[arg(long, env = "SQUALL_UPSTREAM_KEY", hide_env_values = true)]
-    upstream_key: Option<String>,
+    #[command(flatten)]
+    upstream_access: super::UpstreamAccess,
     /// The scenario file to write, `NAME.toml` (its stem names the scenario).
     #[arg(long)]
     out: PathBuf,
@@ -36,7 +36,7 @@ pub struct RecordArgs {
 
 pub async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let name = scenario_name(&args.out)?;
-    let upstream = Upstream::parse(&args.upstream, args.upstream_key)?;
+    let upstream = args.upstream_access.upstream(&args.upstream)?;
     let config =
         ServerConfig { addr: args.addr, upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
     if !config.addr.ip().is_loopback() {

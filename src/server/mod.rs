@@ -39,6 +39,8 @@ mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
 mod upstream;
+#[cfg(feature = "upstream-tls")]
+mod upstream_tls;
 mod websocket;
 
 use std::convert::Infallible;

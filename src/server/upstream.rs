@@ -6,9 +6,11 @@
 //! The client's headers go along (its own key among them) except the hop-by-hop ones and
 //! `host`; with a key of squall's own (`SQUALL_UPSTREAM_KEY`) the client's credentials are
 //! dropped and the key is sent as the API expects it (`Authorization: Bearer`, `x-api-key`,
-//! `x-goog-api-key`). Plain `http://` upstreams: a gateway, a local model server, another
-//! squall; TLS is not spoken.
+//! `x-goog-api-key`). `http://` upstreams (a gateway, a local model server, another squall)
+//! and `https://` ones (a provider itself: TLS in [`super::upstream_tls`], with Mozilla's roots
+//! and any CA given with `--upstream-ca`).
 
+use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -30,14 +32,35 @@ const NOT_FORWARDED: [&str; 8] =
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where model requests are forwarded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Upstream {
-    /// `host:port`.
+    /// `http` or `https`.
+    scheme: Scheme,
+    /// `host` or `host:port`, as given (the `Host` header the upstream gets).
     authority: String,
     /// The base URL's path without a trailing `/` (`/v1`, or empty).
     path: String,
     /// A key to send instead of the client's (`SQUALL_UPSTREAM_KEY`).
     key: Option<String>,
+    /// The client of an `https://` upstream, its trusted roots fixed with it.
+    #[cfg(feature = "upstream-tls")]
+    tls: Option<super::upstream_tls::TlsClient>,
+}
+
+/// How squall speaks to the upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Http,
+    Https,
+}
+
+impl Scheme {
+    fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
 }
 
 type UpstreamClient = Client<HttpConnector, Full<Bytes>>;
@@ -53,6 +76,27 @@ thread_local! {
     };
 }
 
+/// What squall says of an https upstream when built without the `upstream-tls` feature.
+#[cfg(not(feature = "upstream-tls"))]
+const WITHOUT_TLS: &str = "this squall was built without TLS (the `upstream-tls` feature, which the command line has)";
+
+/// Why a forwarded request failed, in words: the client's error ("client error (Connect)") and
+/// every cause under it, with advice when the upstream's certificate was not trusted.
+fn describe(error: &hyper_util::client::legacy::Error) -> String {
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        reason = format!("{reason}: {cause}");
+        source = cause.source();
+    }
+    if reason.contains("certificate") {
+        reason.push_str(
+            " (squall trusts Mozilla's roots, as the official SDKs do; add the upstream's CA with --upstream-ca)",
+        );
+    }
+    reason
+}
+
 /// An upstream URL squall cannot forward to.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("upstream `{url}`: {reason}")]
@@ -64,16 +108,16 @@ pub struct BadUpstream {
 }
 
 impl Upstream {
-    /// `http://host:port/path` (the base URL an SDK would be given: ending in `/v1` for OpenAI-
-    /// and Anthropic-compatible servers), with an optional key of squall's own.
+    /// `http://host:port/path` or `https://host/path` (the base URL an SDK would be given:
+    /// ending in `/v1` for OpenAI- and Anthropic-compatible servers), with an optional key of
+    /// squall's own. An https upstream is trusted as the official SDKs trust a provider
+    /// (Mozilla's roots); [`Upstream::trusting`] adds a CA.
     pub fn parse(url: &str, key: Option<String>) -> Result<Upstream, BadUpstream> {
         let bad = |reason: &str| BadUpstream { url: url.to_owned(), reason: reason.to_owned() };
-        let rest = match url.split_once("://") {
-            Some(("http", rest)) => rest,
-            Some(("https", _)) => {
-                return Err(bad("https is not spoken: give squall a plain http:// upstream (a gateway or a TLS-terminating sidecar in front of the provider)"))
-            }
-            _ => return Err(bad("expected http://HOST:PORT/PATH")),
+        let (scheme, rest) = match url.split_once("://") {
+            Some(("http", rest)) => (Scheme::Http, rest),
+            Some(("https", rest)) => (Scheme::Https, rest),
+            _ => return Err(bad("expected http://HOST:PORT/PATH or https://HOST/PATH")),
         };
         let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
         if authority.is_empty() || authority.contains('@') {
@@ -82,15 +126,57 @@ impl Upstream {
         if path.contains('?') || path.contains('#') {
             return Err(bad("a base URL has no query or fragment"));
         }
-        let authority = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
         let path = format!("/{}", path.trim_matches('/'));
         let path = if path == "/" { String::new() } else { path };
-        Ok(Upstream { authority, path, key: key.filter(|k| !k.is_empty()) })
+        let upstream = Upstream {
+            scheme,
+            authority: authority.to_owned(),
+            path,
+            key: key.filter(|k| !k.is_empty()),
+            #[cfg(feature = "upstream-tls")]
+            tls: None,
+        };
+        upstream.with_roots(&[]).map_err(|reason| bad(&reason))
     }
 
-    /// `http://host:port/path`, as the journal and messages name it.
+    /// The same upstream, also trusting the CA certificates in `ca_file` (PEM): a gateway or
+    /// staging provider signed by a team's own CA (`--upstream-ca`, `SQUALL_UPSTREAM_CA`).
+    pub fn trusting(self, ca_file: &Path) -> Result<Upstream, BadUpstream> {
+        let bad = |reason: String| BadUpstream { url: self.url(), reason };
+        if self.scheme != Scheme::Https {
+            return Err(bad(format!("a CA ({}) is for an https:// upstream", ca_file.display())));
+        }
+        #[cfg(feature = "upstream-tls")]
+        {
+            let roots = super::upstream_tls::read_certificates(ca_file).map_err(bad)?;
+            self.clone().with_roots(&roots).map_err(bad)
+        }
+        #[cfg(not(feature = "upstream-tls"))]
+        Err(bad(WITHOUT_TLS.to_owned()))
+    }
+
+    /// The upstream with its client: for https, one trusting Mozilla's roots and `extra`.
+    #[cfg(feature = "upstream-tls")]
+    fn with_roots(self, extra: &[rustls_pki_types::CertificateDer<'static>]) -> Result<Upstream, String> {
+        match self.scheme {
+            Scheme::Http => Ok(self),
+            Scheme::Https => {
+                Ok(Upstream { tls: Some(super::upstream_tls::TlsClient::new(extra, CONNECT_TIMEOUT)?), ..self })
+            }
+        }
+    }
+
+    #[cfg(not(feature = "upstream-tls"))]
+    fn with_roots(self, _: &[()]) -> Result<Upstream, String> {
+        match self.scheme {
+            Scheme::Http => Ok(self),
+            Scheme::Https => Err(WITHOUT_TLS.to_owned()),
+        }
+    }
+
+    /// The base URL, as the journal and messages name it.
     pub fn url(&self) -> String {
-        format!("http://{}{}", self.authority, self.path)
+        format!("{}://{}{}", self.scheme.as_str(), self.authority, self.path)
     }
 
     /// The path and query on the upstream for a request to `rest` (under a run's base URL).
@@ -122,23 +208,15 @@ impl Upstream {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<hyper::Response<Incoming>, String> {
-        let mut request = Request::builder()
-            .method(method.clone())
-            .uri(format!("http://{}{}", self.authority, self.target(api, rest, query)))
-            .body(Full::new(body))
-            .map_err(|e| e.to_string())?;
+        let uri = format!("{}://{}{}", self.scheme.as_str(), self.authority, self.target(api, rest, query));
+        let mut request =
+            Request::builder().method(method.clone()).uri(uri).body(Full::new(body)).map_err(|e| e.to_string())?;
         *request.headers_mut() = self.forwarded_headers(api, headers);
-        let client = CLIENT.with(UpstreamClient::clone);
-        client.request(request).await.map_err(|e| {
-            // The error's own words are "client error (Connect)": say what is under it.
-            let mut reason = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(cause) = source {
-                reason = format!("{reason}: {cause}");
-                source = cause.source();
-            }
-            reason
-        })
+        #[cfg(feature = "upstream-tls")]
+        if let Some(tls) = &self.tls {
+            return tls.request(request).await.map_err(|e| describe(&e));
+        }
+        CLIENT.with(UpstreamClient::clone).request(request).await.map_err(|e| describe(&e))
     }
 
     /// The client's headers as the upstream gets them.
@@ -184,15 +262,41 @@ mod tests {
         assert_eq!(upstream.target(Api::Gemini, "/models/g:generateContent", None), "/v1/models/g:generateContent");
         let root = Upstream::parse("http://localhost", None).expect("valid");
         assert_eq!(
-            (root.authority.as_str(), root.target(Api::Chat, "/chat/completions", None).as_str()),
-            ("localhost:80", "/chat/completions")
+            (root.url().as_str(), root.target(Api::Chat, "/chat/completions", None).as_str()),
+            ("http://localhost", "/chat/completions")
+        );
+        let provider = Upstream::parse("https://api.openai.com/v1", None).expect("valid");
+        assert_eq!(
+            (provider.url().as_str(), provider.authority.as_str()),
+            ("https://api.openai.com/v1", "api.openai.com")
         );
     }
 
+    #[cfg(feature = "upstream-tls")]
     #[test]
-    fn only_plain_http_base_urls_are_upstreams() {
+    fn a_ca_file_is_read_for_an_https_upstream_only_and_named_when_it_fails() {
+        let dir = std::env::temp_dir().join(format!("squall-upstream-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let empty = dir.join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").expect("write");
+        let https = || Upstream::parse("https://gateway.internal/v1", None).expect("valid");
+        for (upstream, file, says) in [
+            (https(), dir.join("missing.pem"), "cannot read the CA file"),
+            (https(), empty.clone(), "holds no certificate"),
+            (Upstream::parse("http://gateway/v1", None).expect("valid"), empty.clone(), "for an https:// upstream"),
+        ] {
+            let error = upstream.trusting(&file).expect_err("refused").to_string();
+            assert!(error.contains(says) && error.contains(&file.display().to_string()), "{error}");
+        }
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls/ca.pem");
+        let trusting = https().trusting(&fixture).expect("a CA is added");
+        assert!(format!("{trusting:?}").contains("and 1 more"), "{trusting:?}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn only_http_and_https_base_urls_are_upstreams() {
         for (url, says) in [
-            ("https://api.openai.com/v1", "https is not spoken"),
             ("ftp://x", "expected http://"),
             ("http://user:pw@host/v1", "without user information"),
             ("http://host/v1?x=1", "no query"),

@@ -22,13 +22,19 @@ fn help_never_shows_the_admin_token_or_the_upstream_key_from_the_environment() {
 
 #[test]
 fn an_upstream_squall_cannot_forward_to_is_refused_at_start_with_the_reason() {
+    let refused =
+        squall().args(["serve", "--addr", "127.0.0.1:0", "--upstream", "ftp://gateway/v1"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{text}");
+    assert!(text.contains("--upstream") && text.contains("expected http://"), "{text}");
+    // An https upstream with a CA file that is not there: refused before serving, naming it.
+    let missing = "/nonexistent/squall-ca.pem";
     let refused = squall()
-        .args(["serve", "--addr", "127.0.0.1:0", "--upstream", "https://api.openai.com/v1"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--upstream", "https://gateway.internal/v1", "--upstream-ca", missing])
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(2), "{text}");
-    assert!(text.contains("--upstream") && text.contains("https is not spoken"), "{text}");
+    assert!(!refused.status.success() && text.contains("cannot read the CA file") && text.contains(missing), "{text}");
 }
 
 /// The first line `squall serve --addr ADDR` prints, then it is stopped.

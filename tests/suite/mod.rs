@@ -16,6 +16,7 @@ mod journal;
 mod layout;
 mod mutation_matrix;
 mod proxy;
+mod proxy_tls;
 mod recording;
 mod reference_kit;
 mod reference_retry;

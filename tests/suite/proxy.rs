@@ -101,7 +101,7 @@ async fn proxy(upstream: &str, key: Option<&str>, toml: &str) -> (MockProvider, 
     (provider, run)
 }
 
-async fn stream_request(base_url: &str) -> reqwest::Response {
+pub(super) async fn stream_request(base_url: &str) -> reqwest::Response {
     let body = json!({"model": "gpt-test", "input": "hello", "stream": true});
     let url = format!("{base_url}/responses");
     reqwest::Client::new().post(url).bearer_auth(CLIENT_KEY).json(&body).send().await.expect("sent")
