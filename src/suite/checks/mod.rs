@@ -264,7 +264,7 @@ pub(crate) struct Judged {
 /// not under half the margin, the check would let through clients it exists to reject: it
 /// refuses, with the reason, instead of guessing.
 fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (String, Option<bool>, String) {
-    let Timed { observed, held, noise } = (timing.measure)(observation, args);
+    let Timed { observed, held, noise } = timing.measure_within_margin(observation, args);
     let margin: Margin = (timing.margin)(args);
     let scale = observation.time_scale();
     let note = format!(

@@ -7,9 +7,7 @@ use crate::iut::IutRun;
 use crate::journal::JournalEntry;
 #[cfg(test)]
 use crate::suite::results::{CaseRecord, ClientOutputs};
-use crate::suite::timing::CaseClock;
-#[cfg(test)]
-use crate::suite::timing::Reaction;
+use crate::suite::timing::{CaseClock, Reaction};
 
 /// What a case produced.
 #[derive(Debug)]
@@ -98,6 +96,18 @@ impl Observation {
                 real_duration: self.real_duration,
             })
             .collect()
+    }
+
+    /// The same observation, read with another reaction of the client's.
+    pub(crate) fn with_reaction(&self, reaction: Reaction) -> Observation {
+        Observation {
+            journal: self.journal.clone(),
+            iut: self.iut.clone(),
+            others: self.others.clone(),
+            clock: CaseClock { reaction, ..self.clock.clone() },
+            scale_note: self.scale_note.clone(),
+            real_duration: self.real_duration,
+        }
     }
 
     /// The implementation's `result.json` (the Task result in `task` cases), or null.
