@@ -7,7 +7,6 @@ Anthropic base URL, without /v1). Exits non-zero with the failing case named on 
 
 import json
 import os
-import sys
 
 import anthropic
 from anthropic import Anthropic
@@ -18,6 +17,8 @@ from anthropic.types import (
     TextDelta,
 )
 
+from checker_kit import expect, run_cases
+
 RUNS = json.loads(os.environ["SQUALL_RUNS"])
 ASK = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
 
@@ -25,10 +26,6 @@ ASK = {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "
 def client(case, max_retries=0):
     return Anthropic(base_url=RUNS[case], api_key="sk-ant-squall-test", max_retries=max_retries, timeout=10)
 
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def raw_events_are_typed():
@@ -131,13 +128,4 @@ CASES = [
     reset_mid_stream,
 ]
 
-failed = 0
-for case in CASES:
-    try:
-        case()
-        print(f"ok   {case.__name__}")
-    except Exception as error:  # report every case, then fail
-        failed += 1
-        print(f"FAIL {case.__name__}: {error!r}", file=sys.stderr)
-print(f"anthropic {anthropic.__version__}: {len(CASES) - failed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+run_cases(f"anthropic {anthropic.__version__}", CASES)

@@ -7,10 +7,11 @@ Gemini base URL, without /v1). Exits non-zero with the failing case named on std
 
 import json
 import os
-import sys
 
 from google import genai
 from google.genai import errors, types
+
+from checker_kit import expect, run_cases
 
 RUNS = json.loads(os.environ["SQUALL_RUNS"])
 MODEL = "gemini-2.5-flash"
@@ -27,10 +28,6 @@ def client(case, attempts=None, api_version=None):
     CLIENTS.append(made)
     return made
 
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def streamed_text_is_typed():
@@ -122,13 +119,4 @@ CASES = [
     reset_mid_stream,
 ]
 
-failed = 0
-for case in CASES:
-    try:
-        case()
-        print(f"ok   {case.__name__}")
-    except Exception as error:  # report every case, then fail
-        failed += 1
-        print(f"FAIL {case.__name__}: {error!r}", file=sys.stderr)
-print(f"google-genai {genai.__version__}: {len(CASES) - failed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+run_cases(f"google-genai {genai.__version__}", CASES)

@@ -9,19 +9,16 @@ failing case named on stderr.
 
 import json
 import os
-import sys
 
 import openai
 import websockets
 from openai import OpenAI
 from openai.types.responses import ResponseCompletedEvent, ResponseTextDeltaEvent
 
+from checker_kit import expect, run_cases
+
 RUNS = json.loads(os.environ["SQUALL_RUNS"])
 
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def connect(case):
@@ -123,13 +120,4 @@ CASES = [
     a_close_frame_with_its_code,
 ]
 
-failed = 0
-for case in CASES:
-    try:
-        case()
-        print(f"ok   {case.__name__}")
-    except Exception as error:  # report every case, then fail
-        failed += 1
-        print(f"FAIL {case.__name__}: {error!r}", file=sys.stderr)
-print(f"openai {openai.__version__} over WebSocket: {len(CASES) - failed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+run_cases(f"openai {openai.__version__} over WebSocket", CASES)

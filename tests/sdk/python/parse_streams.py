@@ -7,7 +7,6 @@ event. Exits non-zero with the failing case named on stderr.
 
 import json
 import os
-import sys
 
 import openai
 from openai import BaseModel, OpenAI
@@ -20,16 +19,14 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from checker_kit import expect, run_cases
+
 RUNS = json.loads(os.environ["SQUALL_RUNS"])
 
 
 def client(case):
     return OpenAI(base_url=RUNS[case], api_key="sk-squall-test", max_retries=0, timeout=10)
 
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def responses_stream_text():
@@ -126,13 +123,4 @@ CASES = [
     reset_mid_stream,
 ]
 
-failed = 0
-for case in CASES:
-    try:
-        case()
-        print(f"ok   {case.__name__}")
-    except Exception as error:  # report every case, then fail
-        failed += 1
-        print(f"FAIL {case.__name__}: {error!r}", file=sys.stderr)
-print(f"openai {openai.__version__}: {len(CASES) - failed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+run_cases(f"openai {openai.__version__}", CASES)
