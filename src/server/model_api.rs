@@ -62,15 +62,20 @@ pub(super) async fn handle(
             return response;
         }
     };
-    if let Some(upstream) = &state.upstream {
-        let (chosen, ctx) = choose(&run, &entry, client, &request, &parts.headers, arrived);
-        if forwards(&chosen.script) {
-            let forward = Forward { upstream, method: &parts.method, rest: path, query: parts.uri.query() };
-            return forward.reply(&run, switch, entry, &request, &parts.headers, &chosen, arrived).await;
+    let chosen = choose(&run, &entry, client, &request, &parts.headers, arrived);
+    match &state.upstream {
+        Some(upstream) if forwards(&chosen.0.script) => {
+            let forward = Forward {
+                upstream,
+                method: &parts.method,
+                rest: path,
+                query: parts.uri.query(),
+                headers: &parts.headers,
+            };
+            forward.reply(&run, switch, entry, &request, &chosen.0, arrived).await
         }
-        return scripted(&run, switch, entry, &request, (chosen, ctx), arrived).await;
+        _ => scripted(&run, switch, entry, &request, chosen, arrived).await,
     }
-    answer(&run, switch, entry, client, &request, &parts.headers, arrived).await
 }
 
 /// Answer an accepted model request (journaled as `entry`) with its attempt's scripted reply.
@@ -161,22 +166,23 @@ struct Forward<'a> {
     method: &'a Method,
     rest: &'a str,
     query: Option<&'a str>,
+    /// The client's headers (the key among them, unless squall has its own).
+    headers: &'a http::HeaderMap,
 }
 
 impl Forward<'_> {
     /// The upstream's reply, through the attempt's delay and fault; a 502 in the API's shape
     /// naming the upstream when it cannot be reached.
-    #[allow(clippy::too_many_arguments)]
     async fn reply(
         &self,
         run: &Run,
         switch: Arc<KillSwitch>,
         entry: EntryHandle,
         request: &Accepted,
-        headers: &http::HeaderMap,
         chosen: &Chosen<'_>,
         arrived: Instant,
     ) -> Response<ResponseBody> {
+        let headers = self.headers;
         let script = &chosen.script;
         wait_from(arrived, crate::wire::plan::scaled_ms(script.delay_ms.unwrap_or(0), run.time_scale)).await;
         let sent = Instant::now();
