@@ -17,7 +17,7 @@ use squall::journal::EndKind;
 use squall::scenario::{Attempt, Catalogue, Scenario};
 use squall::server::{ServerConfig, Serving};
 
-use super::support::require;
+use super::support::{json_reply, require};
 
 async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
     let mut config = ServerConfig::loopback(Catalogue::default());
@@ -349,14 +349,8 @@ async fn a_run_deleted_mid_reply_waits_for_it_or_says_it_is_in_flight() {
             }
         });
         tokio::time::sleep(Duration::from_millis(150)).await;
-        let deleted: Value = client
-            .delete(format!("{}/__squall/runs/{}", provider.server().origin(), run.id()))
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
+        let deleted: Value =
+            json_reply(client.delete(format!("{}/__squall/runs/{}", provider.server().origin(), run.id()))).await;
         require(
             deleted["requests"][0]["end"] == ended && deleted["in_flight"] == in_flight,
             &format!("{}: {deleted}", run.id()),

@@ -5,6 +5,8 @@ use serde_json::{json, Value};
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
 
+use super::support::json_reply;
+
 async fn server() -> (Server, reqwest::Client) {
     let catalogue = Catalogue::embedded().expect("embedded catalogue");
     (Server::start(ServerConfig::loopback(catalogue)).await.expect("starts"), reqwest::Client::new())
@@ -25,14 +27,7 @@ async fn create_run_by_catalogue_name_gives_an_sdk_ready_base_url() {
     let id = run["id"].as_str().expect("id");
     assert_eq!(run["base_url"], format!("{}/runs/{id}/v1", server.origin()));
     assert_eq!(run["time_scale"], 0.5);
-    let journal: Value = client
-        .get(format!("{}/__squall/runs/{id}/journal", server.origin()))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let journal: Value = json_reply(client.get(format!("{}/__squall/runs/{id}/journal", server.origin()))).await;
     assert_eq!(
         journal,
         json!({"id": id, "scenario": "reset-after-3-events-then-ok", "time_scale": 0.5, "requests": [], "dropped": 0})

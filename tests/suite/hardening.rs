@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use super::suite_kit::take_turn;
-use super::support::require;
+use super::support::{json_reply, require};
 use serde_json::{json, Value};
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
@@ -208,15 +208,12 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
     let server = server_with(|c| c.max_runs = 50).await;
     let client = reqwest::Client::new();
     for _ in 0..3000 {
-        let created: Value = client
-            .post(format!("{}/__squall/runs", server.server().origin()))
-            .json(&json!({"scenario": {"name": "soak", "attempts": [{"stream": {"text": "a b c"}}]}}))
-            .send()
-            .await
-            .expect("sent")
-            .json()
-            .await
-            .expect("json");
+        let created: Value = json_reply(
+            client
+                .post(format!("{}/__squall/runs", server.server().origin()))
+                .json(&json!({"scenario": {"name": "soak", "attempts": [{"stream": {"text": "a b c"}}]}})),
+        )
+        .await;
         let url = format!("{}/responses", created["base_url"].as_str().expect("base_url"));
         let body = client
             .post(url)

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use squall::journal::EndKind;
 
-use super::support::{read_body, Harness};
+use super::support::{json_reply, read_body, Harness};
 
 async fn messages(h: &Harness, stream: bool) -> reqwest::Response {
     let body = json!({"model": "claude-x", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": "hi"}]});
@@ -124,16 +124,10 @@ async fn refusals_on_the_messages_path_are_anthropic_shaped() {
 async fn the_admin_run_object_gives_the_anthropic_base_url() {
     let h = Harness::new("name = \"t\"\n[[attempts]]\n").await;
     let origin = h.base_url.split("/runs/").next().expect("origin");
-    let created: Value = h
-        .client
-        .post(format!("{origin}/__squall/runs"))
-        .json(&json!({"scenario": {"name": "a", "attempts": [{}]}}))
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let created: Value = json_reply(
+        h.client.post(format!("{origin}/__squall/runs")).json(&json!({"scenario": {"name": "a", "attempts": [{}]}})),
+    )
+    .await;
     let base = created["base_url"].as_str().expect("base_url");
     assert_eq!(created["anthropic_base_url"].as_str(), base.strip_suffix("/v1"));
     assert_eq!(h.run.anthropic_base_url(), h.base_url.strip_suffix("/v1").expect("ends in /v1"));

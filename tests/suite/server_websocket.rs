@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use super::support::Harness;
+use super::support::{json_reply, Harness};
 
 type Socket = WebSocketStream<TcpStream>;
 
@@ -195,16 +195,7 @@ async fn the_admin_api_names_each_runs_websocket_url() {
     let h = Harness::new("name = \"t\"\n[[attempts]]\n").await;
     let origin = h.base_url.split("/runs/").next().expect("origin");
     let scenario = json!({"scenario": {"name": "a", "attempts": [{"stream": {"text": "over the socket"}}]}});
-    let created: Value = h
-        .client
-        .post(format!("{origin}/__squall/runs"))
-        .json(&scenario)
-        .send()
-        .await
-        .expect("sent")
-        .json()
-        .await
-        .expect("json");
+    let created: Value = json_reply(h.client.post(format!("{origin}/__squall/runs")).json(&scenario)).await;
     let url = created["responses_websocket_url"].as_str().expect("responses_websocket_url").to_owned();
     let base = created["base_url"].as_str().expect("base_url");
     assert_eq!(url, format!("{}/responses", base.replacen("http://", "ws://", 1)));

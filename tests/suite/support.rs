@@ -111,6 +111,11 @@ impl BodyRead {
     }
 }
 
+/// The JSON a request the test expects answered gets back (an admin API call, mostly).
+pub async fn json_reply(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.expect("sent").json().await.expect("json")
+}
+
 /// Read a body to its end or its failure, timing each chunk.
 pub async fn read_body(response: reqwest::Response) -> BodyRead {
     let mut stream = response.bytes_stream();
