@@ -241,7 +241,11 @@ pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
 /// One client at time scale 1/10 that waited `waits_s` (policy seconds) between attempts of
 /// 5 ms, its reaction calibrated at exactly 2 ms.
 fn waited(waits_s: &[f64]) -> Observation {
-    let scale = 0.1;
+    waited_at(0.1, waits_s)
+}
+
+/// [`waited`] at time scale `scale`.
+fn waited_at(scale: f64, waits_s: &[f64]) -> Observation {
     let mut journal = vec![request(0, "default", json!({}))];
     for (n, wait) in waits_s.iter().enumerate() {
         let ended = journal[n].finished_at_ms.expect("ended");
@@ -256,14 +260,19 @@ fn waited(waits_s: &[f64]) -> Observation {
 #[test]
 fn an_upper_bound_missed_beyond_any_moment_of_the_machine_needs_no_confirming_run() {
     let [cap] = &super::super::timed::plan(["the waits level off at a cap"])[..] else { panic!("one timing check") };
-    // An uncapped backoff misses the cap by minutes (256 s past 1.4 × 256 s): 25.6 s of real time
-    // at 1/10, beyond the 5 s a busy machine is allowed to have held the client back.
+    // An uncapped backoff misses the cap by minutes (its last wait 512 s, 154 s past 1.4 × 256 s):
+    // 6.1 s of real time at 1/25, 15 s at 1/10 — beyond the second a busy machine is allowed to
+    // have held the client back at each wait (at 1/25, 5 s would have sent it to a 103 s run).
     let uncapped: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
-    assert!(!cap.needs_confirmation(&mut waited(&uncapped)));
+    for scale in [0.04, 0.1] {
+        assert!(!cap.needs_confirmation(&mut waited_at(scale, &uncapped)), "at {scale}");
+    }
     // A last wait 1.2 s past 1.4 × 32 s is 120 ms of real time: a busy moment could explain it.
     let mut nearly = uncapped[..6].to_vec();
     nearly.extend([32.0, 32.0, 46.0]);
-    assert!(cap.needs_confirmation(&mut waited(&nearly)));
+    for scale in [0.04, 0.1] {
+        assert!(cap.needs_confirmation(&mut waited_at(scale, &nearly)), "at {scale}");
+    }
     // Waits that level off are judged at once.
     nearly[8] = 32.0;
     assert!(!cap.needs_confirmation(&mut waited(&nearly)));
