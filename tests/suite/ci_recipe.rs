@@ -9,6 +9,8 @@ use regex::Regex;
 use super::suite_kit::{root, take_turn_blocking};
 use super::support::require;
 
+/// The workflow's jobs run side by side, as a CI service runs a matrix (they took 53 s of the
+/// test command one after the other: each mostly waits on scaled sleeps).
 #[test]
 fn every_job_of_the_sample_workflow_judges_cases() {
     let workflow = std::fs::read_to_string(root().join("docs/ci/squall.yml")).expect("docs/ci/squall.yml");
@@ -16,12 +18,15 @@ fn every_job_of_the_sample_workflow_judges_cases() {
         Regex::new(r#"- \{ name: ([\w-]+), level: (\w+), profile: "?([\w,-]+)"?, tags: "([^"]+)" \}"#).expect("regex");
     let parts: Vec<_> = part.captures_iter(&workflow).collect();
     require(parts.len() >= 3, &format!("{} matrix parts found in the workflow", parts.len()));
-    for part in parts {
-        let (name, level, profile, tags) = (&part[1], &part[2], &part[3], &part[4]);
-        let dir = tempfile::tempdir().expect("tempdir");
-        let output = {
-            let _one = take_turn_blocking();
-            Command::new(env!("CARGO_BIN_EXE_squall"))
+    let _one = take_turn_blocking();
+    let jobs: Vec<_> = parts
+        .iter()
+        .map(|part| {
+            let (name, level, profile, tags) = (&part[1], &part[2], &part[3], &part[4]);
+            let dir = tempfile::tempdir().expect("tempdir");
+            // Its output goes to a file: a job blocked on a full pipe would be held back mid-case.
+            let log = std::fs::File::create(dir.path().join("output.log")).expect("a log file");
+            let child = Command::new(env!("CARGO_BIN_EXE_squall"))
                 .args([
                     "run",
                     "--iut",
@@ -34,12 +39,18 @@ fn every_job_of_the_sample_workflow_judges_cases() {
                     tags,
                     "--report-dir",
                 ])
-                .arg(dir.path())
+                .arg(dir.path().join("reports"))
                 .current_dir(root())
-                .output()
-                .expect("squall runs")
-        };
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        require(output.status.code() == Some(0), &format!("job {name}: exit {:?}\n{text}", output.status.code()));
+                .stdout(log.try_clone().expect("the log file"))
+                .stderr(log)
+                .spawn()
+                .expect("squall runs");
+            (name.to_owned(), dir, child)
+        })
+        .collect();
+    for (name, dir, mut child) in jobs {
+        let status = child.wait().expect("squall ends");
+        let text = std::fs::read_to_string(dir.path().join("output.log")).unwrap_or_default();
+        require(status.code() == Some(0), &format!("job {name}: exit {:?}\n{text}", status.code()));
     }
 }

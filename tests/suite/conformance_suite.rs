@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use squall::iut::Iut;
 use squall::suite::{run_suite, Level, SuiteOutcome, Verdict};
 
-use super::suite_kit::{config, failing, take_turn};
+use super::suite_kit::{config, failing, take_turn, STAGGER};
 use super::support::require;
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
@@ -19,9 +19,15 @@ fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
     let _one = take_turn().await;
-    let in_process = run_suite(&config(Iut::Reference { mutant: None })).await.expect("suite runs");
     let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
-    let external = run_suite(&config(Iut::Command(command))).await.expect("suite runs");
+    let (in_process_suite, external_suite) = (config(Iut::Reference { mutant: None }), config(Iut::Command(command)));
+    // Side by side (both mostly wait), the in-process suite measuring its reaction alone first.
+    let external_later = async {
+        tokio::time::sleep(STAGGER).await;
+        run_suite(&external_suite).await
+    };
+    let (in_process, external) = tokio::join!(run_suite(&in_process_suite), external_later);
+    let (in_process, external) = (in_process.expect("suite runs"), external.expect("suite runs"));
     require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
     let (inside, outside) = (verdicts(&in_process), verdicts(&external));
     let differing: Vec<_> = inside

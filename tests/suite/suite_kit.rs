@@ -164,7 +164,7 @@ type Numbered = (usize, SuiteConfig);
 /// starts, and one measured while the others start too sees the machine at its busiest and
 /// runs every timed case slower (the mutation matrix's longest suite took 205 s instead of
 /// 45 s for its 11-attempt case).
-const STAGGER: Duration = Duration::from_secs(3);
+pub const STAGGER: Duration = Duration::from_secs(3);
 
 /// Runs a group's suites `at_once` at a time, the first alone for [`STAGGER`].
 async fn run_group(configs: Vec<Numbered>, at_once: usize) -> Vec<(usize, SuiteOutcome)> {
