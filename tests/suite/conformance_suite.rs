@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use squall::iut::Iut;
 use squall::suite::{run_suite, Level, SuiteOutcome, Verdict};
 
-use super::suite_kit::{config, failing, take_turn, STAGGER};
+use super::suite_kit::{config, failing, staggered, take_turn};
 use super::support::require;
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
@@ -21,12 +21,7 @@ async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
     let _one = take_turn().await;
     let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
     let (in_process_suite, external_suite) = (config(Iut::Reference { mutant: None }), config(Iut::Command(command)));
-    // Side by side (both mostly wait), the in-process suite measuring its reaction alone first.
-    let external_later = async {
-        tokio::time::sleep(STAGGER).await;
-        run_suite(&external_suite).await
-    };
-    let (in_process, external) = tokio::join!(run_suite(&in_process_suite), external_later);
+    let (in_process, external) = staggered(run_suite(&in_process_suite), run_suite(&external_suite)).await;
     let (in_process, external) = (in_process.expect("suite runs"), external.expect("suite runs"));
     require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
     let (inside, outside) = (verdicts(&in_process), verdicts(&external));

@@ -139,8 +139,8 @@ fn only_their_cases(breaks: &[&str]) -> String {
 }
 
 /// The subjects that take longest, run first so that the others run beside them: an uncapped
-/// backoff waits 1,023 s of policy time in the 11-attempt case, and its failure is confirmed by
-/// a slower run; sleeping three times seed 002's schedule takes 93 s for five retries.
+/// backoff waits 1,023 s of policy time in the 11-attempt case (41 s of real time at 1/25);
+/// sleeping three times seed 002's schedule stretches its bug's cases to half a minute.
 const LONGEST: [&str; 2] = ["reference:uncapped-backoff", "prd0006:sleep-3x-announced"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]

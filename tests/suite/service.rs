@@ -14,7 +14,7 @@ use squall::suite::service::CaseService;
 use squall::suite::{run_suite, Level, Verdict};
 
 use super::service_client::Judge;
-use super::suite_kit::{config, independent_command, root, take_turn, STAGGER};
+use super::suite_kit::{config, independent_command, root, staggered, take_turn};
 use super::support::require;
 
 /// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
@@ -43,16 +43,13 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
 
     // Both ways side by side, as two suites of processes run elsewhere (each mostly waits): a
     // verdict does not depend on what else the machine does. The suite measures its client's
-    // reaction alone first (`STAGGER`), before the service's clients start.
+    // reaction before the service's clients start.
     let mut suite = config(Iut::Command(command.to_owned()));
     suite.level = Level::Events;
     suite.seed = Some(SEED);
     suite.concurrency = 8;
-    let through_service = async {
-        tokio::time::sleep(STAGGER).await;
-        judge.judge_all(command, "equality", "events", SEED, &cases, 8).await
-    };
-    let (judged, outcome) = tokio::join!(through_service, run_suite(&suite));
+    let through_service = judge.judge_all(command, "equality", "events", SEED, &cases, 8);
+    let (outcome, judged) = staggered(run_suite(&suite), through_service).await;
     let outcome = outcome.expect("the suite runs");
     let by_name: BTreeMap<(String, String), Verdict> =
         outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect();

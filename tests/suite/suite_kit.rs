@@ -3,6 +3,7 @@
 //! once, and what failed.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -164,7 +165,17 @@ type Numbered = (usize, SuiteConfig);
 /// starts, and one measured while the others start too sees the machine at its busiest and
 /// runs every timed case slower (the mutation matrix's longest suite took 205 s instead of
 /// 45 s for its 11-attempt case).
-pub const STAGGER: Duration = Duration::from_secs(3);
+const STAGGER: Duration = Duration::from_secs(3);
+
+/// Two runs side by side, the second starting [`STAGGER`] after the first (which measures its
+/// client's reaction alone first): for a test that compares two suites, both mostly waiting.
+pub async fn staggered<A, B>(first: impl Future<Output = A>, second: impl Future<Output = B>) -> (A, B) {
+    let later = async {
+        tokio::time::sleep(STAGGER).await;
+        second.await
+    };
+    tokio::join!(first, later)
+}
 
 /// Runs a group's suites `at_once` at a time, the first alone for [`STAGGER`].
 async fn run_group(configs: Vec<Numbered>, at_once: usize) -> Vec<(usize, SuiteOutcome)> {
