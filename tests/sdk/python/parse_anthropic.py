@@ -27,7 +27,6 @@ def client(case, max_retries=0):
     return Anthropic(base_url=RUNS[case], api_key="sk-ant-squall-test", max_retries=max_retries, timeout=10)
 
 
-
 def raw_events_are_typed():
     events = list(client("text").messages.create(**ASK, stream=True))
     expect(isinstance(events[0], RawMessageStartEvent), f"first event is {type(events[0]).__name__}")

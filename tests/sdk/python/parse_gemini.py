@@ -29,7 +29,6 @@ def client(case, attempts=None, api_version=None):
     return made
 
 
-
 def streamed_text_is_typed():
     chunks = list(client("text").models.generate_content_stream(model=MODEL, contents="hi"))
     expect(all(isinstance(c, types.GenerateContentResponse) for c in chunks), "typed chunks")

@@ -20,7 +20,6 @@ from checker_kit import expect, run_cases
 RUNS = json.loads(os.environ["SQUALL_RUNS"])
 
 
-
 def connect(case):
     client = OpenAI(api_key="sk-squall-test", base_url=RUNS[case], max_retries=0)
     return client.responses.connect()

@@ -28,7 +28,6 @@ def client(case):
     return OpenAI(base_url=RUNS[case], api_key="sk-squall-test", max_retries=0, timeout=10)
 
 
-
 def responses_stream_text():
     events = list(client("text").responses.create(model="gpt-test", input="hi", stream=True))
     expect(isinstance(events[0], ResponseCreatedEvent), f"first event is {type(events[0]).__name__}")
