@@ -7,6 +7,7 @@
 //!   loading with located errors, validation and limits
 //! - [`wire`] — the OpenAI wire format: events, objects, errors, and the plan of a reply
 //! - [`server`] — hyper on real TCP: the admin API, the model endpoints, faults on the socket
+//! - [`clock`] — real time, or a virtual clock a server shares with in-process clients
 //! - [`journal`] — what the server saw, request by request
 //! - [`embedded`] — squall inside another crate's tests (`MockProvider`)
 //! - [`iut`] — how an implementation under test is run (the IUT contract)
@@ -22,6 +23,7 @@
 //! soak and the IUT drivers; `cli` the command line; `reference` the reference implementation
 //! as an IUT; `wiremock` the wiremock-rs bridge.
 
+pub mod clock;
 #[cfg(all(test, feature = "suite"))]
 mod doc_examples;
 pub mod embedded;

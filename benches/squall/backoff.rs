@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use squall_reference::clock::{run_ready, ScaledClock, VirtualClock};
 use squall_reference::decide::backoff::BackoffConfig;
 use squall_reference::decide::classify::classify_status;
 use squall_reference::decide::gate::AttemptObservation;
 use squall_reference::decide::policy::RetryPolicy;
 use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
 use squall_reference::run::call::stream_call;
-use squall_reference::run::clock::{run_ready, ScaledClock, VirtualClock};
 use squall_reference::run::engine::{AttemptFailure, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 
@@ -23,8 +23,10 @@ pub fn benches(c: &mut Criterion) {
         let config = BackoffConfig::default();
         b.iter(|| config.schedule(6, 42).sum::<Duration>())
     });
-    let failure =
-        AttemptFailure { error: classify_status(503, &|_| None, ""), observed: AttemptObservation::default() };
+    let failure = AttemptFailure {
+        error: classify_status(503, &|_| None, "", std::time::SystemTime::now()),
+        observed: AttemptObservation::default(),
+    };
     engine_decision(&mut group);
     group.throughput(Throughput::Elements(7));
     group.bench_function("engine_7_failed_attempts_virtual_clock", |b| {
@@ -56,7 +58,7 @@ fn engine_decision(group: &mut criterion::BenchmarkGroup<'_, criterion::measurem
             || policy.backoff.schedule(policy.max_retries, 42),
             |schedule| {
                 let failure = AttemptFailure {
-                    error: classify_status(503, &header, body),
+                    error: classify_status(503, &header, body, std::time::SystemTime::now()),
                     observed: AttemptObservation::default(),
                 };
                 policy.decide(0, &failure.error, &failure.observed, schedule.next(), Duration::from_millis(300))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
+use squall_reference::clock::{run_ready, Clock, ScaledClock, VirtualClock};
 use squall_reference::decide::classify::{
     classify_status, classify_transport, ErrorKind, ProviderError, TransportFailure,
 };
@@ -15,7 +16,6 @@ use squall_reference::decide::policy::RetryPolicy;
 use squall_reference::decide::retry_after::{RetryAfter, RetryAfterSource};
 use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
 use squall_reference::run::call::stream_call;
-use squall_reference::run::clock::{run_ready, Clock, ScaledClock, VirtualClock};
 use squall_reference::run::engine::{AttemptFailure, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 
@@ -49,7 +49,7 @@ fn profiles() -> Vec<Profile> {
             name: "every_attempt_429_retry_after_2s",
             kind: ErrorKind::RateLimit,
             error: || {
-                let mut error = classify_status(429, &|_| None, "");
+                let mut error = classify_status(429, &|_| None, "", std::time::SystemTime::now());
                 error.retry_after =
                     Some(RetryAfter { delay: Duration::from_secs(2), source: RetryAfterSource::HeaderSeconds });
                 error
@@ -61,7 +61,7 @@ fn profiles() -> Vec<Profile> {
         Profile {
             name: "every_attempt_503",
             kind: ErrorKind::Http,
-            error: || classify_status(503, &|_| None, ""),
+            error: || classify_status(503, &|_| None, "", std::time::SystemTime::now()),
             waits_for_timeout: false,
             retry_after: None,
             scenario: "[[attempts]]\nstatus = 503\n",

@@ -7,14 +7,17 @@
 //!   retryable ([`decide::classify`]), is it *safe* to replay ([`decide::gate`]), the limits and
 //!   waits ([`decide::policy`], [`decide::backoff`], [`decide::retry_after`]) and the answer
 //!   ([`decide::decision`])
+//! - [`clock`] — injected time: policy time scaled from real time, a simulated clock, or the
+//!   caller's (squall's virtual clock), for sleeps and each attempt's timeouts
 //! - [`run`] — carrying the decisions out: attempts, sleeps and `on_retry` ([`run::engine`]),
-//!   injected time ([`run::clock`]), what observability reads ([`run::events`])
+//!   what observability reads ([`run::events`])
 //! - [`session`] — sessions and the tool-output budget (PRD-0003)
 //! - [`task`] — `Task(deep-research)`: the sub-session runner, its failure reports and the
 //!   no-relaunch guard (PRD-0006 C/D)
 //! - [`contract`], [`mutants`] — the reference behind squall's IUT contract, and its broken
 //!   variants
 
+pub mod clock;
 pub mod contract;
 pub mod decide;
 pub mod mutants;

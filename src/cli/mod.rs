@@ -13,7 +13,6 @@ pub mod stdout;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
@@ -170,8 +169,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 journal_max,
                 serving,
                 header_timeout,
-                judge: Some(Arc::new(judge)),
+                judge: Some(squall::server::Judge::new(judge)),
                 upstream,
+                clock: squall::clock::Clock::Real,
             })
             .await
         }

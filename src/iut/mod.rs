@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::clock::Clock;
+
 /// Which implementation to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Iut {
@@ -23,6 +25,17 @@ pub enum Iut {
 }
 
 impl Iut {
+    /// Whether it runs in squall's process on squall's virtual clock: the reference and its
+    /// mutants (but the slow ones, which spend real time of their own), when squall was built
+    /// with it. Its waits then take no real time and every span squall measures is exact.
+    pub fn runs_on_virtual_clock(&self) -> bool {
+        match self {
+            #[cfg(feature = "reference")]
+            Iut::Reference { mutant } => reference::keeps_virtual_time(mutant.as_deref()),
+            _ => false,
+        }
+    }
+
     /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command;
     /// the reference names the API it speaks when `SQUALL_REFERENCE_PROVIDER` picks another.
     pub fn describe(&self) -> String {
@@ -164,12 +177,12 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
     env
 }
 
-/// Run one case.
-pub(crate) async fn run(iut: &Iut, spec: &CaseSpec) -> std::io::Result<IutRun> {
+/// Run one case, timed by `clock` (the server's: an outside process always runs in real time).
+pub(crate) async fn run(iut: &Iut, spec: &CaseSpec, clock: &Clock) -> std::io::Result<IutRun> {
     let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
     let env = contract_env(spec, out_dir.path());
     let end = match iut {
-        Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout).await,
+        Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
         Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
     };
     let (result, events, output_errors) = read_outputs(out_dir.path());
@@ -221,13 +234,18 @@ mod command;
 mod reference;
 
 #[cfg(feature = "reference")]
-async fn run_reference(env: &[(&'static str, String)], mutant: Option<&str>, timeout: Duration) -> ProcessEnd {
-    reference::run(env, mutant, timeout).await
+async fn run_reference(
+    env: &[(&'static str, String)],
+    mutant: Option<&str>,
+    timeout: Duration,
+    clock: &Clock,
+) -> ProcessEnd {
+    reference::run(env, mutant, timeout, clock).await
 }
 
 /// Without the `reference` feature the reference cannot run: every case of it is `error`.
 #[cfg(not(feature = "reference"))]
-async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration) -> ProcessEnd {
+async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration, _: &Clock) -> ProcessEnd {
     let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
     ProcessEnd { stderr, exit_code: Some(2), timed_out: false }
 }

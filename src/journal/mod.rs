@@ -20,6 +20,8 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
+
 pub use self::api::Api;
 pub use self::entry::{Arrival, EndKind, JournalEntry, UpstreamCall};
 pub use self::kept::KeptEntry;
@@ -32,6 +34,7 @@ pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
 /// A run's journal, shared by the connections serving it.
 #[derive(Debug)]
 pub struct Journal {
+    clock: Clock,
     created: Instant,
     capacity: usize,
     entries: Mutex<Kept>,
@@ -52,7 +55,22 @@ impl Journal {
 
     /// A journal keeping at most `capacity` entries (at least one).
     pub fn with_capacity(capacity: usize) -> Self {
-        Journal { created: Instant::now(), capacity: capacity.max(1), entries: Mutex::new(Kept::default()) }
+        Self::on_clock(capacity, Clock::Real)
+    }
+
+    /// A journal keeping at most `capacity` entries, timed by `clock`.
+    pub fn on_clock(capacity: usize, clock: Clock) -> Self {
+        Journal { created: clock.now(), clock, capacity: capacity.max(1), entries: Mutex::new(Kept::default()) }
+    }
+
+    /// The clock its times are read from.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Now, on the journal's clock.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
     }
 
     /// Milliseconds since the run was created.

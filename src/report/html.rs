@@ -13,9 +13,9 @@ use crate::suite::Verdict;
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;font-size:13px}\
-.v{font-weight:bold;text-transform:uppercase;font-size:12px}.pass{color:#2e7d32}.warn{color:#b26a00}.fail{color:#c62828}.error{color:#6a1b9a}.na{color:#757575}\
+.v{font-weight:bold;text-transform:uppercase;font-size:12px}.pass{color:#2e7d32}.warn{color:#b26a00}.fail{color:#c62828}.error{color:#6a1b9a}.inconclusive{color:#00838f}.na{color:#757575}\
 .cell{display:inline-block;width:14px;height:14px;margin:1px;border-radius:2px}.cell.pass{background:#2e7d32}.cell.warn{background:#f9a825}.cell.fail{background:#c62828}\
-.cell.error{background:#6a1b9a}.cell.na{background:#bbb}.case{border-top:1px solid #eee;padding-top:6px}.should{color:#757575}\
+.cell.error{background:#6a1b9a}.cell.inconclusive{background:#00838f}.cell.na{background:#bbb}.case{border-top:1px solid #eee;padding-top:6px}.should{color:#757575}\
 pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:320px;font-size:12px}details{margin:4px 0}";
 
 fn class(verdict: Verdict) -> &'static str {
@@ -24,6 +24,7 @@ fn class(verdict: Verdict) -> &'static str {
         Verdict::Warn => "warn",
         Verdict::Fail => "fail",
         Verdict::Error => "error",
+        Verdict::Inconclusive => "inconclusive",
         Verdict::NotApplicable => "na",
     }
 }

@@ -50,6 +50,13 @@ fn testcase(requirement: &str, case: &CaseRecord) -> TestCase {
             }
             testcase
         }
+        // Neither a failure nor an error of the implementation's: the measurement could not say.
+        Verdict::Inconclusive => {
+            let why = case.inconclusive.as_deref().unwrap_or("");
+            let mut testcase = TestCase::error(&name, time, "inconclusive", why);
+            testcase.set_system_out(&lines(Verdict::Inconclusive).join("\n"));
+            testcase
+        }
         Verdict::NotApplicable => TestCase::skipped(&name),
         Verdict::Pass | Verdict::Warn => {
             let mut testcase = TestCase::success(&name, time);

@@ -43,10 +43,11 @@ pub(super) fn render(report: &Report) -> String {
     let _ = writeln!(out, "| Result | **{}** |\n", report.verdict.as_str());
     let _ = writeln!(
         out,
-        "A requirement fails when one of its MUST checks fails, and is `error` when a case could not be judged \
-         (the implementation crashed, hung or left no usable result). A missed SHOULD gives `warn`: it passes, \
-         with the warning listed below. \"Checks n/a\" counts the checks above the declared level: a passing \
-         requirement with some was judged only in part."
+        "A requirement fails when one of its MUST checks fails, whatever else could not be judged; it is `error` \
+         when a case could not be judged (the implementation crashed, hung or left no usable result), and \
+         `inconclusive` when a timing check's measurement could not support a verdict at any time scale allowed. \
+         A missed SHOULD gives `warn`: it passes, with the warning listed below. \"Checks n/a\" counts the checks \
+         above the declared level: a passing requirement with some was judged only in part."
     );
     for profile in &report.profiles.judged {
         let _ = writeln!(
@@ -74,6 +75,12 @@ pub(super) fn render(report: &Report) -> String {
     findings_section(
         &mut out,
         requirements,
+        &[Verdict::Inconclusive],
+        "Inconclusive: what the measurement could not decide",
+    );
+    findings_section(
+        &mut out,
+        requirements,
         &[Verdict::Warn],
         "Warnings (SHOULD): advisory, they do not fail a requirement",
     );
@@ -92,8 +99,8 @@ fn timing_section(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "\n## Timing\n\n{}. Each wait is judged as the real gap less this reaction, divided by the case's time \
-         scale; a timing check gives the benefit of the doubt within the noise that remains, and refuses to judge \
-         (`error`) when that noise reaches half of what the check must tell apart.",
+         scale; a timing check gives the benefit of the doubt within the noise that remains, and is `inconclusive` \
+         when that noise reaches half of what the check must tell apart at every time scale allowed.",
         report.calibration.summary
     );
     let mut seen = std::collections::BTreeSet::new();
@@ -139,8 +146,8 @@ fn findings_section(out: &mut String, requirements: &[RequirementResult], verdic
             for check in case.checks.iter().filter(|c| has(c.verdict)) {
                 let _ = writeln!(out, "  - {}", finding_line(check));
             }
-            if let Some(error) = &case.error {
-                let _ = writeln!(out, "  - {}", cell(error));
+            if let Some(why) = case.error.as_ref().or(case.inconclusive.as_ref()) {
+                let _ = writeln!(out, "  - {}", cell(why));
             }
         }
     }

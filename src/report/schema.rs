@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::ReportMeta;
 use crate::suite::results::{CaseRecord, ProfileResult, RequirementResult};
 use crate::suite::timing::reaction::ScaleSamples;
-use crate::suite::timing::{Calibration, ReactionMs};
+use crate::suite::timing::{Calibration, Lockstep, ReactionMs};
 use crate::suite::{Level, RunVerdict, SuiteOutcome, Tally};
 
 /// Request bodies in the evidence are cut to this many bytes per string.
@@ -109,6 +109,9 @@ pub struct CalibrationReport {
     pub instances: usize,
     /// Real ms the calibration took.
     pub duration_ms: f64,
+    /// How far a lockstep herd spread, when herd cases ran (absent in reports of no herd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockstep: Option<Lockstep>,
 }
 
 impl From<&Calibration> for CalibrationReport {
@@ -123,6 +126,7 @@ impl From<&Calibration> for CalibrationReport {
             scales: calibration.samples.to_vec(),
             instances: calibration.instances,
             duration_ms: calibration.duration_ms,
+            lockstep: calibration.lockstep.clone(),
         }
     }
 }
@@ -253,6 +257,7 @@ mod tests {
             requirements: vec!["REQ-0006-001".into()],
             tags: vec!["REQ-0006-001".into(), "wire".into()],
             verdict: Verdict::Fail,
+            inconclusive: None,
             checks: vec![CheckRecord {
                 name: "the server sees exactly 2 attempts".into(),
                 level: Level::Wire,

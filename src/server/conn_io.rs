@@ -22,6 +22,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use crate::clock::Clock;
+
 pub(super) use crate::wire::plan::Kill;
 
 #[derive(Debug, Default)]
@@ -34,9 +36,16 @@ struct SwitchState {
 #[derive(Debug, Default)]
 pub(super) struct KillSwitch {
     state: Mutex<SwitchState>,
+    /// What `fired_at` is read from: the server's clock.
+    clock: Clock,
 }
 
 impl KillSwitch {
+    /// A switch whose firing is timed by `clock`.
+    pub(super) fn new(clock: Clock) -> Self {
+        KillSwitch { state: Mutex::default(), clock }
+    }
+
     /// Ask for the connection to be killed at the next flush.
     pub(super) fn arm(&self, kill: Kill) {
         self.lock().armed = Some(kill);
@@ -52,7 +61,7 @@ impl KillSwitch {
     }
 
     fn mark_fired(&self) {
-        self.lock().fired_at = Some(Instant::now());
+        self.lock().fired_at = Some(self.clock.now());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SwitchState> {

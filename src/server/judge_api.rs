@@ -1,95 +1,21 @@
 //! The judge as a service over HTTP (public contract, `docs/service.md`): the admin API's
 //! `GET /__squall/cases`, `POST /__squall/cases/{id}/runs` and `POST`/`GET
-//! /__squall/runs/{id}/verdict`. The server only carries requests to a [`CaseJudge`] — the suite
-//! implements it (`squall::suite::service`) — and keeps each case run's ticket and verdict with
-//! the run, so the server never depends on the suite.
+//! /__squall/runs/{id}/verdict`, read into the types of [`super::case_judge`] and carried to the
+//! server's judge.
 
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::base_path;
+use super::case_judge::{CaseRun, CasesQuery, Judge, JudgedRun, Refusal, RunUrls};
 use super::http_util::{json, openai_error, read_body, ResponseBody};
 use super::runs::Run;
 use super::State;
-use crate::journal::JournalEntry;
-use crate::scenario::Scenario;
-
-/// What judges cases for the service.
-pub trait CaseJudge: Send + Sync + std::fmt::Debug {
-    /// `GET /__squall/cases?profile=…&level=…&tags=…`: the cases, as JSON.
-    fn cases(&self, query: &[(String, String)]) -> Result<Value, Refusal>;
-
-    /// `POST /__squall/cases/{case}/runs` with `request` (a JSON object): the run to create.
-    fn prepare(&self, case: &str, request: &Value) -> Result<PreparedRun, Refusal>;
-
-    /// What the client is told of a run just created for `ticket`: how to configure it, where
-    /// to send requests.
-    fn welcome(&self, ticket: &Value, urls: &RunUrls) -> Value;
-
-    /// `POST /__squall/runs/{id}/verdict`: the verdict on `outcome` (what the client posted)
-    /// and `journal` (what the server saw of the run), `posted_at_ms` after the run was created
-    /// (the journal's clock).
-    fn judge(
-        &self,
-        ticket: &Value,
-        journal: Vec<JournalEntry>,
-        outcome: &Value,
-        posted_at_ms: f64,
-    ) -> Result<Value, Refusal>;
-}
-
-/// A run the judge asks for.
-#[derive(Debug, Clone)]
-pub struct PreparedRun {
-    /// The scenario it plays.
-    pub scenario: Scenario,
-    /// Its time scale.
-    pub time_scale: f64,
-    /// Instances of the client a herd case runs (each at its own base URL), if it is one.
-    pub herd: Option<u32>,
-    /// What the judge needs again when the verdict is asked for; kept with the run.
-    pub ticket: Value,
-}
-
-/// Where a run's clients send requests.
-#[derive(Debug, Clone)]
-pub struct RunUrls {
-    /// The run's id.
-    pub id: String,
-    /// The OpenAI base URL (ends in `/v1`).
-    pub base_url: String,
-    /// The Anthropic base URL.
-    pub anthropic_base_url: String,
-    /// A herd's clients' OpenAI base URLs, client 0 first (empty when one client runs).
-    pub clients: Vec<String>,
-}
-
-/// A request the judge will not answer: the status, the message, the parameter at fault.
-#[derive(Debug, Clone)]
-pub struct Refusal {
-    /// 400 for a bad request, 404 for an unknown case, 409 for a verdict already given.
-    pub status: u16,
-    /// What is wrong, for people.
-    pub message: String,
-    /// The field or parameter at fault.
-    pub param: Option<String>,
-}
 
 impl Refusal {
-    /// A bad request naming `param`.
-    pub fn bad(param: &str, message: impl Into<String>) -> Refusal {
-        Refusal { status: 400, message: message.into(), param: Some(param.to_owned()) }
-    }
-
-    /// Nothing of that name.
-    pub fn not_found(param: &str, message: impl Into<String>) -> Refusal {
-        Refusal { status: 404, message: message.into(), param: Some(param.to_owned()) }
-    }
-
     fn response(&self) -> Response<ResponseBody> {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
         let code = match self.status {
@@ -101,17 +27,18 @@ impl Refusal {
     }
 }
 
-/// A case run's ticket and, once judged, its verdict: kept with the run (and gone with it).
-#[derive(Debug)]
-pub(crate) struct CaseRun {
-    ticket: Value,
-    verdict: OnceLock<Value>,
-}
-
 /// `GET /__squall/cases`.
 pub(super) fn cases(state: &State, request: &Request<Incoming>) -> Response<ResponseBody> {
     let Some(judge) = judge_of(state) else { return no_judge() };
-    let query: Vec<(String, String)> = request.uri().query().map(|q| url_pairs(q).collect()).unwrap_or_default();
+    let mut query = CasesQuery::default();
+    for (key, value) in request.uri().query().map(|q| url_pairs(q).collect::<Vec<_>>()).unwrap_or_default() {
+        match key.as_str() {
+            "profile" => query.profiles.push(value),
+            "level" => query.level = query.level.or(Some(value)),
+            "tags" => query.tags = query.tags.or(Some(value)),
+            _ => {}
+        }
+    }
     match judge.cases(&query) {
         Ok(cases) => json(StatusCode::OK, &cases),
         Err(refusal) => refusal.response(),
@@ -129,7 +56,7 @@ pub(super) async fn create_case_run(state: &State, case: &str, request: Request<
         Ok(prepared) => prepared,
         Err(refusal) => return refusal.response(),
     };
-    let run = match state.runs.create(Arc::new(prepared.scenario), prepared.time_scale) {
+    let run = match state.runs.create(std::sync::Arc::new(prepared.scenario), prepared.time_scale) {
         Ok(run) => run,
         Err(e) => return Refusal::bad("scenario", format!("the case's scenario cannot run: {e}")).response(),
     };
@@ -143,7 +70,7 @@ pub(super) async fn create_case_run(state: &State, case: &str, request: Request<
     };
     let welcome = judge.welcome(&prepared.ticket, &urls);
     // A run made just now has no case yet: this cannot be taken.
-    let _ = run.case.set(CaseRun { ticket: prepared.ticket, verdict: OnceLock::new() });
+    let _ = run.case.set(CaseRun::new(prepared.ticket));
     json(StatusCode::CREATED, &welcome)
 }
 
@@ -162,23 +89,19 @@ pub(super) async fn post_verdict(state: &State, run: &Run, request: Request<Inco
         Ok(body) => body,
         Err(response) => return response,
     };
-    let posted_at_ms = run.journal.ms_since_start(tokio::time::Instant::now());
+    let posted_at_ms = run.journal.ms_since_start(run.journal.now());
     let deadline = tokio::time::Instant::now() + SETTLE;
     let mut journal = run.journal.snapshot();
     while journal.iter().any(|e| e.end.is_none()) && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
         journal = run.journal.snapshot();
     }
-    match judge.judge(&case.ticket, journal, &outcome, posted_at_ms) {
-        Ok(mut verdict) => {
-            if let Value::Object(fields) = &mut verdict {
-                fields.insert("run".to_owned(), Value::String(run.id.clone()));
-            }
-            match case.verdict.set(verdict.clone()) {
-                Ok(()) => json(StatusCode::OK, &verdict),
-                Err(_) => already_judged(run),
-            }
-        }
+    let judged = JudgedRun { id: run.id.clone(), journal, outcome, posted_at_ms };
+    match judge.judge(&case.ticket, judged) {
+        Ok(verdict) => match case.verdict.set(verdict.clone()) {
+            Ok(()) => json(StatusCode::OK, &verdict),
+            Err(_) => already_judged(run),
+        },
         Err(refusal) => refusal.response(),
     }
 }
@@ -197,8 +120,8 @@ pub(super) fn get_verdict(run: &Run) -> Response<ResponseBody> {
     }
 }
 
-fn judge_of(state: &State) -> Option<&Arc<dyn CaseJudge>> {
-    state.judge.as_ref()
+fn judge_of(state: &State) -> Option<&dyn super::case_judge::Judging> {
+    state.judge.as_ref().map(Judge::judging)
 }
 
 fn no_judge() -> Response<ResponseBody> {
@@ -228,17 +151,25 @@ fn already_judged(run: &Run) -> Response<ResponseBody> {
     )
 }
 
-/// A request's JSON object body; an empty body is `{}`.
-async fn read_json(state: &State, request: Request<Incoming>) -> Result<Value, Response<ResponseBody>> {
+/// A request's JSON object body read as `T` (an empty body is `{}`); a field of the wrong kind is
+/// refused naming it (`clients[1].timed_out`).
+async fn read_json<T: serde::de::DeserializeOwned>(
+    state: &State,
+    request: Request<Incoming>,
+) -> Result<T, Response<ResponseBody>> {
     let bytes = read_body(request.into_body(), state.body_limit).await.map_err(|e| e.into_response(None))?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
+    let text: &[u8] = if bytes.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &bytes };
+    match serde_json::from_slice::<Value>(text) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err(Refusal::bad("body", "The body must be a JSON object").response()),
+        Err(e) => return Err(Refusal::bad("body", format!("The body is not JSON: {e}")).response()),
     }
-    match serde_json::from_slice::<Value>(&bytes) {
-        Ok(value) if value.is_object() => Ok(value),
-        Ok(_) => Err(Refusal::bad("body", "The body must be a JSON object").response()),
-        Err(e) => Err(Refusal::bad("body", format!("The body is not JSON: {e}")).response()),
-    }
+    let mut reader = serde_json::Deserializer::from_slice(text);
+    serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        let param = e.path().to_string();
+        let param = if param == "." { "body".to_owned() } else { param };
+        Refusal::bad(&param, format!("`{param}`: {}", e.inner())).response()
+    })
 }
 
 /// `a=1&b=two%20words` as pairs, percent-decoded (`+` as a space).

@@ -1,7 +1,7 @@
 //! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
 //!
 //! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
-//!   ([`judge_api`], carried to the suite's judge)
+//!   (`judge_api`, carried to the suite's judge as [`case_judge`]'s types)
 //! - `/runs/{id}/v1/...` — a run's model endpoints (`model_api`; `GET /responses` upgraded to a
 //!   WebSocket: `websocket`); a herd's client `k` uses
 //!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
@@ -15,6 +15,7 @@ mod base_path;
 mod conn_io;
 // Public only with the `internals` feature, for the fuzz targets: what outside code scripts
 // against is the admin API (docs/server.md), not its parser.
+pub mod case_judge;
 #[cfg(feature = "internals")]
 pub mod create_run;
 #[cfg(not(feature = "internals"))]
@@ -23,9 +24,8 @@ pub(crate) mod create_run;
 mod hang_up;
 mod http_util;
 mod journal_out;
-pub mod judge_api;
+mod judge_api;
 mod model_api;
-mod precise_sleep;
 mod proxied_body;
 mod recording;
 // Public with `internals` too, for the benches' timing of the quota's decision.
@@ -58,14 +58,15 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use self::base_path::{split_base, MAX_CLIENTS};
+pub use self::case_judge::{CaseJudge, Judge};
 use self::conn_io::{KillSwitch, KillableStream};
 use self::hang_up::HangUp;
 use self::http_util::{openai_error, ResponseBody};
-pub use self::judge_api::CaseJudge;
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
 use self::serving_threads::ServingThreads;
 pub use self::upstream::{BadUpstream, Upstream};
+use crate::clock::Clock;
 use crate::scenario::limits::check_time_scale;
 use crate::scenario::validate::validate;
 use crate::scenario::{Catalogue, FieldPath, Scenario, ScenarioError};
@@ -102,10 +103,13 @@ pub struct ServerConfig {
     pub header_timeout: Duration,
     /// What judges cases for the judge as a service (`/__squall/cases`, `/__squall/runs/{id}/verdict`);
     /// `None`: those endpoints answer 404.
-    pub judge: Option<Arc<dyn CaseJudge>>,
+    pub judge: Option<Judge>,
     /// Where every run's model requests are forwarded when their attempt scripts no reply of
     /// its own (docs/proxy.md); `None`: squall answers every request itself.
     pub upstream: Option<Upstream>,
+    /// What journals, delays and stalls are timed by: real time, or a [`crate::clock::VirtualClock`]
+    /// shared with in-process clients (served on the caller's runtime, which the clock drives).
+    pub clock: Clock,
 }
 
 impl ServerConfig {
@@ -122,6 +126,7 @@ impl ServerConfig {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             judge: None,
             upstream: None,
+            clock: Clock::Real,
         }
     }
 }
@@ -142,7 +147,7 @@ pub(crate) struct State {
     /// Set when the server stops: connections finish the reply in progress and close.
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// See [`ServerConfig::judge`].
-    pub judge: Option<Arc<dyn CaseJudge>>,
+    pub judge: Option<Judge>,
     /// See [`ServerConfig::upstream`].
     pub upstream: Option<Upstream>,
 }
@@ -173,6 +178,10 @@ pub struct Server {
 impl Server {
     /// Bind and start accepting connections in the background.
     pub async fn start(config: ServerConfig) -> io::Result<Server> {
+        if config.clock.is_virtual() && config.serving != Serving::CallerRuntime {
+            let message = "a server on a virtual clock serves on the runtime the clock drives (Serving::CallerRuntime)";
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
         let listener = TcpListener::bind(config.addr).await?;
         let local_addr = listener.local_addr()?;
         let host = if local_addr.ip().is_unspecified() {
@@ -182,7 +191,7 @@ impl Server {
         };
         let state = Arc::new(State {
             catalogue: config.catalogue,
-            runs: Runs::with_limits(config.max_runs, config.journal_max),
+            runs: Runs::with_limits(config.max_runs, config.journal_max, config.clock),
             body_limit: config.body_limit,
             admin_token: config.admin_token,
             origin: format!("http://{host}"),
@@ -203,6 +212,11 @@ impl Server {
     /// The address the server listens on (the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The clock its runs are timed by.
+    pub fn clock(&self) -> &Clock {
+        self.state.runs.clock()
     }
 
     /// `http://HOST:PORT`.
@@ -311,7 +325,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let _ = stream.set_nodelay(true);
     let hang_up = HangUp::watch(&stream);
     let mut stopping = state.stopping.subscribe();
-    let switch = Arc::new(KillSwitch::default());
+    let switch = Arc::new(KillSwitch::new(state.runs.clock().clone()));
     let io = TokioIo::new(KillableStream::new(stream, switch.clone()));
     let header_timeout = state.header_timeout;
     let service = service_fn(move |request| {

@@ -50,7 +50,7 @@ pub(super) async fn handle(
     // The headers go into the journal now, so that a client that resets mid-body leaves them.
     let headers = RecordedHeaders::from_http(&parts.headers);
     let arrival = Arrival { client, method: parts.method.to_string(), path: path.to_owned(), headers };
-    let arrived = Instant::now();
+    let arrived = run.journal.now();
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);
     let request = match accept(state, &run, &entry, path, &parts, body).await {
@@ -58,7 +58,7 @@ pub(super) async fn handle(
         Err(Refusal::Reply(response)) => return reply_directly(entry, response),
         Err(Refusal::ClientLeft(response)) => {
             let mut entry = entry;
-            entry.finish(EndKind::ClientClosed, Instant::now());
+            entry.finish_now(EndKind::ClientClosed);
             return response;
         }
     };
@@ -139,17 +139,17 @@ pub(super) async fn render_and_wait(
     arrived: Instant,
 ) -> crate::wire::reply::Reply {
     let reply = render_reply(run, chosen, request, ctx);
-    wait_from(arrived, reply.plan.header_delay).await;
+    wait_from(run, arrived, reply.plan.header_delay).await;
     entry.update(|e| e.status = Some(reply.status.as_u16()));
     reply
 }
 
-/// Wait until `delay` after `arrived`. If the client gives up while we wait, the caller's
-/// future is dropped and the entry handle records `client_closed`.
-async fn wait_from(arrived: Instant, delay: std::time::Duration) {
+/// Wait until `delay` after `arrived`, on the run's clock. If the client gives up while we
+/// wait, the caller's future is dropped and the entry handle records `client_closed`.
+async fn wait_from(run: &Run, arrived: Instant, delay: std::time::Duration) {
     if !delay.is_zero() {
-        let deadline = super::precise_sleep::deadline_after(arrived, delay);
-        super::precise_sleep::PreciseSleep::until(deadline).await;
+        let clock = run.journal.clock();
+        clock.sleep_until(crate::clock::deadline_after(arrived, delay)).await;
     }
 }
 
@@ -184,7 +184,7 @@ impl Forward<'_> {
     ) -> Response<ResponseBody> {
         let headers = self.headers;
         let script = &chosen.script;
-        wait_from(arrived, crate::wire::plan::scaled_ms(script.delay_ms.unwrap_or(0), run.time_scale)).await;
+        wait_from(run, arrived, crate::wire::plan::scaled_ms(script.delay_ms.unwrap_or(0), run.time_scale)).await;
         let sent = Instant::now();
         let answered =
             self.upstream.send(request.api, self.method, (self.rest, self.query), headers, request.raw.clone()).await;
@@ -418,6 +418,7 @@ fn respond(
     scripted: Option<&ScriptedHeaders>,
 ) -> Response<ResponseBody> {
     let close = reply.plan.close_connection;
+    let wall_now = entry.clock().wall_now();
     let mut response = Response::new(ScriptedBody::new(reply.plan, switch, entry).boxed());
     *response.status_mut() = reply.status;
     let out = response.headers_mut();
@@ -440,7 +441,7 @@ fn respond(
         }
     }
     if let Some(scripted) = scripted {
-        scripted.insert_into(out, SystemTime::now());
+        scripted.insert_into(out, wall_now);
     }
     response
 }
@@ -473,7 +474,7 @@ fn reply_directly(mut entry: EntryHandle, response: Response<ResponseBody>) -> R
     entry.record_response_headers(RecordedHeaders::from_http(response.headers()));
     entry.update(|e| e.status = Some(status.as_u16()));
     let end = if status.is_success() { EndKind::Completed } else { EndKind::ErrorStatus };
-    entry.finish(end, Instant::now());
+    entry.finish_now(end);
     response
 }
 

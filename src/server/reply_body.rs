@@ -17,7 +17,7 @@ use http_body::{Frame, SizeHint};
 use tokio::time::Instant;
 
 use super::conn_io::{Kill, KillSwitch};
-use super::precise_sleep::PreciseSleep;
+use crate::clock::{deadline_after, Clock, Sleep};
 use crate::journal::{EndKind, Journal, JournalEntry, RecordedHeaders};
 use crate::scenario::FaultKind;
 use crate::wire::plan::{ReplyPlan, Step};
@@ -55,11 +55,22 @@ impl EntryHandle {
             self.journal.finish(self.index, end, at);
         }
     }
+
+    /// Complete the entry now, on the journal's clock.
+    pub(super) fn finish_now(&mut self, end: EndKind) {
+        let now = self.journal.now();
+        self.finish(end, now);
+    }
+
+    /// The clock the entry's journal reads.
+    pub(super) fn clock(&self) -> &Clock {
+        self.journal.clock()
+    }
 }
 
 impl Drop for EntryHandle {
     fn drop(&mut self) {
-        self.finish(EndKind::ClientClosed, Instant::now());
+        self.finish_now(EndKind::ClientClosed);
     }
 }
 
@@ -76,7 +87,7 @@ pub(super) struct ScriptedBody {
     /// Steps that come after the plan's, as they become known.
     more: Option<Box<dyn MoreSteps>>,
     exact_len: Option<u64>,
-    timer: Option<Pin<Box<PreciseSleep>>>,
+    timer: Option<Sleep>,
     in_stall: bool,
     stalled_forever: bool,
     armed: Option<Kill>,
@@ -117,9 +128,10 @@ impl ScriptedBody {
     }
 
     fn start_timer(&mut self, duration: std::time::Duration) {
-        let deadline = super::precise_sleep::deadline_after(self.deadline.unwrap_or_else(Instant::now), duration);
+        let from = self.deadline.unwrap_or_else(|| self.entry.clock().now());
+        let deadline = deadline_after(from, duration);
         self.deadline = Some(deadline);
-        self.timer = Some(Box::pin(PreciseSleep::until(deadline)));
+        self.timer = Some(self.entry.clock().sleep_until(deadline));
     }
 }
 
@@ -131,7 +143,7 @@ impl http_body::Body for ScriptedBody {
         let this = &mut *self;
         loop {
             if let Some(timer) = this.timer.as_mut() {
-                std::task::ready!(timer.as_mut().poll(cx));
+                std::task::ready!(Pin::new(timer).poll(cx));
                 this.timer = None;
                 this.in_stall = false;
             }
@@ -153,7 +165,7 @@ impl http_body::Body for ScriptedBody {
             }
             let Some(step) = this.steps.pop_front() else {
                 // The ending was recorded with the last data frame (or by an `End` step).
-                this.entry.finish(EndKind::Completed, Instant::now());
+                this.entry.finish_now(EndKind::Completed);
                 return Poll::Ready(None);
             };
             match step {
@@ -169,7 +181,7 @@ impl http_body::Body for ScriptedBody {
                     if let Some(Step::End(end)) = this.steps.front() {
                         let end = *end;
                         this.steps.pop_front();
-                        this.entry.finish(end, Instant::now());
+                        this.entry.finish_now(end);
                     }
                     return Poll::Ready(Some(Ok(Frame::data(bytes))));
                 }
@@ -188,7 +200,7 @@ impl http_body::Body for ScriptedBody {
                 }
                 Step::FaultFired(kind) => this.entry.update(|e| e.fault = Some(kind)),
                 Step::End(end) => {
-                    this.entry.finish(end, Instant::now());
+                    this.entry.finish_now(end);
                     return Poll::Ready(None);
                 }
             }
@@ -214,7 +226,7 @@ impl Drop for ScriptedBody {
             self.entry.update(|e| e.fault = Some(fault));
             self.entry.finish(end, fired_at);
         } else if self.in_stall || self.stalled_forever {
-            self.entry.finish(EndKind::Stalled, Instant::now());
+            self.entry.finish_now(EndKind::Stalled);
         }
         // Otherwise the entry handle completes the entry (as `client_closed` if unfinished).
     }

@@ -3,9 +3,6 @@
 //! reply's headers) or refuses it with a 429; else chaos may take it. The decisions themselves
 //! are in [`crate::scenario::conditions`] and [`super::quota`]; here they become replies.
 
-use std::borrow::Cow;
-use std::time::SystemTime;
-
 use super::runs::Run;
 use crate::scenario::conditions::{chaos_taking, outage_taking, ChaosOutcome, Place};
 use crate::scenario::routing::{ReplySlot, TrackScript};
@@ -13,6 +10,7 @@ use crate::scenario::validate::output_deltas;
 use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint};
 use crate::wire::estimate_tokens;
 use crate::wire::reply::Api;
+use std::borrow::Cow;
 
 /// The track, attempt and script a request gets.
 pub(super) struct Chosen<'a> {
@@ -65,7 +63,7 @@ fn with_quota<'a>(run: &Run, chosen: Chosen<'a>, policy_ms: f64, input_tokens: u
     let Some(quota) = run.quota.as_ref() else { return chosen };
     let output_tokens = chosen.script.content().text.as_deref().map_or(0, estimate_tokens);
     let admission = quota.admit(policy_ms, input_tokens + output_tokens);
-    let rate_headers = admission.headers(api, SystemTime::now());
+    let rate_headers = admission.headers(api, run.journal.clock().wall_now());
     let Some(((kind, _), message)) = admission.refused.zip(admission.message(api)) else {
         return Chosen { rate_headers, ..chosen };
     };

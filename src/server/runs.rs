@@ -4,8 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::judge_api::CaseRun;
+use super::case_judge::CaseRun;
 use super::quota::QuotaBuckets;
+use crate::clock::Clock;
 use crate::journal::Journal;
 use crate::scenario::error::{FieldPath, ScenarioError};
 use crate::scenario::headers::ScriptedHeaders;
@@ -61,9 +62,9 @@ impl Run {
         id: String,
         scenario: Arc<Scenario>,
         time_scale: f64,
-        journal_max: usize,
+        (journal_max, clock): (usize, Clock),
     ) -> Result<Self, ScenarioError> {
-        let journal = Arc::new(Journal::with_capacity(journal_max));
+        let journal = Arc::new(Journal::on_clock(journal_max, clock));
         let headers = scripted_headers(&scenario)?;
         let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
@@ -184,36 +185,39 @@ pub(crate) struct Runs {
     limit: usize,
     /// Entries each run's journal keeps.
     journal_max: usize,
-}
-
-impl Default for Runs {
-    fn default() -> Self {
-        Self::with_limits(super::DEFAULT_MAX_RUNS, crate::journal::DEFAULT_JOURNAL_MAX)
-    }
+    /// The clock every run's journal, delays and stalls read.
+    clock: Clock,
 }
 
 impl Runs {
-    /// At most `limit` live runs, each journal keeping at most `journal_max` entries.
-    pub(crate) fn with_limits(limit: usize, journal_max: usize) -> Self {
+    /// At most `limit` live runs, each journal keeping at most `journal_max` entries, timed by
+    /// `clock`.
+    pub(crate) fn with_limits(limit: usize, journal_max: usize, clock: Clock) -> Self {
         Runs {
             runs: Mutex::default(),
             order: Mutex::default(),
             created: AtomicU64::new(0),
             limit: limit.max(1),
             journal_max: journal_max.max(1),
+            clock,
         }
     }
 
-    /// The journal capacity of the runs this creates.
-    pub(crate) fn journal_max(&self) -> usize {
-        self.journal_max
+    /// What a new run's journal is made with: its capacity and its clock.
+    pub(crate) fn journal_settings(&self) -> (usize, Clock) {
+        (self.journal_max, self.clock.clone())
+    }
+
+    /// The clock runs are timed by.
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// Create a run with a fresh id.
     pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
-        let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_max)?);
+        let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_settings())?);
         self.insert(id, run.clone());
         Ok(run)
     }

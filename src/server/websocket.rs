@@ -20,7 +20,6 @@
 //! event's fields as the body) and names its socket (`socket`, numbered per run from 1).
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -39,9 +38,9 @@ use tokio_tungstenite::WebSocketStream;
 use super::conn_io::{Kill, KillSwitch};
 use super::http_util::{openai_error, ResponseBody};
 use super::model_api::{answer, choose, render_and_wait, Accepted};
-use super::precise_sleep::{deadline_after, PreciseSleep};
 use super::reply_body::EntryHandle;
 use super::runs::Run;
+use crate::clock::deadline_after;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
 use crate::scenario::FaultKind;
@@ -72,7 +71,7 @@ pub(super) async fn open(
         let message = "A WebSocket upgrade of /responses needs Sec-WebSocket-Key and Sec-WebSocket-Version: 13";
         return openai_error(StatusCode::BAD_REQUEST, message, "invalid_websocket_handshake", None);
     };
-    let arrived = Instant::now();
+    let arrived = run.journal.now();
     if next_attempt_is_a_status(&run, client, &headers) {
         let arrival = Arrival {
             client,
@@ -164,7 +163,7 @@ impl OpenSocket {
 
     /// Journal one `response.create` and play its attempt's reply over the socket.
     async fn respond(&self, socket: &mut Socket, body: Bytes) -> After {
-        let arrived = Instant::now();
+        let arrived = self.run.journal.now();
         let arrival = Arrival {
             client: self.client,
             method: "WS".to_owned(),
@@ -192,7 +191,7 @@ impl OpenSocket {
                 }
             }
             if let Some(scripted) = self.run.headers(chosen.track, chosen.slot) {
-                scripted.insert_into(&mut headers, SystemTime::now());
+                scripted.insert_into(&mut headers, self.run.journal.clock().wall_now());
             }
             self.run.journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
             let plan = error_event_plan(reply.plan.steps, reply.status, &headers);
@@ -267,8 +266,9 @@ struct Player<'a> {
 impl Player<'_> {
     async fn play(self, steps: std::collections::VecDeque<Step>) -> After {
         let Player { socket, entry, switch, close_code } = self;
+        let clock = entry.clock().clone();
         let mut unsent = Vec::new();
-        let mut deadline = Instant::now();
+        let mut deadline = clock.now();
         // When the reply's last frame went out: taken before it is sent, as the HTTP body does
         // (reply_body.rs), so that the wait the journal shows before the next attempt can only
         // be longer than the client's, never shorter (a serving thread held back after the
@@ -279,13 +279,13 @@ impl Player<'_> {
             match step {
                 Step::Data { bytes, terminal, .. } => {
                     if steps.iter().all(|s| matches!(s, Step::End(_) | Step::FaultFired(_))) {
-                        ended_at = Some(Instant::now());
+                        ended_at = Some(clock.now());
                     }
                     unsent.extend_from_slice(&bytes);
                     let frames = whole_events(&mut unsent);
                     let (count, len) = (frames.len() as u32, frames.iter().map(String::len).sum::<usize>() as u64);
                     if send_all(socket, frames).await == After::Closed {
-                        entry.finish(EndKind::ClientClosed, Instant::now());
+                        entry.finish(EndKind::ClientClosed, clock.now());
                         return After::Closed;
                     }
                     // Only the bytes and events that went out as frames count.
@@ -297,15 +297,15 @@ impl Player<'_> {
                 }
                 Step::Wait(wait) => {
                     // Waits follow one running deadline unless the reply fell behind it (a slow client).
-                    let behind = Instant::now().checked_sub(wait).map_or(deadline, |t| deadline.max(t));
+                    let behind = clock.now().checked_sub(wait).map_or(deadline, |t| deadline.max(t));
                     deadline = deadline_after(behind, wait);
-                    PreciseSleep::until(deadline).await;
+                    clock.sleep_until(deadline).await;
                 }
                 Step::Stall(duration) => {
                     entry.update(|e| e.fault = Some(FaultKind::Stall));
                     let silence = async {
                         match duration {
-                            Some(wait) => PreciseSleep::until(deadline_after(Instant::now(), wait)).await,
+                            Some(wait) => clock.sleep(wait).await,
                             None => std::future::pending().await,
                         }
                     };
@@ -313,7 +313,7 @@ impl Player<'_> {
                     tokio::select! {
                         () = silence => {}
                         _ = socket.next() => {
-                            entry.finish(EndKind::Stalled, Instant::now());
+                            entry.finish(EndKind::Stalled, clock.now());
                             return After::Closed;
                         }
                     }
@@ -326,25 +326,25 @@ impl Player<'_> {
                         Kill::Reset => (FaultKind::Reset, EndKind::Reset),
                     };
                     entry.update(|e| e.fault = Some(fault));
-                    entry.finish(end, switch.fired_at().unwrap_or_else(Instant::now));
+                    entry.finish(end, switch.fired_at().unwrap_or_else(|| clock.now()));
                     return After::Closed;
                 }
                 Step::FaultFired(kind) => entry.update(|e| e.fault = Some(kind)),
                 Step::End(end @ (EndKind::Truncated | EndKind::Garbage)) => {
                     let frame =
                         CloseFrame { code: CloseCode::from(close_code), reason: "squall: scripted close".into() };
-                    let closed_at = ended_at.unwrap_or_else(Instant::now);
+                    let closed_at = ended_at.unwrap_or_else(|| clock.now());
                     let _ = socket.close(Some(frame)).await;
                     entry.finish(end, closed_at);
                     return After::Closed;
                 }
                 Step::End(end) => {
-                    entry.finish(end, ended_at.unwrap_or_else(Instant::now));
+                    entry.finish(end, ended_at.unwrap_or_else(|| clock.now()));
                     return After::Open;
                 }
             }
         }
-        entry.finish(EndKind::Completed, ended_at.unwrap_or_else(Instant::now));
+        entry.finish(EndKind::Completed, ended_at.unwrap_or_else(|| clock.now()));
         After::Open
     }
 }

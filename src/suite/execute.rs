@@ -3,7 +3,7 @@
 //! its own client base URL under the run — and the run's journal collected once every entry has
 //! ended. Cases and the calibration of a client's reaction both run this way.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::iut::{self, CaseSpec, IutRun};
 use crate::journal::JournalEntry;
@@ -18,7 +18,8 @@ pub(crate) struct Execution {
     pub iut: IutRun,
     /// A herd's other clients' outputs, client 1 first; empty for one instance.
     pub others: Vec<IutRun>,
-    /// Real time from starting the implementation to collecting its outputs.
+    /// Time from starting the implementation to collecting its outputs, on the server's clock
+    /// (virtual time for an implementation on squall's virtual clock).
     pub real_duration: Duration,
     /// When the implementation ended (exited or was killed), in the journal's time: ms since
     /// the run was created.
@@ -38,23 +39,24 @@ pub(crate) async fn execute(
 ) -> Result<Execution, String> {
     let run =
         server.create_run(scenario, spec.time_scale).map_err(|e| format!("the case's scenario is invalid: {e}"))?;
-    let created = Instant::now();
+    let clock = server.clock();
+    let created = run.journal.now();
     spec.case = format!("{}#{}", spec.case, run.id);
     let specs: Vec<CaseSpec> = match herd {
         None => vec![CaseSpec { base_url: server.base_url(&run), ..spec }],
         Some(size) => (0..size).map(|k| spec.for_client(k, server.client_base_url(&run, k))).collect(),
     };
-    let started = Instant::now();
-    let outcomes = futures_util::future::join_all(specs.iter().map(|spec| iut::run(implementation, spec))).await;
-    let real_duration = started.elapsed();
-    let ended_at_ms = created.elapsed().as_secs_f64() * 1000.0;
+    let started = clock.now();
+    let outcomes = futures_util::future::join_all(specs.iter().map(|spec| iut::run(implementation, spec, clock))).await;
+    let real_duration = clock.now().saturating_duration_since(started);
+    let ended_at_ms = clock.now().saturating_duration_since(created).as_secs_f64() * 1000.0;
     // The server finishes an entry just after the client sees the end of a reply.
     let mut journal = run.journal.snapshot();
     for _ in 0..200 {
         if journal.iter().all(|e| e.end.is_some()) {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.sleep(Duration::from_millis(5)).await;
         journal = run.journal.snapshot();
     }
     server.state().runs.remove(&run.id);

@@ -5,13 +5,15 @@
 //! - [`requirements`] — the requirement ids, their titles and their profiles
 //! - [`results`] — what a run found, as data
 //! - `conversation` — what a journaled request says: instructions, tool outputs
-//! - `world`, `script` — per-case state and the scenario the Given steps build
+//! - `script` — the scenario and configuration a case's Given steps set up
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
 //!   time scale a case runs at; `execute` — one run of the implementation on a scenario
 //! - `checks` — every check as a plain function over what a case observed
 //! - [`cases`] — the cases as data (read from the features without running them), exported as
-//!   JSON, split into shards; [`service`] — the judge as a service, judging posted outcomes
-//! - `steps` — the step definitions, shared by `cargo test` and `squall run`
+//!   JSON, split into shards
+//! - `engine` — the one case engine: a case run, judged, and run again slower where its evidence
+//!   cannot decide; [`service`] — the judge as a service, judging posted outcomes with it
+//! - `steps`, `world` — cucumber's glue, shared by `cargo test` and `squall run`
 //! - `runner` — one suite run: server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
 //!   flags or environment to a configuration, the one-line-per-requirement summary
@@ -19,6 +21,7 @@
 pub mod cases;
 mod checks;
 mod conversation;
+pub(crate) mod engine;
 pub(crate) mod execute;
 pub mod features;
 pub mod requirements;

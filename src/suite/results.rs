@@ -18,7 +18,8 @@ pub struct CheckRecord {
     pub level: Level,
     /// MUST or SHOULD.
     pub strength: Strength,
-    /// pass, warn (a failed SHOULD), fail (a failed MUST) or n/a.
+    /// pass, warn (a failed SHOULD), fail (a failed MUST), inconclusive (a timing check whose
+    /// measurement could not decide) or n/a.
     pub verdict: Verdict,
     /// What the seed demands, in words.
     pub expected: String,
@@ -87,6 +88,9 @@ pub struct CaseRecord {
     pub checks: Vec<CheckRecord>,
     /// Why the case could not be judged (`error`), or why the implementation failed to run.
     pub error: Option<String>,
+    /// Why the measurement could not decide (`inconclusive`): the first check that could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inconclusive: Option<String>,
     /// Production values ran at this fraction of real time in this case (null when the
     /// implementation was not run). Journal times are real; divide by this to get policy time.
     pub time_scale: Option<f64>,
@@ -121,16 +125,14 @@ impl CaseRecord {
         run: Option<&Observation>,
     ) -> CaseRecord {
         let verdict = Verdict::of_case(unjudgeable.as_deref(), checks.iter().map(|c| c.verdict));
-        let unjudged_check = checks
-            .iter()
-            .find(|c| c.verdict == Verdict::Error)
-            .map(|c| format!("`{}` could not be judged: {}", c.name, c.observed));
         let error = match verdict {
-            Verdict::Error => {
-                Some(unjudgeable.or(unjudged_check).unwrap_or_else(|| "the case made no check".to_owned()))
-            }
+            Verdict::Error => Some(unjudgeable.unwrap_or_else(|| "the case made no check".to_owned())),
             _ => None,
         };
+        let inconclusive = (verdict == Verdict::Inconclusive)
+            .then(|| checks.iter().find(|c| c.verdict == Verdict::Inconclusive))
+            .flatten()
+            .map(|c| format!("`{}`: {}", c.name, c.observed));
         let evidence = run
             .map(|run| Evidence {
                 journal: run.journal.clone(),
@@ -147,6 +149,7 @@ impl CaseRecord {
             verdict,
             checks,
             error,
+            inconclusive,
             time_scale: run.map(|r| r.time_scale()),
             time_scale_note: run.and_then(|r| r.scale_note.clone()),
             reaction_ms: run.map(|r| (&r.clock.reaction).into()),

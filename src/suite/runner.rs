@@ -12,14 +12,16 @@ use cucumber::tag::Ext as _;
 use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
-use super::cases::{all_tags, case_id, Shard};
+use super::cases::{all_tags, case_id, read_scenario, Shard};
+use super::engine::SuiteContext;
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
 use super::steps;
 use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
 use super::timing::Calibration;
 use super::verdict::{Level, RunVerdict, Tally};
-use super::world::{SuiteContext, SuiteWorld};
+use super::world::SuiteWorld;
+use crate::clock::{Clock, VirtualClock};
 use crate::iut::Iut;
 use crate::scenario::Catalogue;
 use crate::server::{Server, ServerConfig};
@@ -143,33 +145,64 @@ impl SuiteOutcome {
 
 type Collected = Arc<Mutex<Vec<CaseRecord>>>;
 
-/// Run the features against the implementation and judge every case.
+/// Run the features against the implementation and judge every case. An implementation in
+/// squall's process runs on squall's virtual clock, on a thread of its own.
 pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
+    if !config.iut.runs_on_virtual_clock() {
+        return run_on(config, Clock::Real).await;
+    }
+    let config = config.clone();
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("squall-virtual-time".to_owned()).spawn(move || {
+        let outcome = match VirtualClock::runtime() {
+            Ok((runtime, clock)) => runtime.block_on(run_on(&config, Clock::Virtual(clock))),
+            Err(e) => Err(anyhow::Error::new(e).context("cannot start a runtime for the virtual clock")),
+        };
+        let _ = sender.send(outcome);
+    })?;
+    receiver.await.context("the suite's thread ended without an outcome")?
+}
+
+/// Run the suite with its server and implementation on `clock`.
+async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutcome> {
     anyhow::ensure!(config.features.is_dir(), "the features directory {} does not exist", config.features.display());
     let filter: Option<TagOperation> = match &config.tags {
         Some(expr) => Some(expr.parse().map_err(|e| anyhow::anyhow!("--tags {expr:?}: {e}"))?),
         None => None,
     };
-    let server = Server::start(ServerConfig::loopback(config.catalogue.clone()))
-        .await
-        .context("cannot start the squall server")?;
+    let server =
+        Server::start(ServerConfig { clock: clock.clone(), ..ServerConfig::loopback(config.catalogue.clone()) })
+            .await
+            .context("cannot start the squall server")?;
     let started_at = SystemTime::now();
-    let clock = Instant::now();
+    let began = Instant::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
-    let calibration =
-        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?;
+    let virtual_time = clock.is_virtual();
+    let calibration = if virtual_time {
+        Calibration::virtual_clock()
+    } else {
+        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?
+    };
+    // On the virtual clock production values run as they are, and a case gets the policy time a
+    // case at the suite's scale would (60 s real at 1/100: 6,000 s).
+    let (time_scale, max_time_scale, case_timeout) = if virtual_time {
+        (1.0, 1.0, config.case_timeout.div_f64(config.time_scale))
+    } else {
+        (config.time_scale, config.max_time_scale, config.case_timeout)
+    };
     let ctx = Arc::new(SuiteContext {
         server,
         catalogue: config.catalogue.clone(),
         iut: config.iut.clone(),
         level: config.level,
-        time_scale: config.time_scale,
-        max_time_scale: config.max_time_scale,
-        case_timeout: config.case_timeout,
+        time_scale,
+        max_time_scale,
+        case_timeout,
         seed: config.seed,
         herd: config.herd,
         calibration,
         calibration_instances: instances,
+        lockstep: tokio::sync::OnceCell::new(),
     });
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
@@ -195,12 +228,12 @@ pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
     Ok(SuiteOutcome {
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
-        calibration: ctx.calibration.clone(),
+        calibration: Calibration { lockstep: ctx.lockstep.get().cloned(), ..ctx.calibration.clone() },
         cases,
         selection: config.profiles.clone(),
         tags: config.tags.clone(),
         started_at,
-        duration: clock.elapsed(),
+        duration: began.elapsed(),
     })
 }
 
@@ -232,12 +265,12 @@ async fn drive<Wr>(
     .max_concurrent_scenarios(Some(config.concurrency.max(1)))
     .before(move |feature, rule, scenario, world| {
         world.ctx = Some(before_ctx.clone());
-        world.advisory = all_tags(feature, rule, scenario).iter().any(|t| t == "should");
-        world.timing = super::checks::timed::plan(scenario.steps.iter().map(|s| s.value.as_str()));
+        let file = feature_file(feature);
+        world.plan = Some(read_scenario(&file, feature, rule, scenario).map_err(|e| e.to_string()));
         async {}.boxed_local()
     })
     .after(move |feature, rule, scenario, finished, world| {
-        let record = case_record(feature, rule, scenario, finished, world.map(|w| &*w));
+        let record = case_record(feature, rule, scenario, finished, world);
         if let Some(progress) = &progress {
             (progress.0)(&record);
         }
@@ -246,10 +279,7 @@ async fn drive<Wr>(
     })
     .filter_run(config.features.clone(), move |feature, rule, scenario| {
         let tags = all_tags(feature, rule, scenario);
-        let in_shard = || {
-            let file = feature.path.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
-            shard.is_none_or(|shard| shard.contains(&case_id(file.as_deref().unwrap_or(""), &scenario.name)))
-        };
+        let in_shard = || shard.is_none_or(|shard| shard.contains(&case_id(&feature_file(feature), &scenario.name)));
         profiles.judges(&requirement_tags(&tags))
             && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
             && in_shard()
@@ -257,40 +287,34 @@ async fn drive<Wr>(
     .await;
 }
 
-/// Why a step failed, in plain words: what the step said when it stopped (a failed check, a
-/// dead implementation), not cucumber's "Step panicked. Captured output: …" wrapping.
-fn step_failure(error: &cucumber::event::StepError) -> String {
-    match error {
-        cucumber::event::StepError::Panic(info) => super::cases::panic_message(info.as_ref()),
-        other => other.to_string(),
-    }
+/// The file name of a feature (what case ids are made from).
+fn feature_file(feature: &gherkin::Feature) -> String {
+    feature.path.as_ref().and_then(|p| p.file_name()).map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
+/// The case's record: the engine's, or — when the engine never judged it — why not.
 fn case_record(
     feature: &gherkin::Feature,
     rule: Option<&gherkin::Rule>,
     scenario: &gherkin::Scenario,
     finished: &ScenarioFinished,
-    world: Option<&SuiteWorld>,
+    world: Option<&mut SuiteWorld>,
 ) -> CaseRecord {
-    let tags = all_tags(feature, rule, scenario);
-    let checks = world.map(|w| w.checks.clone()).unwrap_or_default();
-    let step_error = match finished {
-        ScenarioFinished::StepPassed => None,
-        ScenarioFinished::StepSkipped => {
-            Some("a step has no definition (the feature uses a step squall does not know)".to_owned())
+    if let Some(record) = world.as_ref().and_then(|w| w.record.clone()) {
+        return record;
+    }
+    let why = match (world.and_then(|w| w.plan.take()), finished) {
+        (Some(Err(why)), _) => why,
+        (_, ScenarioFinished::StepSkipped) => {
+            "a step has no definition (the feature uses a step squall does not know)".to_owned()
         }
-        ScenarioFinished::StepFailed(_, _, error) => Some(step_failure(error)),
-        ScenarioFinished::BeforeHookFailed(_) => Some("the harness could not prepare the case".to_owned()),
+        (_, ScenarioFinished::BeforeHookFailed(_)) => "the harness could not prepare the case".to_owned(),
+        _ => "the case has no When step".to_owned(),
     };
-    // A step that failed because a MUST check failed was judged; any other failure means the
-    // case could not be judged (a dead implementation, a harness problem).
-    let failed_a_must = world.is_some_and(|w| w.failed_a_must);
-    let unjudgeable = step_error.filter(|_| !failed_a_must);
-    CaseRecord::judged(
-        CaseName { name: scenario.name.clone(), feature: feature.name.clone(), tags },
-        checks,
-        unjudgeable,
-        world.and_then(|w| w.run.as_ref()),
-    )
+    let name = CaseName {
+        name: scenario.name.clone(),
+        feature: feature.name.clone(),
+        tags: all_tags(feature, rule, scenario),
+    };
+    CaseRecord::judged(name, Vec::new(), Some(why), None)
 }

@@ -33,9 +33,11 @@ pub fn requirement_table(outcome: &SuiteOutcome) -> String {
 /// why it could not be judged.
 pub fn findings(outcome: &SuiteOutcome) -> String {
     let mut out = String::new();
-    for case in outcome.cases.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn)) {
+    let shown =
+        |verdict: Verdict| matches!(verdict, Verdict::Fail | Verdict::Error | Verdict::Inconclusive | Verdict::Warn);
+    for case in outcome.cases.iter().filter(|c| shown(c.verdict)) {
         let _ = writeln!(out, "\n{} — {} [{}]", case.feature, case.name, case.verdict.as_str());
-        for check in case.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn)) {
+        for check in case.checks.iter().filter(|c| shown(c.verdict)) {
             let _ = writeln!(
                 out,
                 "  {} {}: expected {}; observed {}",
@@ -113,6 +115,7 @@ mod tests {
                 verdict: *v,
                 checks: vec![],
                 error: None,
+                inconclusive: None,
                 time_scale: None,
                 time_scale_note: None,
                 reaction_ms: None,

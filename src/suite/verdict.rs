@@ -1,14 +1,18 @@
 //! Verdicts, decided in one place: check → case → requirement → profile → run.
 //!
 //! - A **check** is a MUST (the seed's text demands it) or a SHOULD (advisory). It passes,
-//!   fails, or is `n/a` above the implementation's declared level; a failed SHOULD is `warn`.
-//! - A **case** is `error` when it could not be judged: the implementation crashed, was killed
-//!   on timeout or left no usable `result.json`, or the harness could not run a step. Otherwise
-//!   it is `fail` when a MUST failed, `warn` when only SHOULDs did, `pass`, or `n/a` when every
-//!   check was above the level.
-//! - A **requirement** and a **profile** take the worst verdict of what they hold, `n/a` last.
-//! - A **run** passes when no judged requirement fails or errs; a run in which nothing was
-//!   judged is empty, which is a usage error unless the caller allows it.
+//!   fails, or is `n/a` above the implementation's declared level; a failed SHOULD is `warn`; a
+//!   timing check whose measurement cannot support a verdict at any allowed scale is
+//!   `inconclusive`.
+//! - A **case** is `error` when the implementation left nothing to judge: it crashed, was
+//!   killed on timeout or left no usable `result.json`, or the harness could not run a step.
+//!   Otherwise a MUST that failed makes it `fail`, whatever other checks could not decide; then
+//!   a check that could not decide makes it `inconclusive`; then `warn`, `pass`, `n/a`.
+//! - A **requirement** and a **profile** take the worst verdict of what they hold, in the order
+//!   fail, error, inconclusive, warn, pass, `n/a`: evidence that decides outranks a case that
+//!   could not be judged.
+//! - A **run** passes when every judged requirement passes (warnings allowed); a run in which
+//!   nothing was judged is empty, which is a usage error unless the caller allows it.
 //!
 //! Every report and summary reads its counts from [`Tally`], so "passed of judged" means the
 //! same thing everywhere. Docs: `docs/reports.md`.
@@ -89,14 +93,19 @@ pub enum Verdict {
     /// harness could not run a step.
     #[serde(rename = "error")]
     Error,
+    /// The measurement cannot support a verdict: a timing check's noise too large for its
+    /// margin at every time scale allowed, or a case that gave it nothing to measure.
+    #[serde(rename = "inconclusive")]
+    Inconclusive,
 }
 
 impl Verdict {
-    /// Worst first: what a group takes when it holds several verdicts.
-    const SEVERITY: [Verdict; 5] =
-        [Verdict::Error, Verdict::Fail, Verdict::Warn, Verdict::Pass, Verdict::NotApplicable];
+    /// Worst first: what a group takes when it holds several verdicts. A failure decides; a case
+    /// that could not be judged, or a check that could not decide, never outranks it.
+    const SEVERITY: [Verdict; 6] =
+        [Verdict::Fail, Verdict::Error, Verdict::Inconclusive, Verdict::Warn, Verdict::Pass, Verdict::NotApplicable];
 
-    /// `pass`, `warn`, `fail`, `n/a` or `error`, as reports write it.
+    /// `pass`, `warn`, `fail`, `n/a`, `error` or `inconclusive`, as reports write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -104,10 +113,12 @@ impl Verdict {
             Verdict::Fail => "fail",
             Verdict::NotApplicable => "n/a",
             Verdict::Error => "error",
+            Verdict::Inconclusive => "inconclusive",
         }
     }
 
-    /// The worst of `verdicts` (error, fail, warn, pass), or `n/a` when there is nothing else.
+    /// The worst of `verdicts` (fail, error, inconclusive, warn, pass), or `n/a` when there is
+    /// nothing else.
     pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
         let all: Vec<Verdict> = verdicts.into_iter().collect();
         Verdict::SEVERITY.into_iter().find(|v| all.contains(v)).unwrap_or(Verdict::NotApplicable)
@@ -129,7 +140,8 @@ impl Verdict {
         }
     }
 
-    /// The verdict of a case from why it could not be judged (if it could not) and its checks.
+    /// The verdict of a case from why it could not be judged (if it could not) and its checks:
+    /// `error` for an implementation that left nothing to judge, else the worst of its checks.
     pub fn of_case(unjudgeable: Option<&str>, checks: impl IntoIterator<Item = Verdict>) -> Verdict {
         if unjudgeable.is_some() {
             return Verdict::Error;
@@ -191,8 +203,10 @@ pub struct Tally {
     #[serde(rename = "n/a")]
     /// Above the declared level.
     pub not_applicable: usize,
-    /// Could not be judged.
+    /// Could not be judged: the implementation left nothing to judge.
     pub error: usize,
+    /// The measurement could not support a verdict.
+    pub inconclusive: usize,
 }
 
 impl Tally {
@@ -206,6 +220,7 @@ impl Tally {
                 Verdict::Fail => &mut tally.fail,
                 Verdict::NotApplicable => &mut tally.not_applicable,
                 Verdict::Error => &mut tally.error,
+                Verdict::Inconclusive => &mut tally.inconclusive,
             } += 1;
         }
         tally
@@ -218,7 +233,7 @@ impl Tally {
 
     /// Everything but `n/a`.
     pub fn judged(&self) -> usize {
-        self.pass + self.warn + self.fail + self.error
+        self.pass + self.warn + self.fail + self.error + self.inconclusive
     }
 
     /// Passed, with or without warnings.
@@ -234,10 +249,14 @@ impl Tally {
         }
     }
 
-    /// "3 pass, 1 warn, 0 fail, 2 n/a, 0 error".
+    /// "3 pass, 1 warn, 0 fail, 2 n/a, 0 error", and the inconclusive ones when there are any.
     pub fn describe(&self) -> String {
+        let inconclusive = match self.inconclusive {
+            0 => String::new(),
+            n => format!(", {n} inconclusive"),
+        };
         format!(
-            "{} pass, {} warn, {} fail, {} n/a, {} error",
+            "{} pass, {} warn, {} fail, {} n/a, {} error{inconclusive}",
             self.pass, self.warn, self.fail, self.not_applicable, self.error
         )
     }
@@ -249,7 +268,7 @@ impl Tally {
 pub enum RunVerdict {
     /// Every judged requirement passes (some perhaps with warnings).
     Passed,
-    /// Some judged requirement fails or could not be judged.
+    /// Some judged requirement fails, could not be judged, or is inconclusive.
     Failed,
     /// No case ran, or every case was `n/a`: nothing was judged.
     Empty,
@@ -296,14 +315,26 @@ mod tests {
         assert_eq!(Verdict::worst([Pass, NotApplicable]), Pass);
         assert_eq!(Verdict::worst([Pass, Warn, NotApplicable]), Warn);
         assert_eq!(Verdict::worst([Warn, Fail]), Fail);
-        assert_eq!(Verdict::worst([Fail, Error]), Error);
+        assert_eq!(Verdict::worst([Warn, Inconclusive]), Inconclusive);
+        assert_eq!(Verdict::worst([Inconclusive, Error]), Error);
         assert_eq!(Verdict::worst([NotApplicable]), NotApplicable);
         assert_eq!(Verdict::worst([]), NotApplicable);
+    }
+
+    /// Evidence that decides outranks what could not be judged: a requirement with a certainly
+    /// failed case fails, whatever its other cases could not show.
+    #[test]
+    fn a_failure_outranks_an_error_and_an_inconclusive_check_in_every_group() {
+        assert_eq!(Verdict::worst([Fail, Error]), Fail);
+        assert_eq!(Verdict::worst([Error, Fail, Inconclusive, Pass]), Fail);
+        assert_eq!(Verdict::of_case(None, [Inconclusive, Fail, Warn]), Fail);
+        assert_eq!(Verdict::of_case(None, [Pass, Inconclusive, Warn]), Inconclusive);
     }
 
     #[test]
     fn a_case_that_cannot_be_judged_is_an_error_whatever_its_checks_say() {
         assert_eq!(Verdict::of_case(Some("killed after 60 s"), [Pass, Pass]), Error);
+        assert_eq!(Verdict::of_case(Some("killed after 60 s"), [Fail]), Error);
         assert_eq!(Verdict::of_case(None, []), Error);
         assert_eq!(Verdict::of_case(None, [Pass, Warn]), Warn);
         assert_eq!(Verdict::of_case(None, [NotApplicable, NotApplicable]), NotApplicable);
@@ -321,6 +352,7 @@ mod tests {
     fn a_run_passes_with_warnings_fails_on_errors_and_is_empty_when_nothing_was_judged() {
         assert_eq!(RunVerdict::of(Tally::of([Pass, Warn]), [Pass, Warn, NotApplicable]), RunVerdict::Passed);
         assert_eq!(RunVerdict::of(Tally::of([Pass, Error]), [Pass, Error]), RunVerdict::Failed);
+        assert_eq!(RunVerdict::of(Tally::of([Pass, Inconclusive]), [Pass, Inconclusive]), RunVerdict::Failed);
         assert_eq!(RunVerdict::of(Tally::of([NotApplicable]), [NotApplicable]), RunVerdict::Empty);
         assert_eq!(RunVerdict::of(Tally::default(), []), RunVerdict::Empty);
     }

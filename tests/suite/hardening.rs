@@ -245,10 +245,10 @@ async fn a_soak_of_thousands_of_runs_does_not_grow() {
 async fn the_reference_under_concurrent_load_loses_no_events() {
     // Heavy: never beside a timing-sensitive suite run.
     let _one = take_turn().await;
+    use squall_reference::clock::ScaledClock;
     use squall_reference::decide::policy::RetryPolicy;
     use squall_reference::provider::{Api, HttpProvider, ModelRequest, OutputMode};
     use squall_reference::run::call::stream_call;
-    use squall_reference::run::clock::ScaledClock;
     use squall_reference::run::engine::RetryEngine;
     use squall_reference::run::events::{EventSink, JsonlEvents};
 

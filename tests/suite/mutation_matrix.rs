@@ -229,7 +229,7 @@ fn matrix_markdown() -> String {
     for mutant in Mutant::ALL.iter().filter(|m| m.overhead_ms().is_some()) {
         let verdicts = match mutant.breaks() {
             Breaks::NothingButUnjudgedTiming => {
-                "none: the reference's verdict on every check, or `error` where the noise is too large to judge"
+                "none: the reference's verdict on every check, or `inconclusive` where the noise is too large to decide"
             }
             _ => "none: exactly the reference's verdicts",
         };
@@ -239,7 +239,10 @@ fn matrix_markdown() -> String {
         ("50", "none: exactly its fast twin's verdicts"),
         ("150", "none: exactly its fast twin's verdicts"),
         ("300", "none: exactly its fast twin's verdicts"),
-        ("20-300", "none: its fast twin's verdict on every check, or `error` where the noise is too large to judge"),
+        (
+            "20-300",
+            "none: its fast twin's verdict on every check, or `inconclusive` where the noise is too large to decide",
+        ),
     ] {
         out.push_str(&format!(
             "| `prd0006` with `PRD0006_OVERHEAD_MS={overhead}` | Correct, but spends {overhead} ms of real time of its own before each retry. | {verdicts} |\n"

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use squall::journal::JournalEntry;
+use squall_reference::clock::ScaledClock;
 use squall_reference::decide::policy::RetryPolicy;
 use squall_reference::provider::{Api, HttpProvider, ModelOutput, ModelRequest, OutputMode};
 use squall_reference::run::call::stream_call;
-use squall_reference::run::clock::ScaledClock;
 use squall_reference::run::engine::{CallFailure, OnRetry, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 

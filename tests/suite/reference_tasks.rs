@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use squall::journal::JournalEntry;
+use squall_reference::clock::ScaledClock;
 use squall_reference::provider::{Api, Delta, HttpProvider};
-use squall_reference::run::clock::ScaledClock;
 use squall_reference::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use squall_reference::task::research::FixtureBackend;
 use squall_reference::task::{run_main_turn, TaskConfig, TaskTool};

@@ -4,7 +4,6 @@
 //! the admin API's answers to requests it cannot take.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde_json::{json, Value};
 use squall::iut::Iut;
@@ -26,7 +25,7 @@ async fn judging_server() -> Server {
     let catalogue = Catalogue::load_dir(&root().join("scenarios")).expect("catalogue");
     let judge =
         CaseService::from_features(Some(&root().join("features")), catalogue.clone()).expect("the features read");
-    Server::start(ServerConfig { judge: Some(Arc::new(judge)), ..ServerConfig::loopback(catalogue) })
+    Server::start(ServerConfig { judge: Some(squall::server::Judge::new(judge)), ..ServerConfig::loopback(catalogue) })
         .await
         .expect("server starts")
 }

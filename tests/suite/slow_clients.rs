@@ -1,9 +1,9 @@
 //! Verdicts true for real clients: what a client spends of its own per retry is never read as
 //! its retry policy. Correct implementations that spend 50, 150 or 300 ms of real time before
 //! each retry get exactly the verdicts of their fast twins at the default time scale; a jittery
-//! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained `error`
-//! where the noise is too large to judge; a slow client that ignores "try again in 3s" warns on
-//! that SHOULD at every time scale.
+//! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained
+//! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
+//! in 3s" warns on that SHOULD at every time scale.
 
 use squall::iut::Iut;
 use squall::suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
@@ -30,7 +30,8 @@ fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
         .collect()
 }
 
-/// Where a jittery client's checks differ from its twin's other than by an explained `error`.
+/// Where a jittery client's checks differ from its twin's other than by an explained
+/// `inconclusive`.
 fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
     let case = |outcome: &SuiteOutcome, name: &str| -> Option<CaseRecord> {
         outcome.cases.iter().find(|c| c.name == name).cloned()
@@ -43,7 +44,8 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
         };
         for check in &seen.checks {
             let expected = twin.checks.iter().find(|c| c.name == check.name).map(|c| c.verdict);
-            let explained = check.verdict == Verdict::Error && check.observed.starts_with("cannot judge: the noise");
+            let explained =
+                check.verdict == Verdict::Inconclusive && check.observed.starts_with("cannot decide: the noise");
             if Some(check.verdict) != expected && !explained {
                 wrong.push(format!(
                     "{} — {}: {} (the fast twin: {:?}); observed {}",
@@ -55,8 +57,14 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
                 ));
             }
         }
-        if seen.verdict == Verdict::Error && !seen.checks.iter().any(|c| c.verdict == Verdict::Error) {
-            wrong.push(format!("{}: error without an unjudged check: {:?}", twin.name, seen.error));
+        if seen.verdict == Verdict::Inconclusive && !seen.checks.iter().any(|c| c.verdict == Verdict::Inconclusive) {
+            wrong.push(format!(
+                "{}: inconclusive without a check that could not decide: {:?}",
+                twin.name, seen.inconclusive
+            ));
+        }
+        if seen.verdict == Verdict::Error {
+            wrong.push(format!("{}: error: {:?}", twin.name, seen.error));
         }
     }
     wrong
@@ -65,7 +73,7 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
     let _one = take_turn().await;
-    // A jittery client is judged up to 1/4 of real time: beyond it, an explained `error`.
+    // A jittery client is judged up to 1/4 of real time: beyond it, an explained `inconclusive`.
     let capped = |config: SuiteConfig| SuiteConfig { max_time_scale: 0.25, ..config };
     // Each family's jittery twin first (the longest: its uncertain reaction raises its time
     // scale), then its fast twin, then its 50, 150 and 300 ms twins.

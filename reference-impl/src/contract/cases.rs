@@ -8,22 +8,24 @@ use serde_json::{json, Value};
 
 use super::env::{CaseEnv, CaseTask};
 use super::CaseError;
+use crate::clock::{Clock, ScaledClock};
 use crate::decide::policy::RetryPolicy;
 use crate::mutants::{self, Mutant};
 use crate::provider::{Delta, HttpProvider, ModelRequest, OutputMode};
-use crate::run::clock::{Clock, ScaledClock};
 use crate::run::engine::{AttemptFailure, RetryEngine};
 use crate::run::events::{degraded_event, result_event, EventSink, JsonlEvents};
 use crate::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use crate::task::research::FixtureBackend;
 use crate::task::{run_deep_research, run_main_turn, TaskConfig, TaskTool};
 
-fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
-    let scaled: Arc<dyn Clock> = Arc::new(ScaledClock::new(env.time_scale));
+/// The case's clock: the caller's, or real time at the case's scale; a slow mutant's spends real
+/// time of its own before each sleep.
+pub(super) fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
+    let scaled: Arc<dyn Clock> = env.clock.clone().unwrap_or_else(|| Arc::new(ScaledClock::new(env.time_scale)));
     match env.mutant.and_then(Mutant::overhead_ms) {
         Some((low, high)) => {
             let seed = env.seed.unwrap_or_else(crate::decide::policy::random_seed);
-            Arc::new(mutants::SlowClock::new(scaled, low, high, seed))
+            Arc::new(mutants::SlowClock::new(scaled, env.time_scale, low, high, seed))
         }
         None => scaled,
     }

@@ -3,8 +3,10 @@
 //! squall's in-process driver (the same variables, handed over as a list).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::CaseError;
+use crate::clock::Clock;
 use crate::decide::policy::{AgentProfile, RetryPolicy};
 use crate::mutants::Mutant;
 use crate::provider::Api;
@@ -42,6 +44,9 @@ pub struct CaseEnv {
     pub mutant: Option<Mutant>,
     /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket).
     pub provider: Api,
+    /// A clock of the caller's instead of real time scaled by `SQUALL_TIME_SCALE`: squall's
+    /// virtual clock, when the reference runs in squall's process (no variable sets it).
+    pub clock: Option<Arc<dyn Clock>>,
 }
 
 impl CaseEnv {
@@ -107,6 +112,7 @@ impl CaseEnv {
             seed: number("SQUALL_SEED")?,
             mutant,
             provider,
+            clock: None,
         })
     }
 

@@ -31,7 +31,8 @@ pub async fn run_case(env: &CaseEnv) -> Result<(), CaseError> {
         mutants::distort_outputs(mutant, env.task == CaseTask::Stream, &env.out, &mut result)?;
     }
     let result_path = env.out.join("result.json");
-    write_atomically_async(&result_path, serde_json::to_string_pretty(&result).unwrap_or_default())
+    let contents = serde_json::to_string_pretty(&result).unwrap_or_default();
+    write_atomically_async(&result_path, contents, cases::clock(env).as_ref())
         .await
         .map_err(CaseError::file("write", &result_path))?;
     match env.mutant {

@@ -173,8 +173,14 @@ impl ErrorFields {
     }
 }
 
-/// Classify an HTTP error reply from its status, headers and body.
-pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, body: &str) -> ProviderError {
+/// Classify an HTTP error reply from its status, headers and body, `now` being when it came (a
+/// `Retry-After` HTTP date is read against it).
+pub fn classify_status(
+    status: u16,
+    header: &dyn Fn(&str) -> Option<String>,
+    body: &str,
+    now: std::time::SystemTime,
+) -> ProviderError {
     let error = serde_json::from_str::<ErrorBody>(body).unwrap_or_default().error;
     let code = error.code.as_ref().and_then(Value::as_str).unwrap_or("");
     let kind_field = error.kind.as_ref().and_then(Value::as_str).unwrap_or("");
@@ -209,7 +215,7 @@ pub fn classify_status(status: u16, header: &dyn Fn(&str) -> Option<String>, bod
         kind,
         status: Some(status),
         message,
-        retry_after: retry_after_from_headers(header, std::time::SystemTime::now())
+        retry_after: retry_after_from_headers(header, now)
             .or_else(|| error.details.as_ref().and_then(retry_after_from_retry_info)),
         should_retry,
         transport: None,
@@ -275,6 +281,10 @@ pub fn retry_after_duration(error: &ProviderError) -> Option<Duration> {
 mod tests {
     use super::*;
 
+    fn classify_status_now(status: u16, header: &dyn Fn(&str) -> Option<String>, body: &str) -> ProviderError {
+        classify_status(status, header, body, std::time::SystemTime::now())
+    }
+
     fn no_headers(_: &str) -> Option<String> {
         None
     }
@@ -282,7 +292,7 @@ mod tests {
     #[test]
     fn retryable_statuses_are_exactly_the_prd_list() {
         for status in 400..600 {
-            let error = classify_status(status, &no_headers, "");
+            let error = classify_status_now(status, &no_headers, "");
             assert_eq!(is_retryable(&error), RETRYABLE_STATUSES.contains(&status), "status {status}");
         }
     }
@@ -290,7 +300,7 @@ mod tests {
     #[test]
     fn quota_on_429_is_never_retried() {
         let body = r#"{"error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "quota"}}"#;
-        let error = classify_status(429, &no_headers, body);
+        let error = classify_status_now(429, &no_headers, body);
         assert_eq!(error.kind, ErrorKind::Quota);
         assert!(!is_retryable(&error));
     }
@@ -299,7 +309,7 @@ mod tests {
     fn google_errors_are_read_for_their_quota_overflow_and_retry_info() {
         let rate = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "Resource has been exhausted",
             "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}]}}"#;
-        let error = classify_status(429, &no_headers, rate);
+        let error = classify_status_now(429, &no_headers, rate);
         assert_eq!(
             (error.kind, error.retry_after.map(|r| r.delay)),
             (ErrorKind::RateLimit, Some(Duration::from_secs(2)))
@@ -307,21 +317,22 @@ mod tests {
         let daily = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "You exceeded your current quota",
             "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
                          "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}"#;
-        assert_eq!(classify_status(429, &no_headers, daily).kind, ErrorKind::Quota);
+        assert_eq!(classify_status_now(429, &no_headers, daily).kind, ErrorKind::Quota);
         let overflow = r#"{"error": {"code": 400, "status": "INVALID_ARGUMENT",
             "message": "The input token count (1048577) exceeds the maximum number of tokens allowed (1048576)."}}"#;
-        assert_eq!(classify_status(400, &no_headers, overflow).kind, ErrorKind::ContextOverflow);
+        assert_eq!(classify_status_now(400, &no_headers, overflow).kind, ErrorKind::ContextOverflow);
     }
 
     #[test]
     fn error_bodies_of_any_shape_are_read_for_what_they_have() {
         let none = |_: &str| None;
-        let quota = classify_status(429, &none, r#"{"error": {"code": "insufficient_quota", "param": [1, {"x": 2}]}}"#);
+        let quota =
+            classify_status_now(429, &none, r#"{"error": {"code": "insufficient_quota", "param": [1, {"x": 2}]}}"#);
         assert_eq!((quota.kind, quota.message.as_str()), (ErrorKind::Quota, "HTTP 429"));
-        let numeric = classify_status(503, &none, r#"{"error": {"code": 42, "type": null, "message": "busy"}}"#);
+        let numeric = classify_status_now(503, &none, r#"{"error": {"code": 42, "type": null, "message": "busy"}}"#);
         assert_eq!((numeric.kind, numeric.message.as_str()), (ErrorKind::Http, "busy"));
         for odd in [r#"{"error": "oops"}"#, r#"{"error": null}"#, "[1, 2]", "<html>502</html>", ""] {
-            let error = classify_status(502, &none, odd);
+            let error = classify_status_now(502, &none, odd);
             assert_eq!((error.kind, error.message.as_str()), (ErrorKind::Http, "HTTP 502"), "{odd}");
         }
     }
@@ -330,8 +341,8 @@ mod tests {
     fn x_should_retry_overrides_the_status_rule() {
         let yes = |name: &str| (name == "x-should-retry").then(|| "true".to_owned());
         let no = |name: &str| (name == "x-should-retry").then(|| "false".to_owned());
-        assert!(is_retryable(&classify_status(409, &yes, "")));
-        assert!(!is_retryable(&classify_status(503, &no, "")));
+        assert!(is_retryable(&classify_status_now(409, &yes, "")));
+        assert!(!is_retryable(&classify_status_now(503, &no, "")));
     }
 
     #[test]

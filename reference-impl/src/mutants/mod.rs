@@ -20,9 +20,9 @@ pub use slow::SlowClock;
 pub enum Breaks {
     /// Exactly these requirements (fail or error), and nothing else.
     Only(&'static [&'static str]),
-    /// Nothing — but its own time varies so much between retries that a timing check may
-    /// refuse to judge (`error`, with the reason) where the noise is too large for it. No check
-    /// may pass or fail otherwise than for the reference.
+    /// Nothing — but its own time varies so much between retries that a timing check may be
+    /// `inconclusive` (with the reason) where the noise is too large for it. No check may pass
+    /// or fail otherwise than for the reference.
     NothingButUnjudgedTiming,
     /// Every case is `error`: the implementation dies or hangs whatever the case.
     Everything,

@@ -7,14 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::clock::{Clock, SleepFuture};
 use crate::decide::backoff::SplitMix64;
-use crate::run::clock::{Clock, SleepFuture};
 
 /// A clock whose every sleep (the engine sleeps once before each retry) first spends an
 /// unscaled real overhead drawn from `low..=high` milliseconds.
 #[derive(Debug)]
 pub struct SlowClock {
     inner: Arc<dyn Clock>,
+    /// The inner clock's time scale: policy time per real time.
+    scale: f64,
     low_ms: f64,
     high_ms: f64,
     draws: Mutex<SplitMix64>,
@@ -23,9 +25,10 @@ pub struct SlowClock {
 }
 
 impl SlowClock {
-    /// `inner`, slowed by `low_ms..=high_ms` of real time before each sleep, drawn from `seed`.
-    pub fn new(inner: Arc<dyn Clock>, low_ms: f64, high_ms: f64, seed: u64) -> Self {
-        SlowClock { inner, low_ms, high_ms, draws: Mutex::new(SplitMix64(seed)), spent_ns: Arc::default() }
+    /// `inner` (at `scale` of real time), slowed by `low_ms..=high_ms` of real time before each
+    /// sleep, drawn from `seed`.
+    pub fn new(inner: Arc<dyn Clock>, scale: f64, low_ms: f64, high_ms: f64, seed: u64) -> Self {
+        SlowClock { inner, scale, low_ms, high_ms, draws: Mutex::new(SplitMix64(seed)), spent_ns: Arc::default() }
     }
 
     fn draw(&self) -> Duration {
@@ -36,9 +39,8 @@ impl SlowClock {
 
 impl Clock for SlowClock {
     fn now(&self) -> Duration {
-        let scale = self.inner.to_real(Duration::from_secs(1)).as_secs_f64();
         let overhead = Duration::from_nanos(self.spent_ns.load(Ordering::Relaxed));
-        self.inner.now().saturating_sub(overhead.div_f64(scale.max(f64::MIN_POSITIVE)))
+        self.inner.now().saturating_sub(overhead.div_f64(self.scale.max(f64::MIN_POSITIVE)))
     }
 
     fn sleep(&self, duration: Duration) -> SleepFuture {
@@ -50,20 +52,16 @@ impl Clock for SlowClock {
             inner.sleep(duration).await;
         })
     }
-
-    fn to_real(&self, duration: Duration) -> Duration {
-        self.inner.to_real(duration)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::clock::ScaledClock;
+    use crate::clock::ScaledClock;
 
     #[tokio::test]
     async fn the_overhead_is_real_time_and_not_policy_time() {
-        let clock = SlowClock::new(Arc::new(ScaledClock::new(0.01)), 50.0, 50.0, 1);
+        let clock = SlowClock::new(Arc::new(ScaledClock::new(0.01)), 0.01, 50.0, 50.0, 1);
         let started = std::time::Instant::now();
         clock.sleep(Duration::from_secs(1)).await;
         let real = started.elapsed();

@@ -75,7 +75,8 @@ impl GeminiAccumulator {
             .map_err(|e| classify_transport(TransportFailure::Garbage, &format!("chunk is not JSON ({e})")))?;
         if let Some(error) = chunk.get("error") {
             let status = error["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(500);
-            let mut failure = classify_status(status, &|_| None, &message.data);
+            // An error chunk has no headers, so no HTTP date to read against the time.
+            let mut failure = classify_status(status, &|_| None, &message.data, std::time::SystemTime::now());
             if failure.kind == ErrorKind::RateLimit && failure.retry_after.is_none() {
                 // As for an in-stream rate limit in the other APIs: "try again in 3s".
                 failure.retry_after = retry_after_from_message(&failure.message);

@@ -79,20 +79,17 @@ impl HttpProvider {
             builder = builder.header("x-session-id", session_id);
         }
         let send = builder.send();
-        let response = match tokio::time::timeout(context.real_timeout, send).await {
-            Err(_) => return Err(classify_transport(TransportFailure::RequestTimeout, "")),
-            Ok(Err(e)) => return Err(transport_error(&e)),
-            Ok(Ok(response)) => response,
+        let response = match context.within(send).await {
+            None => return Err(classify_transport(TransportFailure::RequestTimeout, "")),
+            Some(Err(e)) => return Err(transport_error(&e)),
+            Some(Ok(response)) => response,
         };
         let status = response.status();
         if !status.is_success() {
             let headers = response.headers().clone();
-            let body = tokio::time::timeout(context.real_timeout, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            return Err(classify_status(status.as_u16(), &|name| header(&headers, name), &body));
+            let body = context.within(response.text()).await.and_then(Result::ok).unwrap_or_default();
+            let header = |name: &str| header(&headers, name);
+            return Err(classify_status(status.as_u16(), &header, &body, context.wall_now()));
         }
 
         let mut observe = observer(observed, mode, display);
@@ -100,11 +97,11 @@ impl HttpProvider {
         let mut accumulator = Accumulator::new(self.api);
         let mut chunks = response.bytes_stream();
         loop {
-            let bytes = match tokio::time::timeout(context.real_timeout, chunks.next()).await {
-                Err(_) => return Err(classify_transport(TransportFailure::IdleTimeout, "")),
-                Ok(None) => return Err(classify_transport(TransportFailure::Truncated, "")),
-                Ok(Some(Err(e))) => return Err(transport_error(&e)),
-                Ok(Some(Ok(bytes))) => bytes,
+            let bytes = match context.within(chunks.next()).await {
+                None => return Err(classify_transport(TransportFailure::IdleTimeout, "")),
+                Some(None) => return Err(classify_transport(TransportFailure::Truncated, "")),
+                Some(Some(Err(e))) => return Err(transport_error(&e)),
+                Some(Some(Ok(bytes))) => bytes,
             };
             let messages =
                 decoder.push(&bytes).map_err(|e| classify_transport(TransportFailure::Garbage, &e.to_string()))?;

@@ -15,10 +15,12 @@ pub mod responses;
 pub mod sse;
 pub mod websocket;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::clock::Clock;
 use crate::decide::classify::ProviderError;
 use crate::decide::gate::AttemptObservation;
 
@@ -51,16 +53,28 @@ impl Api {
     }
 }
 
-/// What an attempt gets to know about itself: its number and its timeout (the engine numbers
-/// attempts and picks timeouts; the provider applies them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What an attempt gets to know about itself: its number, its timeout, and the clock that
+/// times it (the engine numbers attempts and picks timeouts; the provider applies them).
+#[derive(Debug, Clone)]
 pub struct AttemptContext {
     /// 0-based attempt number.
     pub attempt: u32,
-    /// The attempt's timeout in policy time (reported in records).
+    /// The attempt's timeout in policy time: how long it waits on any one I/O step.
     pub timeout: Duration,
-    /// The same timeout in real time (for I/O).
-    pub real_timeout: Duration,
+    /// The clock the timeout runs on.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl AttemptContext {
+    /// `future`, or `None` when it waits longer than the attempt's timeout.
+    pub async fn within<F: std::future::Future>(&self, future: F) -> Option<F::Output> {
+        crate::clock::within(self.clock.as_ref(), self.timeout, future).await
+    }
+
+    /// Wall-clock time now, on the attempt's clock.
+    pub fn wall_now(&self) -> std::time::SystemTime {
+        self.clock.wall_now()
+    }
 }
 
 /// A failed attempt: the classified error and what was observed before it.

@@ -78,7 +78,7 @@ impl WebSocketTarget {
         let session = request.session_id.clone().unwrap_or_default();
         let mut socket = match self.sockets.take(&session) {
             Some(socket) => socket,
-            None => self.open(request, context).await?,
+            None => self.open(request, &context).await?,
         };
         let mut event = responses::request_body(request);
         if let Value::Object(fields) = &mut event {
@@ -88,7 +88,7 @@ impl WebSocketTarget {
         if let Err(e) = socket.send(Message::text(event.to_string())).await {
             return Err(socket_error(&e));
         }
-        let outcome = read_response(&mut socket, context, observe).await;
+        let outcome = read_response(&mut socket, &context, observe).await;
         // A socket that answered in full is kept for the next turn; a failed one is dropped.
         if outcome.socket_usable {
             self.sockets.put_back(&session, socket);
@@ -96,7 +96,7 @@ impl WebSocketTarget {
         outcome.result
     }
 
-    async fn open(&self, request: &ModelRequest, context: AttemptContext) -> Result<Socket, ProviderError> {
+    async fn open(&self, request: &ModelRequest, context: &AttemptContext) -> Result<Socket, ProviderError> {
         let mut handshake = self
             .url
             .as_str()
@@ -122,14 +122,14 @@ impl WebSocketTarget {
                     let body = response.body().as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
                     let header =
                         |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-                    Err(classify_status(response.status().as_u16(), &header, &body))
+                    Err(classify_status(response.status().as_u16(), &header, &body, context.wall_now()))
                 }
                 Err(e) => Err(socket_error(&e)),
             }
         };
-        match tokio::time::timeout(context.real_timeout, connect).await {
-            Err(_) => Err(classify_transport(TransportFailure::RequestTimeout, "no WebSocket handshake")),
-            Ok(result) => result,
+        match context.within(connect).await {
+            None => Err(classify_transport(TransportFailure::RequestTimeout, "no WebSocket handshake")),
+            Some(result) => result,
         }
     }
 }
@@ -142,27 +142,27 @@ struct Outcome {
 
 async fn read_response(
     socket: &mut Socket,
-    context: AttemptContext,
+    context: &AttemptContext,
     observe: &mut (dyn FnMut(Observed<'_>) + Send),
 ) -> Outcome {
     let broken = |error: ProviderError| Outcome { result: Err(error), socket_usable: false };
     let mut accumulator = ResponsesAccumulator::default();
     loop {
-        let text = match tokio::time::timeout(context.real_timeout, socket.next()).await {
-            Err(_) => return broken(classify_transport(TransportFailure::IdleTimeout, "")),
-            Ok(None) => {
+        let text = match context.within(socket.next()).await {
+            None => return broken(classify_transport(TransportFailure::IdleTimeout, "")),
+            Some(None) => {
                 return broken(classify_transport(TransportFailure::Eof, "the socket ended without a close frame"))
             }
-            Ok(Some(Err(e))) => return broken(socket_error(&e)),
-            Ok(Some(Ok(Message::Close(frame)))) => {
+            Some(Some(Err(e))) => return broken(socket_error(&e)),
+            Some(Some(Ok(Message::Close(frame)))) => {
                 return broken(closed(frame.map(|f| (f.code, f.reason.to_string()))))
             }
-            Ok(Some(Ok(Message::Text(text)))) => text.to_string(),
-            Ok(Some(Ok(Message::Binary(bytes)))) => String::from_utf8_lossy(&bytes).into_owned(),
-            Ok(Some(Ok(_))) => continue,
+            Some(Some(Ok(Message::Text(text)))) => text.to_string(),
+            Some(Some(Ok(Message::Binary(bytes)))) => String::from_utf8_lossy(&bytes).into_owned(),
+            Some(Some(Ok(_))) => continue,
         };
         let message = SseMessage { event: None, data: text };
-        if let Some(error) = status_error(&message) {
+        if let Some(error) = status_error(&message, context.wall_now()) {
             // The socket could take the next turn, but a retry opens a new one, as after a
             // break: every retry of this client then costs it the same (its reaction, which
             // the suite measures once, includes a handshake whatever failed).
@@ -178,7 +178,7 @@ async fn read_response(
 
 /// An `error` event with a `status`: what the server would have answered over HTTP, classified
 /// as that status with the headers the event carries.
-fn status_error(message: &SseMessage) -> Option<ProviderError> {
+fn status_error(message: &SseMessage, now: std::time::SystemTime) -> Option<ProviderError> {
     let event: Value = serde_json::from_str(&message.data).ok()?;
     if event["type"] != "error" {
         return None;
@@ -190,7 +190,7 @@ fn status_error(message: &SseMessage) -> Option<ProviderError> {
         headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.as_str()).map(str::to_owned)
     };
     let body = serde_json::json!({ "error": error }).to_string();
-    Some(classify_status(status, &header, &body))
+    Some(classify_status(status, &header, &body, now))
 }
 
 /// A close frame before the terminal event: 1000 is a clean end too early (truncated); any
@@ -236,13 +236,18 @@ mod tests {
         let event = serde_json::json!({"type": "error", "status": 429, "error": {
             "type": "requests", "code": "rate_limit_exceeded", "message": "slow down",
             "headers": {"Retry-After": "2"}}});
-        let error = status_error(&message(event)).expect("a status error");
+        let error = status_error(&message(event), std::time::SystemTime::now()).expect("a status error");
         assert_eq!(error.kind, ErrorKind::RateLimit);
         assert_eq!(error.retry_after.map(|r| r.delay), Some(Duration::from_secs(2)));
         let refused = serde_json::json!({"type": "error", "status": 400, "error": {"message": "bad"}});
-        assert!(!crate::decide::classify::is_retryable(&status_error(&message(refused)).expect("a status error")));
+        assert!(!crate::decide::classify::is_retryable(
+            &status_error(&message(refused), std::time::SystemTime::now()).expect("a status error")
+        ));
         let in_stream = serde_json::json!({"type": "error", "code": "server_error", "message": "x"});
-        assert!(status_error(&message(in_stream)).is_none(), "without a status the accumulator decides");
+        assert!(
+            status_error(&message(in_stream), std::time::SystemTime::now()).is_none(),
+            "without a status the accumulator decides"
+        );
     }
 
     #[test]

@@ -11,10 +11,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::Clock;
 use crate::decide::classify::ProviderError;
 use crate::decide::decision::DecisionRecord;
 use crate::decide::policy::RetryPolicy;
-use crate::run::clock::Clock;
 use crate::run::events::{Event, EventSink, FailureCause};
 
 // An attempt's context and failure are the provider's interface (`crate::provider`); the engine
@@ -115,7 +115,7 @@ impl RetryEngine {
             let remaining = self.policy.remaining_time(self.clock.now() - start);
             let timeout =
                 remaining.map_or(self.policy.timeout_for(attempt), |left| self.policy.timeout_for(attempt).min(left));
-            let context = AttemptContext { attempt, timeout, real_timeout: self.clock.to_real(timeout) };
+            let context = AttemptContext { attempt, timeout, clock: self.clock.clone() };
             let failure = match attempt_once(context).await {
                 Ok(value) => return Ok(value),
                 Err(failure) => failure,

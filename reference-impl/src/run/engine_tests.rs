@@ -6,11 +6,11 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
+use crate::clock::{run_ready, VirtualClock};
 use crate::decide::classify::{classify_status, classify_transport, is_retryable, ErrorKind, TransportFailure};
 use crate::decide::decision::Outcome;
 use crate::decide::gate::{gate, AttemptObservation};
 use crate::decide::retry_after::{RetryAfter, RetryAfterSource};
-use crate::run::clock::{run_ready, VirtualClock};
 use crate::run::events::MemoryEvents;
 
 /// How a scripted attempt ends.
@@ -21,7 +21,7 @@ enum Step {
 }
 
 fn status(code: u16) -> ProviderError {
-    classify_status(code, &|_| None, "")
+    classify_status(code, &|_| None, "", std::time::SystemTime::now())
 }
 
 fn timeout() -> ProviderError {
@@ -270,7 +270,7 @@ proptest! {
             "x-should-retry" => Some(should_retry.clone()),
             _ => None,
         };
-        let error = classify_status(status, &headers, &body);
+        let error = classify_status(status, &headers, &body, std::time::SystemTime::now());
         let run = run(RetryPolicy::default(), &[fail(error), Step::Succeed], Duration::ZERO);
         // Whatever was asked, the pipeline ends: retried once within the Retry-After ceiling,
         // or stopped, never asleep for an absurd time.

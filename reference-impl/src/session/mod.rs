@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::clock::Clock;
 use crate::decide::decision::Outcome;
 use crate::decide::policy::RetryPolicy;
 use crate::provider::{Delta, FunctionCall, HttpProvider, InputItem, ModelOutput, ModelRequest, OutputMode, ToolSpec};
-use crate::run::clock::Clock;
 use crate::run::engine::{CallFailure, RetryEngine};
 use crate::run::events::{degraded_event, result_event, Event, EventSink, JsonlEvents};
 use crate::session::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};

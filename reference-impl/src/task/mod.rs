@@ -223,7 +223,7 @@ pub async fn run_deep_research(
     let failure = match outcome {
         TurnOutcome::Answered(text) if !text.trim().is_empty() => {
             let report = success_report(prompt, &text, &tools.collected);
-            if let Err(e) = write_atomically_async(&report_path, report).await {
+            if let Err(e) = write_atomically_async(&report_path, report, config.clock.as_ref()).await {
                 TurnError { error_type: "ReportWriteError".to_owned(), message: e.to_string(), attempts: 0 }
             } else {
                 return json!({
@@ -245,7 +245,8 @@ pub async fn run_deep_research(
     };
     let report = failure_report(prompt, &failure, &tools.collected, sub_id, &events_path);
     // The report is the delivery; if even it cannot be written, say so in the result.
-    let report_error = write_atomically_async(&report_path, report).await.err().map(|e| e.to_string());
+    let report_error =
+        write_atomically_async(&report_path, report, config.clock.as_ref()).await.err().map(|e| e.to_string());
     json!({
         "ok": false,
         "error_type": failure.error_type,

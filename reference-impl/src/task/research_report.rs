@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::clock::Clock;
+
 use crate::session::TurnError;
 use crate::task::research::Source;
 
@@ -69,9 +71,11 @@ pub fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 /// [`write_atomically`] off the async runtime: the fsync may block for a long time on a busy
-/// disk, and a blocked worker would delay every timer on it (retry sleeps included).
-pub async fn write_atomically_async(path: &Path, contents: String) -> std::io::Result<()> {
+/// disk, and a blocked worker would delay every timer on it (retry sleeps included). A simulated
+/// `clock` is held still meanwhile.
+pub async fn write_atomically_async(path: &Path, contents: String, clock: &dyn Clock) -> std::io::Result<()> {
     let path = path.to_owned();
+    let _still = clock.hold();
     match tokio::task::spawn_blocking(move || write_atomically(&path, &contents)).await {
         Ok(result) => result,
         Err(e) => Err(std::io::Error::other(format!("the report writer failed: {e}"))),

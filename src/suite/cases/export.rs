@@ -119,6 +119,9 @@ pub struct CalibrationCase {
     pub client: ClientSettings,
     /// The scenario.
     pub scenario: Scenario,
+    /// Some case is a herd's: run the calibration once more as a herd (`herd`: its size, all
+    /// instances at once), which measures how far a herd asked for the same wait spreads anyway.
+    pub herd_run: bool,
 }
 
 /// Which cases to export.
@@ -182,7 +185,7 @@ pub fn describe(plans: &[CasePlan], query: &CaseQuery, catalogue: &Catalogue) ->
         level: query.level,
         profiles: query.profiles.profiles().iter().map(|p| p.id.to_owned()).collect(),
         tags: query.tags.clone(),
-        calibration: calibration_case(query.time_scale),
+        calibration: calibration_case(query.time_scale, cases.iter().any(|c| c.herd)),
         cases,
     })
 }
@@ -241,7 +244,7 @@ pub(crate) fn scenario_name(id: &str) -> String {
 }
 
 /// The calibration as a case, at the suite's time scale and the second one.
-pub(crate) fn calibration_case(time_scale: f64) -> CalibrationCase {
+pub(crate) fn calibration_case(time_scale: f64, herd_run: bool) -> CalibrationCase {
     CalibrationCase {
         id: CALIBRATION_ID.to_owned(),
         time_scales: [time_scale, calibration::second_scale(time_scale)],
@@ -255,5 +258,6 @@ pub(crate) fn calibration_case(time_scale: f64) -> CalibrationCase {
             time_scale,
         },
         scenario: calibration::scenario(),
+        herd_run,
     }
 }

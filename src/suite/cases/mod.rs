@@ -6,10 +6,10 @@
 //! - [`export`] — the cases as JSON for `squall cases` and `GET /__squall/cases` (a versioned
 //!   public schema)
 //! - [`shard`] — a deterministic split of the cases by id, for `squall run --shard K/N`
-//! - `judge` — one case judged on what it observed, as the suite's steps judge it
+//!
+//! The case engine (`super::engine`) runs and judges them.
 
 pub mod export;
-pub(crate) mod judge;
 pub mod shard;
 
 use std::path::Path;
@@ -19,8 +19,10 @@ use cucumber::gherkin;
 
 use super::checks::{Planned, StepChecks};
 use super::requirements::requirement_tags;
+use super::results::CaseName;
 use super::script::CaseSetup;
 use super::steps::{given, when};
+use super::timing::Margin;
 
 pub use shard::Shard;
 
@@ -57,6 +59,16 @@ impl CasePlan {
     /// Its timing checks.
     pub(crate) fn timing(&self) -> Vec<Planned> {
         self.then.iter().flat_map(|step| step.timed().collect::<Vec<_>>()).collect()
+    }
+
+    /// Its timing checks' margins, by step: what its time scale is planned for.
+    pub(crate) fn margins(&self) -> Vec<(String, Margin)> {
+        self.timing().iter().map(|p| (p.step.clone(), p.margin())).collect()
+    }
+
+    /// Which case a record is of.
+    pub(crate) fn case_name(&self) -> CaseName {
+        CaseName { name: self.name.clone(), feature: self.feature.clone(), tags: self.tags.clone() }
     }
 }
 
@@ -175,7 +187,8 @@ pub(crate) fn all_tags(
     feature.tags.iter().chain(&rule_tags).chain(&scenario.tags).cloned().collect()
 }
 
-fn read_scenario(
+/// One scenario of a feature (an outline's row, expanded) as a case.
+pub(crate) fn read_scenario(
     file: &str,
     feature: &gherkin::Feature,
     rule: Option<&gherkin::Rule>,

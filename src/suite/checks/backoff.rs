@@ -16,13 +16,13 @@ pub(super) const CHECKS: &[Check] = &[
             "at least 3 waits; the longest ≥ 4× the first; below the cap each ≥ 2× the wait two retries before"
                 .to_owned()
         },
-        Timing { margin: |_| EXPONENTIAL, measure: grow_exponentially, lower_bound_only: false },
+        Timing { margin: |_| EXPONENTIAL, measure: grow_exponentially },
     ),
     Check::timed(
         r"^the waits level off at a cap$",
         Level::Wire,
         |_| "the last three waits each ≤ 1.4× the one before".to_owned(),
-        Timing { margin: |_| CAP, measure: level_off, lower_bound_only: false },
+        Timing { margin: |_| CAP, measure: level_off },
     ),
     Check::timed(
         r"^the first (\d+) waits follow 1 s × 2\^n plus a jitter between 0 and 1 s$",
@@ -32,13 +32,13 @@ pub(super) const CHECKS: &[Check] = &[
                 (0..number::<u32>(args, 1)).map(|n| format!("{}-{}", 1u64 << n, (1u64 << n) + 1)).collect();
             format!("waits in [{}] s", windows.join(", "))
         },
-        Timing { margin: |_| SCHEDULE, measure: seed_002_schedule, lower_bound_only: false },
+        Timing { margin: |_| SCHEDULE, measure: seed_002_schedule },
     ),
     Check::timed(
         r"^the waits carry a random jitter$",
         Level::Wire,
         |_| format!("among the first 5 waits, two ≥ {SOME_JITTER_S} s above 2^n, and unequal jitters"),
-        Timing { margin: |_| JITTER, measure: jitter_varies, lower_bound_only: false },
+        Timing { margin: |_| JITTER, measure: jitter_varies },
     ),
 ];
 
@@ -82,20 +82,18 @@ const ADDITIVE_JITTER_S: f64 = 1.0;
 /// per retry.
 /// Linear and constant waits fail.
 ///
-/// While the margin decides, the noise is given once per comparison (to the longer wait), as
-/// the statistical test below holds it to. Beyond, only a miss is a verdict, and it must be
-/// certain: every wait read also gets the benefit of its own noise ([`each_wait_noise`]) — the
-/// first wait as short as it may be, the longest as long; a correct jittery client measured at
-/// ±8.4 s was failed otherwise (its first wait's noise counted four times in the growth).
+/// `tolerance` is given once per comparison (to the longer wait): the verdict's reading, held to
+/// the statistical test below. `each` more is given to every wait read — the first wait as short
+/// as it may be, the longest as long: with `each` = the noise, a miss is one no value within each
+/// wait's own noise escapes (certain).
 ///
 /// A measured wait can only come out longer than the client's own, never shorter (a stalled
 /// scheduler, a slow connect). Below the cap a growing schedule never has a wait longer than the
 /// next one, so such a wait is taken for an outlier: it is not the base of a comparison, and
 /// overall growth is counted from the shorter of the first two waits.
-pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
+pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64, each: f64) -> bool {
     let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
     let first = waits.iter().take(2).copied().fold(f64::INFINITY, f64::min);
-    let each = each_wait_noise(&EXPONENTIAL, tolerance);
     let (low, high) = (|w: f64| w - each, |w: f64| w + each);
     waits.len() >= 3
         && high(top) + tolerance >= 4.0 * low(first)
@@ -107,20 +105,9 @@ pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64) -> bool {
 }
 
 /// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
-/// room for jitter but not for doubling).
-pub(super) fn levels_off(waits: &[f64], tolerance: f64) -> bool {
-    let each = each_wait_noise(&CAP, tolerance);
+/// room for jitter but not for doubling); `tolerance` and `each` as for [`grows_exponentially`].
+pub(super) fn levels_off(waits: &[f64], tolerance: f64, each: f64) -> bool {
     waits.len() >= 3 && waits[waits.len() - 3..].windows(2).all(|w| w[1] - each <= 1.4 * (w[0] + each) + tolerance)
-}
-
-/// The noise a comparison of several waits gives each wait it reads, besides the tolerance it
-/// gives once: none while `margin` decides, all of it beyond, where only a certain miss counts.
-fn each_wait_noise(margin: &Margin, tolerance: f64) -> f64 {
-    if margin.decides(tolerance) {
-        0.0
-    } else {
-        tolerance
-    }
 }
 
 /// Seed 002: wait n (0-based) lies in [2^n, 2^n + 1] seconds, within `tolerance`.
@@ -147,58 +134,81 @@ pub(super) fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
     second + tolerance >= SOME_JITTER_S && high - low > 2.0 * tolerance
 }
 
-fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
+/// Waits compared with each other need at least three: fewer is a miss by count.
+fn compared(observation: &Observation, test: fn(&[f64], f64, f64) -> bool) -> Timed {
     let (waits, noise) = waits_and_noise(observation);
-    Timed { observed: seconds(&waits), held: grows_exponentially(&waits, noise), noise }
+    if waits.len() < 3 {
+        return Timed::by_count(format!("{}: fewer than 3 waits", seconds(&waits)), false);
+    }
+    Timed::compared(seconds(&waits), test(&waits, noise, 0.0), !test(&waits, noise, noise), noise)
+}
+
+fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
+    compared(observation, grows_exponentially)
 }
 
 fn level_off(observation: &Observation, _: &Args) -> Timed {
-    let (waits, noise) = waits_and_noise(observation);
-    Timed { observed: seconds(&waits), held: levels_off(&waits, noise), noise }
+    compared(observation, levels_off)
 }
 
 fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {
     let count: usize = number(args, 1);
     let (waits, noise) = waits_and_noise(observation);
-    let first = &waits[..waits.len().min(count)];
-    Timed { observed: seconds(&waits), held: first.len() == count && follows_seed_002(first, noise), noise }
+    if waits.len() < count {
+        return Timed::by_count(format!("{}: fewer than {count} waits", seconds(&waits)), false);
+    }
+    Timed::bound(seconds(&waits), follows_seed_002(&waits[..count], noise), noise)
 }
 
 fn jitter_varies(observation: &Observation, _: &Args) -> Timed {
     let (waits, noise) = waits_and_noise(observation);
     let first = &waits[..waits.len().min(5)];
     let shown: Vec<String> = jitters(first).iter().map(|j| format!("{j:.3}")).collect();
-    Timed { observed: format!("jitters [{}] s", shown.join(", ")), held: carries_jitter(first, noise), noise }
+    let observed = format!("jitters [{}] s", shown.join(", "));
+    if first.len() < 3 {
+        return Timed::by_count(format!("{observed}: fewer than 3 waits"), false);
+    }
+    Timed::evidence(observed, carries_jitter(first, noise), noise)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The verdict's reading: the noise given once per comparison.
+    fn grows(waits: &[f64], noise: f64) -> bool {
+        grows_exponentially(waits, noise, 0.0)
+    }
+
+    /// The certain reading: every wait also read anywhere within its own noise.
+    fn may_grow(waits: &[f64], noise: f64) -> bool {
+        grows_exponentially(waits, noise, noise)
+    }
+
     #[test]
     fn exponential_waits_pass_and_linear_or_constant_ones_fail() {
         // Seed 002's schedule with a 30 s cap, openai-python's (0.5 s ×2, cap 8 s, −25 %).
-        assert!(grows_exponentially(&[1.9, 2.0, 4.1, 8.9, 16.2, 30.0], 0.05));
-        assert!(grows_exponentially(&[0.4, 0.8, 1.6, 3.1, 6.5, 8.0], 0.05));
-        assert!(grows_exponentially(&[1.2, 2.5, 4.4, 8.1, 16.9, 30.0, 30.0, 30.0, 30.0, 30.0], 0.05));
+        assert!(grows(&[1.9, 2.0, 4.1, 8.9, 16.2, 30.0], 0.05));
+        assert!(grows(&[0.4, 0.8, 1.6, 3.1, 6.5, 8.0], 0.05));
+        assert!(grows(&[1.2, 2.5, 4.4, 8.1, 16.9, 30.0, 30.0, 30.0, 30.0, 30.0], 0.05));
         // openai-python with 10 retries: capped at 8 s minus up to 25 % jitter.
-        assert!(grows_exponentially(&[0.60, 1.28, 2.07, 3.69, 8.08, 7.98, 7.91, 7.55, 7.01, 8.00], 0.05));
+        assert!(grows(&[0.60, 1.28, 2.07, 3.69, 8.08, 7.98, 7.91, 7.55, 7.01, 8.00], 0.05));
         // openai-node with 10 retries: the cap reached at the fifth wait, jittered down.
-        assert!(grows_exponentially(&[0.70, 0.82, 1.65, 3.82, 6.24, 6.26, 6.15, 6.27, 7.59, 7.46], 0.05));
+        assert!(grows(&[0.70, 0.82, 1.65, 3.82, 6.24, 6.26, 6.15, 6.27, 7.59, 7.46], 0.05));
         let linear: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert!(!grows_exponentially(&linear, 0.05), "linear");
-        assert!(!grows_exponentially(&linear, 0.2), "linear, measured at 1/100 of real time");
+        assert!(!grows(&linear, 0.05), "linear");
+        assert!(!grows(&linear, 0.2), "linear, measured at 1/100 of real time");
         // Seed 002's schedule on a busy machine at 1/100: every wait 0.4 s long.
-        assert!(grows_exponentially(&[2.4, 2.6, 4.4, 8.8, 16.5, 30.4], 0.2));
-        assert!(!grows_exponentially(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
-        assert!(!grows_exponentially(&[1.0, 2.0], 0.05), "too few to tell");
+        assert!(grows(&[2.4, 2.6, 4.4, 8.8, 16.5, 30.4], 0.2));
+        assert!(!grows(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
+        assert!(!grows(&[1.0, 2.0], 0.05), "too few to tell");
         // One wait stretched by a stalled machine (seen in CI at 1/100): still exponential.
-        assert!(grows_exponentially(&[6.60, 2.73, 6.92, 10.40, 18.08, 30.30, 30.26, 30.30, 30.32, 30.23], 0.2));
+        assert!(grows(&[6.60, 2.73, 6.92, 10.40, 18.08, 30.30, 30.26, 30.30, 30.32, 30.23], 0.2));
         // Seed 002 at base 1 s, a full jitter on the first wait and none two retries later, the
         // first wait stretched 4 ms at 1/100 (seen in CI against tests/iut/prd0006).
-        assert!(grows_exponentially(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.2));
+        assert!(grows(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.2));
         // An outlier does not hide a schedule that stops growing.
-        assert!(!grows_exponentially(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
+        assert!(!grows(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
     }
 
     /// Uniform draws in [0, 1) from a seed (a small LCG: the test needs no crate).
@@ -223,12 +233,12 @@ mod tests {
             // Each measured wait lies anywhere within the noise of the true one.
             let errors: Vec<f64> = draws(seed + 10_000).take(10).map(|d| (2.0 * d - 1.0) * noise).collect();
             let measured = |waits: &[f64]| -> Vec<f64> { waits.iter().zip(&errors).map(|(w, e)| w + e).collect() };
-            seed_002_failed += usize::from(!grows_exponentially(&measured(&doubling), noise));
-            linear_passed += usize::from(grows_exponentially(&measured(&linear), noise));
+            seed_002_failed += usize::from(!grows(&measured(&doubling), noise));
+            linear_passed += usize::from(grows(&measured(&linear), noise));
         }
         assert_eq!(seed_002_failed, 0, "seed 002's schedule must pass");
         assert!(linear_passed <= 20, "linear waits passed {linear_passed} of 2000 measurements (1 %)");
-        assert!(!grows_exponentially(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0], noise), "constant");
+        assert!(!grows(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0], noise), "constant");
     }
 
     #[test]
@@ -236,7 +246,7 @@ mod tests {
         // tests/iut/prd0006 (seed 002, capped at 20 s) spending 20-300 ms of its own per retry,
         // measured at 1/50 (±8.4 s): seen in CI, failed when the noise was given only once.
         let jittery = [8.00, 7.72, 1.53, 5.57, 11.09, 20.68];
-        assert!(grows_exponentially(&jittery, 8.4));
+        assert!(may_grow(&jittery, 8.4));
         // Growing schedules, each wait measured anywhere within the noise: never a miss.
         for noise in [0.3, 1.0, 4.0, 20.0] {
             for seed in 0..500 {
@@ -245,23 +255,23 @@ mod tests {
                 for cap in [8.0, 20.0, 30.0] {
                     let schedule: Vec<f64> = (0..10).map(|n| (2f64.powi(n) + jitter[n as usize]).min(cap)).collect();
                     let measured: Vec<f64> = schedule.iter().zip(&errors).map(|(w, e)| w + e).collect();
-                    assert!(grows_exponentially(&measured, noise), "{measured:?} ±{noise}");
-                    assert!(levels_off(&measured, noise), "{measured:?} ±{noise}");
+                    assert!(may_grow(&measured, noise), "{measured:?} ±{noise}");
+                    assert!(levels_off(&measured, noise, noise), "{measured:?} ±{noise}");
                 }
             }
         }
         // What no noise explains is still a miss: constant 30 s waits measured ±1 s, and waits
         // doubling to 512 s measured ±20 s.
-        assert!(!grows_exponentially(&[30.0; 6], 1.0));
+        assert!(!may_grow(&[30.0; 6], 1.0));
         let doubling: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
-        assert!(!levels_off(&doubling, 20.0));
+        assert!(!levels_off(&doubling, 20.0, 20.0));
     }
 
     #[test]
     fn a_cap_is_three_level_waits_and_doubling_is_not_one() {
-        assert!(levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0], 0.05));
-        assert!(levels_off(&[6.0, 8.0, 6.2, 7.9], 0.05), "a cap with −25 % jitter");
-        assert!(!levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], 0.05));
+        assert!(levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0], 0.05, 0.0));
+        assert!(levels_off(&[6.0, 8.0, 6.2, 7.9], 0.05, 0.0), "a cap with −25 % jitter");
+        assert!(!levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], 0.05, 0.0));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! only client. What holds for one client of a case holds for a herd's clients one by one: a
 //! batch of module calls each degrades in time (seed 004), each of a herd of main sessions
 //! starts one deep research (REQ-0006-030). The step's verdict is the worst of its clients',
-//! a client seen to miss before a client that could not be judged.
+//! a client seen to miss before a client that could not be decided; it is unsure (a slower run
+//! could change it) unless some client missed for certain.
 
 use super::Judged;
 use crate::suite::verdict::Verdict;
@@ -12,7 +13,8 @@ use crate::suite::verdict::Verdict;
 pub(crate) const PREFIX: &str = "every client of the herd: ";
 
 /// Worst first: a miss seen on one client is a verdict whatever another could not show.
-const SEVERITY: [Verdict; 5] = [Verdict::Fail, Verdict::Warn, Verdict::Error, Verdict::Pass, Verdict::NotApplicable];
+const SEVERITY: [Verdict; 5] =
+    [Verdict::Fail, Verdict::Warn, Verdict::Inconclusive, Verdict::Pass, Verdict::NotApplicable];
 
 /// The clients shown by name when some did not pass.
 const NAMED: usize = 5;
@@ -20,8 +22,16 @@ const NAMED: usize = 5;
 /// One verdict from every client's, in client order: the worst, with the clients that did not
 /// pass named with what each showed (or client 0's observation when all passed).
 pub(super) fn combine(clients: Vec<Judged>) -> Judged {
-    let verdict = SEVERITY.into_iter().find(|v| clients.iter().any(|c| c.verdict == *v)).unwrap_or(Verdict::Error);
+    let verdict =
+        SEVERITY.into_iter().find(|v| clients.iter().any(|c| c.verdict == *v)).unwrap_or(Verdict::Inconclusive);
     let note = clients.first().map(|c| c.note.clone()).unwrap_or_default();
+    let missed_for_certain =
+        clients.iter().any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn) && c.unsure.is_none());
+    let unsure = match clients.first() {
+        None => Some("no client ran".to_owned()),
+        Some(_) if missed_for_certain => None,
+        Some(_) => clients.iter().find_map(|c| c.unsure.clone()),
+    };
     let passed = clients.iter().filter(|c| c.verdict == Verdict::Pass).count();
     let others: Vec<String> = clients
         .iter()
@@ -41,7 +51,7 @@ pub(super) fn combine(clients: Vec<Judged>) -> Judged {
             format!("{passed} of {} clients pass; {named}", clients.len())
         }
     };
-    Judged { verdict, observed, note }
+    Judged { verdict, observed, note, unsure }
 }
 
 #[cfg(test)]
@@ -49,7 +59,8 @@ mod tests {
     use super::*;
 
     fn judged(verdict: Verdict, observed: &str) -> Judged {
-        Judged { verdict, observed: observed.to_owned(), note: " (margin)".to_owned() }
+        let unsure = (verdict == Verdict::Inconclusive).then(|| "noise".to_owned());
+        Judged { verdict, observed: observed.to_owned(), note: " (margin)".to_owned(), unsure }
     }
 
     #[test]
@@ -60,12 +71,14 @@ mod tests {
         assert_eq!(all.note, " (margin)");
         let one = combine(vec![
             judged(Verdict::Pass, "2"),
-            judged(Verdict::Error, "cannot judge"),
+            judged(Verdict::Inconclusive, "cannot decide"),
             judged(Verdict::Fail, "400 s"),
         ]);
-        assert_eq!(one.verdict, Verdict::Fail);
-        assert_eq!(one.observed, "1 of 3 clients pass; client 1 error: cannot judge; client 2 fail: 400 s");
-        assert_eq!(combine(Vec::new()).verdict, Verdict::Error);
+        assert_eq!((one.verdict, one.unsure), (Verdict::Fail, None), "a certain miss decides");
+        assert_eq!(one.observed, "1 of 3 clients pass; client 1 inconclusive: cannot decide; client 2 fail: 400 s");
+        let undecided = combine(vec![judged(Verdict::Pass, "2"), judged(Verdict::Inconclusive, "cannot decide")]);
+        assert_eq!((undecided.verdict, undecided.unsure.as_deref()), (Verdict::Inconclusive, Some("noise")));
+        assert_eq!(combine(Vec::new()).verdict, Verdict::Inconclusive);
     }
 
     #[test]

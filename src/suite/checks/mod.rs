@@ -10,7 +10,8 @@
 //! - [`sessions`], [`tasks`] — the main session, the deep-research sub-session, Task results
 //! - [`herd`] — many instances at once against one run: storms, recovery, lockstep
 //! - [`each_client`] — any check, judged on every instance of a herd alone
-//! - [`timed`] — what a timing check found, and when a slower run must confirm it
+//! - [`timed`] — how a timing check reads what it measured: a verdict, a miss a slower run must
+//!   confirm, or a measurement too noisy to decide
 
 mod backoff;
 mod each_client;
@@ -31,7 +32,7 @@ pub(crate) use timed::{Planned, Timed, Timing};
 
 use super::results::CheckRecord;
 use super::timing::margin::describe_needed;
-use super::timing::{scale_name, Margin};
+use super::timing::{scale_name, Margin, Reading};
 use super::verdict::{Level, Strength, Verdict};
 
 /// A Then step starting with this word is a SHOULD in a case whose other checks are MUSTs.
@@ -161,20 +162,10 @@ impl StepChecks {
         Some(StepChecks { step: step.to_owned(), args: args?, checks, each_client })
     }
 
-    /// The step's text.
-    pub(crate) fn step(&self) -> &str {
-        &self.step
-    }
-
-    /// The step's timing checks, to plan a case's time scale and confirm what they find.
+    /// The step's timing checks, to plan a case's time scale.
     pub(crate) fn timed(&self) -> impl Iterator<Item = Planned> + '_ {
         self.checks.iter().filter_map(|check| match &check.judge {
-            Judge::Timed(timing) => Some(Planned {
-                step: self.step.clone(),
-                timing,
-                args: self.args.clone(),
-                each_client: self.each_client,
-            }),
+            Judge::Timed(timing) => Some(Planned { step: self.step.clone(), timing, args: self.args.clone() }),
             Judge::Plain(_) => None,
         })
     }
@@ -190,12 +181,13 @@ impl StepChecks {
     /// Judge `observation` as an implementation following the IUT contract up to `level`:
     /// checks above it are `n/a`. Every check is a SHOULD when `advisory` (a `@should` case) or
     /// when the step starts with "ideally", else a MUST.
-    pub(crate) fn judge(&self, observation: &Observation, level: Level, advisory: bool) -> Vec<CheckRecord> {
+    pub(crate) fn judge(&self, observation: &Observation, level: Level, advisory: bool) -> Vec<Finding> {
         self.checks
             .iter()
             .map(|check| {
                 if level < check.level {
-                    return self.record(check, advisory, Verdict::NotApplicable, String::new(), "");
+                    let record = self.record(check, advisory, Verdict::NotApplicable, String::new(), "");
+                    return Finding { record, unsure: None };
                 }
                 let strength = self.strength(advisory);
                 let judged = if self.each_client {
@@ -204,7 +196,8 @@ impl StepChecks {
                 } else {
                     self.judge_one(check, observation, strength)
                 };
-                self.record(check, advisory, judged.verdict, judged.observed, &judged.note)
+                let record = self.record(check, advisory, judged.verdict, judged.observed, &judged.note);
+                Finding { record, unsure: judged.unsure }
             })
             .collect()
     }
@@ -218,16 +211,10 @@ impl StepChecks {
                     verdict: Verdict::of_check(strength, true, found.held),
                     observed: found.observed,
                     note: String::new(),
+                    unsure: None,
                 }
             }
-            Judge::Timed(timing) => {
-                let (observed, held, note) = judge_timed(timing, observation, &self.args);
-                Judged {
-                    verdict: held.map_or(Verdict::Error, |held| Verdict::of_check(strength, true, held)),
-                    observed,
-                    note,
-                }
-            }
+            Judge::Timed(timing) => judge_timed(timing, observation, &self.args, strength),
         }
     }
 
@@ -251,20 +238,30 @@ impl StepChecks {
     }
 }
 
-/// One check's verdict, what it observed, and what the expectation adds (a timing check's margin).
+/// A check's record, and — when a slower run could change its verdict — why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Finding {
+    pub record: CheckRecord,
+    /// A timing check's miss that a busy machine could explain, or its measurement too noisy
+    /// to decide: what a slower run would settle.
+    pub unsure: Option<String>,
+}
+
+/// One check's verdict, what it observed, what the expectation adds (a timing check's margin),
+/// and what leaves it unsure.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Judged {
     pub verdict: Verdict,
     pub observed: String,
     pub note: String,
+    pub unsure: Option<String>,
 }
 
-/// Judge a timing check: what it observed, whether the bound held (`None` when it cannot be
-/// judged), and the margin it tells apart, in real time, for the expectation. When the noise is
-/// not under half the margin, the check would let through clients it exists to reject: it
-/// refuses, with the reason, instead of guessing.
-fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (String, Option<bool>, String) {
-    let Timed { observed, held, noise } = timing.measure_within_margin(observation, args);
+/// Judge a timing check: a miss no machine explains is a verdict; one a busy machine could
+/// explain is the verdict of this run, unsure; a measurement too noisy for the margin is
+/// `inconclusive`, with the reason — never a guess. The expectation names the margin in real time.
+fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength: Strength) -> Judged {
+    let finding = timing.find(observation, args);
     let margin: Margin = (timing.margin)(args);
     let scale = observation.time_scale();
     let note = format!(
@@ -273,11 +270,28 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (Stri
         margin.seconds * scale * 1000.0,
         scale_name(scale)
     );
-    if margin.judges(held, noise) {
-        return (observed, Some(held), note);
-    }
+    let (verdict, observed, unsure) = match finding.reading {
+        Reading::Holds => (Verdict::Pass, finding.observed, None),
+        Reading::Misses if finding.certain => (Verdict::of_check(strength, true, false), finding.observed, None),
+        Reading::Misses => {
+            let why = "a busy machine could explain the miss".to_owned();
+            (Verdict::of_check(strength, true, false), finding.observed, Some(why))
+        }
+        Reading::Undecided => {
+            let why = undecided(observation, &margin, timing, args);
+            (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), Some(why))
+        }
+    };
+    Judged { verdict, observed, note, unsure }
+}
+
+/// Why a timing check could not decide: no measured reaction, nothing measured, or noise too
+/// large for its margin at this scale (with the scale it would need).
+fn undecided(observation: &Observation, margin: &Margin, timing: &Timing, args: &Args) -> String {
+    let noise = (timing.measure)(observation, args).measured.noise;
+    let scale = observation.time_scale();
     let reaction = &observation.clock.reaction;
-    let why = match &reaction.missing {
+    match &reaction.missing {
         Some(missing) => missing.clone(),
         None if !noise.is_finite() => "the case gave it nothing to measure".to_owned(),
         None => format!(
@@ -288,8 +302,7 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args) -> (Stri
             margin.seconds,
             describe_needed(scale * noise / margin.max_noise())
         ),
-    };
-    (format!("cannot judge: {why}; observed {observed}"), None, note)
+    }
 }
 
 /// Argument `i` as a number; a feature whose step does not parse is a harness error.

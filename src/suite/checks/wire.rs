@@ -34,29 +34,25 @@ pub(super) const CHECKS: &[Check] = &[
         r"^attempt (\d+) starts at least ([\d.]+) seconds after attempt (\d+) ends$",
         Level::Wire,
         |args| format!("a wait of at least {} s", args[2]),
-        Timing { margin: asked_wait_margin, measure: gap_at_least, lower_bound_only: true },
+        Timing { margin: asked_wait_margin, measure: gap_at_least },
     ),
     Check::timed(
         r"^attempt (\d+) starts within ([\d.]+) seconds after attempt (\d+) ends$",
         Level::Wire,
         |args| format!("a wait of at most {} s", args[2]),
-        Timing { margin: |_| WAIT_ALLOWANCE, measure: gap_within, lower_bound_only: false },
+        Timing { margin: |_| WAIT_ALLOWANCE, measure: gap_within },
     ),
     Check::timed(
         r"^attempt (\d+) lasts between ([\d.]+) and ([\d.]+) seconds$",
         Level::Wire,
         |args| format!("between {} and {} s", args[2], args[3]),
-        Timing {
-            margin: |args| Margin::of_attempts(number::<f64>(args, 2) / 2.0),
-            measure: attempt_lasts,
-            lower_bound_only: false,
-        },
+        Timing { margin: |args| Margin::of_attempts(number::<f64>(args, 2) / 2.0), measure: attempt_lasts },
     ),
     Check::timed(
         r"^the call ends within ([\d.]+) seconds$",
         Level::Wire,
         |args| format!("≤ {} s from the first request to the last reply", args[1]),
-        Timing { margin: |_| DEGRADE_BUDGET, measure: call_ends_within, lower_bound_only: false },
+        Timing { margin: |_| DEGRADE_BUDGET, measure: call_ends_within },
     ),
 ];
 
@@ -140,16 +136,14 @@ fn gap_within(observation: &Observation, args: &Args) -> Timed {
 fn judge_gap(observation: &Observation, args: &Args, holds: fn(&Estimate, f64) -> bool) -> Timed {
     let (later, bound, earlier): (usize, f64, usize) = (number(args, 1), number(args, 2), number(args, 3));
     match gap(observation, earlier, later) {
-        Some((real, seen)) => {
-            Timed { observed: describe_wait(observation, real, &seen), held: holds(&seen, bound), noise: seen.noise }
-        }
+        Some((real, seen)) => Timed::bound(describe_wait(observation, real, &seen), holds(&seen, bound), seen.noise),
         None => missing_attempts(observation),
     }
 }
 
-/// A check that cannot find the attempts it measures fails (it can always judge that).
+/// A check that cannot find the attempts it measures fails, by count.
 fn missing_attempts(observation: &Observation) -> Timed {
-    Timed { observed: format!("only {} attempts", observation.attempts().len()), held: false, noise: 0.0 }
+    Timed::by_count(format!("only {} attempts", observation.attempts().len()), false)
 }
 
 fn attempt_lasts(observation: &Observation, args: &Args) -> Timed {
@@ -158,26 +152,19 @@ fn attempt_lasts(observation: &Observation, args: &Args) -> Timed {
     let Some(entry) = attempts.get(number_of.saturating_sub(1)) else { return missing_attempts(observation) };
     let real = entry.finished_at_ms.unwrap_or(f64::INFINITY) - entry.received_at_ms;
     let lasted = observation.clock.duration(real);
-    Timed {
-        observed: format!("lasted {} ({real:.1} ms real)", lasted.describe()),
-        held: lasted.may_be_at_least(low) && lasted.may_be_at_most(high),
-        noise: lasted.noise,
-    }
+    let held = lasted.may_be_at_least(low) && lasted.may_be_at_most(high);
+    Timed::bound(format!("lasted {} ({real:.1} ms real)", lasted.describe()), held, lasted.noise)
 }
 
 fn call_ends_within(observation: &Observation, args: &Args) -> Timed {
     let limit: f64 = number(args, 1);
     let attempts = observation.attempts();
     let (Some(first), Some(end)) = (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) else {
-        return Timed { observed: "no finished attempt".to_owned(), held: false, noise: 0.0 };
+        return Timed::by_count("no finished attempt", false);
     };
     let real = end - first.received_at_ms;
     let span = observation.clock.span(real, SpanShape { waits: attempts.len() - 1, attempts: attempts.len() });
-    Timed {
-        observed: format!("{} ({real:.1} ms real)", span.describe()),
-        held: span.may_be_at_most(limit),
-        noise: span.noise,
-    }
+    Timed::bound(format!("{} ({real:.1} ms real)", span.describe()), span.may_be_at_most(limit), span.noise)
 }
 
 /// The session id a request carried, in any of the headers clients use for it.

@@ -1,36 +1,35 @@
 //! The judge as a service (public contract, `docs/service.md`): the suite's cases as data, runs
-//! created for them, and verdicts on what a client posts — decided by the very checks and case
-//! verdicts `squall run` uses ([`super::cases::judge`]), so a test runner in any language gets
-//! the verdict `squall run` would give. [`CaseService`] is the server's
-//! [`CaseJudge`](crate::server::CaseJudge); `squall serve` starts with one.
+//! created for them, and verdicts on what a client posts — decided by the case engine's own
+//! judge ([`crate::suite::engine`]), so a test runner in any language gets the verdict `squall
+//! run` would give. Where the judge would run a case again slower, the service says so in the
+//! verdict's `confirm`. [`CaseService`] is the server's [`CaseJudge`]; `squall serve` starts with
+//! one.
 //!
 //! - `sessions` — each session's calibration, taken out of its timing checks
 //! - `outcome` — what a client posts, read as the IUT contract's outputs
+//! - `replies` — the welcome and the verdict, as documented
 
 mod outcome;
+mod replies;
 mod sessions;
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
-
-use super::cases::export::{describe, scenario_name, CaseQuery, CALIBRATION_ID};
-use super::cases::judge::judge_case;
+pub use self::replies::{CalibrationVerdict, CaseVerdict, ClientWelcome, Confirm, RunWelcome, VerdictReply};
+use super::cases::export::{describe, scenario_name, CaseList, CaseQuery, CALIBRATION_ID};
 use super::cases::CasePlan;
 use super::checks::Observation;
+use super::engine::{judge, Judging, Stage};
 use super::requirements::ProfileSelection;
 use super::settings::{DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE, DEFAULT_TIME_SCALE, HERD_SIZES};
-use super::steps::when::unjudgeable_case;
 use super::timing::calibration::{self, gaps_after_asks};
-use super::timing::margin::slower;
-use super::timing::{choose_scale, scale_name, CaseClock, Margin, ReactionMs};
+use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
-use crate::journal::JournalEntry;
 use crate::scenario::limits::check_time_scale;
 use crate::scenario::Catalogue;
-use crate::server::judge_api::{CaseJudge, PreparedRun, Refusal, RunUrls};
+use crate::server::case_judge::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
 
 /// The schema of a verdict's reply.
 pub const VERDICT_SCHEMA: &str = "squall.verdict/1";
@@ -47,8 +46,8 @@ pub struct CaseService {
 }
 
 /// What a case run carries from its creation to its verdict.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Ticket {
+#[derive(Debug, Clone)]
+pub struct Ticket {
     case: String,
     session: String,
     level: Level,
@@ -82,40 +81,58 @@ impl CaseService {
         })
     }
 
-    fn prepare_calibration(&self, request: &Request) -> Result<PreparedRun, Refusal> {
+    /// A calibration run: one client, or — with `herd` — a herd at once, which measures how far
+    /// a herd in lockstep spreads on the client's machine.
+    fn prepare_calibration(&self, request: Request) -> PreparedRun<Ticket> {
         let time_scale = request.time_scale.unwrap_or(DEFAULT_TIME_SCALE);
         let ticket = Ticket {
             case: CALIBRATION_ID.to_owned(),
-            session: request.session.clone(),
+            session: request.session,
             level: Level::Wire,
             time_scale,
             asked: time_scale,
             scale_note: None,
-            herd: None,
+            herd: request.herd,
             confirming: false,
             seed: request.seed,
         };
-        Ok(PreparedRun { scenario: calibration::scenario(), time_scale, herd: None, ticket: to_value(&ticket) })
+        PreparedRun { scenario: calibration::scenario(), time_scale, herd: request.herd, ticket }
     }
 
-    fn judge_calibration(&self, ticket: &Ticket, journal: &[JournalEntry]) -> Value {
-        let gaps = gaps_after_asks(journal);
-        self.sessions.record(&ticket.session, ticket.time_scale, gaps.clone());
+    fn judge_calibration(&self, ticket: &Ticket, run: &JudgedRun) -> CalibrationVerdict {
+        let gaps = gaps_after_asks(&run.journal);
+        match ticket.herd {
+            Some(herd) => {
+                self.sessions.record_lockstep(&ticket.session, Lockstep::of_herd(&run.journal, herd as usize))
+            }
+            None => self.sessions.record(&ticket.session, ticket.time_scale, gaps.clone()),
+        }
         let reaction = self.sessions.reaction(&ticket.session);
-        json!({
-            "schema": VERDICT_SCHEMA,
-            "case": CALIBRATION_ID,
-            "session": ticket.session,
-            "time_scale": ticket.time_scale,
-            "gaps_ms": gaps,
-            "reaction_ms": ReactionMs::from(&reaction),
-            "samples": reaction.samples,
-            "missing": reaction.missing,
-        })
+        CalibrationVerdict {
+            schema: VERDICT_SCHEMA,
+            run: run.id.clone(),
+            case: CALIBRATION_ID,
+            session: ticket.session.clone(),
+            time_scale: ticket.time_scale,
+            gaps_ms: gaps,
+            reaction_ms: ReactionMs::from(&reaction),
+            samples: reaction.samples,
+            missing: reaction.missing,
+            lockstep_ms: self.sessions.lockstep_ms(&ticket.session),
+        }
+    }
+
+    /// The IUT contract's environment for `spec`, as values (all but `SQUALL_OUT`).
+    fn environment(spec: &CaseSpec) -> BTreeMap<String, String> {
+        contract_env(spec, std::path::Path::new(""))
+            .into_iter()
+            .filter(|(name, _)| *name != "SQUALL_OUT")
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect()
     }
 }
 
-/// A `POST /__squall/cases/{id}/runs` body, read.
+/// A case run's request, checked.
 struct Request {
     session: String,
     level: Level,
@@ -125,94 +142,63 @@ struct Request {
 }
 
 impl Request {
-    fn read(body: &Value) -> Result<Request, Refusal> {
-        let text = |name: &str| -> Result<Option<&str>, Refusal> {
-            match body.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-                Some(_) => Err(Refusal::bad(name, format!("`{name}` is a non-empty string"))),
-            }
+    fn read(body: &CaseRunRequest) -> Result<Request, Refusal> {
+        let session = match body.session.as_deref() {
+            None => DEFAULT_SESSION.to_owned(),
+            Some("") => return Err(Refusal::bad("session", "`session` is a non-empty string")),
+            Some(session) => session.to_owned(),
         };
-        let session = text("session")?.unwrap_or(DEFAULT_SESSION).to_owned();
-        let level = match text("level")? {
+        let level = match body.level.as_deref() {
             None => Level::Wire,
             Some(level) => Level::parse(level).filter(|l| *l <= Level::Events).ok_or_else(|| {
                 Refusal::bad("level", format!("level `{level}`: the service judges `wire` or `events`"))
             })?,
         };
-        let time_scale = match body.get("time_scale") {
-            None | Some(Value::Null) => None,
-            Some(value) => {
-                let scale = value.as_f64().unwrap_or(f64::NAN);
-                check_time_scale(scale).map_err(|message| Refusal::bad("time_scale", message))?;
-                if scale > DEFAULT_MAX_TIME_SCALE {
-                    return Err(Refusal::bad("time_scale", format!("time scale {scale}: at most real time, 1")));
-                }
-                Some(scale)
+        if let Some(scale) = body.time_scale {
+            check_time_scale(scale).map_err(|message| Refusal::bad("time_scale", message))?;
+            if scale > DEFAULT_MAX_TIME_SCALE {
+                return Err(Refusal::bad("time_scale", format!("time scale {scale}: at most real time, 1")));
             }
-        };
-        let herd = match body.get("herd") {
-            None | Some(Value::Null) => None,
-            Some(value) => {
-                Some(value.as_u64().and_then(|n| u32::try_from(n).ok()).filter(|n| HERD_SIZES.contains(n)).ok_or_else(
-                    || {
-                        Refusal::bad(
-                            "herd",
-                            format!("`herd` is a whole number from {} to {}", HERD_SIZES.start(), HERD_SIZES.end()),
-                        )
-                    },
-                )?)
-            }
-        };
-        let seed = match body.get("seed") {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(value.as_u64().ok_or_else(|| Refusal::bad("seed", "`seed` is an unsigned integer"))?),
-        };
-        Ok(Request { session, level, time_scale, herd, seed })
+        }
+        if let Some(herd) = body.herd.filter(|n| !HERD_SIZES.contains(n)) {
+            let message =
+                format!("`herd` is a whole number from {} to {} ({herd} given)", HERD_SIZES.start(), HERD_SIZES.end());
+            return Err(Refusal::bad("herd", message));
+        }
+        Ok(Request { session, level, time_scale: body.time_scale, herd: body.herd, seed: body.seed })
     }
-}
-
-fn to_value(ticket: &Ticket) -> Value {
-    serde_json::to_value(ticket).unwrap_or_default()
-}
-
-fn from_value(ticket: &Value) -> Result<Ticket, Refusal> {
-    serde_json::from_value(ticket.clone())
-        .map_err(|e| Refusal::bad("id", format!("the run's ticket is unreadable: {e}")))
 }
 
 impl CaseJudge for CaseService {
-    fn cases(&self, query: &[(String, String)]) -> Result<Value, Refusal> {
-        let values =
-            |key: &str| -> Vec<&str> { query.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect() };
-        let profiles =
-            ProfileSelection::parse(&values("profile")).map_err(|e| Refusal::bad("profile", e.to_string()))?;
-        let level = match values("level").first() {
+    type Ticket = Ticket;
+    type Cases = CaseList;
+    type Welcome = RunWelcome;
+    type Verdict = VerdictReply;
+
+    fn cases(&self, query: &CasesQuery) -> Result<CaseList, Refusal> {
+        let profiles = ProfileSelection::parse(&query.profiles).map_err(|e| Refusal::bad("profile", e.to_string()))?;
+        let level = match &query.level {
             None => Level::Events,
             Some(text) => Level::parse(text).ok_or_else(|| Refusal::bad("level", format!("unknown level `{text}`")))?,
         };
-        let tags = values("tags").first().map(|t| (*t).to_owned());
-        let query = CaseQuery { profiles, level, tags, time_scale: DEFAULT_TIME_SCALE };
-        let list = describe(&self.plans, &query, &self.catalogue).map_err(|e| Refusal::bad("query", e.to_string()))?;
-        serde_json::to_value(list).map_err(|e| Refusal::bad("query", e.to_string()))
+        let query = CaseQuery { profiles, level, tags: query.tags.clone(), time_scale: DEFAULT_TIME_SCALE };
+        describe(&self.plans, &query, &self.catalogue).map_err(|e| Refusal::bad("query", e.to_string()))
     }
 
-    fn prepare(&self, case: &str, body: &Value) -> Result<PreparedRun, Refusal> {
+    fn prepare(&self, case: &str, body: &CaseRunRequest) -> Result<PreparedRun<Ticket>, Refusal> {
         let request = Request::read(body)?;
         if case == CALIBRATION_ID {
-            return self.prepare_calibration(&request);
+            return Ok(self.prepare_calibration(request));
         }
         let plan = self.plan(case)?;
         let Some((_, action)) = plan.when else {
             return Err(Refusal::bad("case", format!("case `{case}` runs nothing")));
         };
         if action.needs > Level::Events {
-            return Err(Refusal::bad(
-                "case",
-                format!(
-                    "case `{case}` reads files the implementation wrote (level `tasks`): only `squall run` judges it"
-                ),
-            ));
+            let message = format!(
+                "case `{case}` reads files the implementation wrote (level `tasks`): only `squall run` judges it"
+            );
+            return Err(Refusal::bad("case", message));
         }
         let scenario =
             plan.setup.script.build(&scenario_name(case), &self.catalogue).map_err(|e| Refusal::bad("case", e))?;
@@ -223,15 +209,10 @@ impl CaseJudge for CaseService {
             }
             Some(scale) => (scale, None, true),
             None => {
-                let first: Vec<(String, Margin)> = plan
-                    .timing()
-                    .iter()
-                    .map(|p| (p.step.clone(), p.margin()))
-                    .filter(|(_, m)| m.sets_first_scale())
-                    .collect();
+                let first: Vec<_> = plan.margins().into_iter().filter(|(_, m)| m.sets_first_scale()).collect();
                 let reaction = self.sessions.reaction(&request.session);
                 match &reaction.missing {
-                    // Its timing checks will say why they cannot judge; the scale is the case's own.
+                    // Its timing checks will say why they cannot decide; the scale is the case's own.
                     Some(missing) if !first.is_empty() => (asked, Some(missing.clone()), false),
                     _ => {
                         let choice = choose_scale(asked, DEFAULT_MAX_TIME_SCALE, &first, &reaction);
@@ -252,11 +233,10 @@ impl CaseJudge for CaseService {
             confirming,
             seed: request.seed,
         };
-        Ok(PreparedRun { scenario, time_scale, herd, ticket: to_value(&ticket) })
+        Ok(PreparedRun { scenario, time_scale, herd, ticket })
     }
 
-    fn welcome(&self, ticket: &Value, urls: &RunUrls) -> Value {
-        let Ok(ticket) = from_value(ticket) else { return json!({"id": urls.id}) };
+    fn welcome(&self, ticket: &Ticket, urls: &RunUrls) -> RunWelcome {
         let plan = self.plans.iter().find(|p| p.id == ticket.case);
         let setup = plan.map(|p| p.setup.clone()).unwrap_or_default();
         let spec = CaseSpec {
@@ -272,95 +252,60 @@ impl CaseJudge for CaseService {
             client: None,
             timeout: Duration::ZERO,
         };
-        let env = |spec: &CaseSpec| -> Value {
-            contract_env(spec, std::path::Path::new(""))
-                .into_iter()
-                .filter(|(name, _)| *name != "SQUALL_OUT")
-                .map(|(name, value)| (name.to_owned(), Value::String(value)))
-                .collect::<serde_json::Map<String, Value>>()
-                .into()
-        };
-        let clients: Vec<Value> = urls
-            .clients
-            .iter()
-            .enumerate()
-            .map(|(k, url)| {
-                let client = spec.for_client(k as u32, url.clone());
-                {
-                    let root = url.strip_suffix("/v1").unwrap_or(url);
-                    let websocket = format!("{}/responses", url.replacen("http://", "ws://", 1));
-                    json!({"base_url": url, "anthropic_base_url": root, "gemini_base_url": root, "responses_websocket_url": websocket, "env": env(&client)})
-                }
-            })
+        let clients = (urls.clients.iter().enumerate())
+            .map(|(k, url)| ClientWelcome::at(url, Self::environment(&spec.for_client(k as u32, url.clone()))))
             .collect();
-        json!({
-            "id": urls.id,
-            "case": ticket.case,
-            "session": ticket.session,
-            "level": ticket.level,
-            "time_scale": ticket.time_scale,
-            "time_scale_note": ticket.scale_note,
-            "base_url": urls.base_url,
-            "anthropic_base_url": urls.anthropic_base_url,
-            "gemini_base_url": urls.anthropic_base_url,
-            "responses_websocket_url": format!("{}/responses", urls.base_url.replacen("http://", "ws://", 1)),
-            "env": env(&spec),
-            "clients": clients,
-            "verdict": format!("/__squall/runs/{}/verdict", urls.id),
-        })
+        RunWelcome {
+            id: urls.id.clone(),
+            case: ticket.case.clone(),
+            session: ticket.session.clone(),
+            level: ticket.level,
+            time_scale: ticket.time_scale,
+            time_scale_note: ticket.scale_note.clone(),
+            urls: ClientWelcome::at(&urls.base_url, Self::environment(&spec)),
+            clients,
+            verdict: format!("/__squall/runs/{}/verdict", urls.id),
+        }
     }
 
-    fn judge(
-        &self,
-        ticket: &Value,
-        journal: Vec<JournalEntry>,
-        posted: &Value,
-        posted_at_ms: f64,
-    ) -> Result<Value, Refusal> {
-        let ticket = from_value(ticket)?;
+    fn judge(&self, ticket: &Ticket, run: JudgedRun) -> Result<VerdictReply, Refusal> {
         if ticket.case == CALIBRATION_ID {
-            return Ok(self.judge_calibration(&ticket, &journal));
+            return Ok(VerdictReply::Calibration(self.judge_calibration(ticket, &run)));
         }
         let plan = self.plan(&ticket.case)?;
-        let mut runs = outcome::runs(posted, ticket.herd)?;
+        let mut runs = outcome::runs(&run.outcome, ticket.herd)?;
         let iut = runs.remove(0);
         let reaction = self.sessions.reaction(&ticket.session);
-        let duration_ms = posted.get("duration_ms").and_then(Value::as_f64).filter(|ms| ms.is_finite() && *ms >= 0.0);
-        let mut observation = Observation {
-            journal,
+        // Without a calibration a slower run measures nothing more: the checks say to calibrate.
+        let calibrated = reaction.missing.is_none();
+        let duration_ms = run.outcome.duration_ms.filter(|ms| ms.is_finite() && *ms >= 0.0).unwrap_or(0.0);
+        let observation = Observation {
+            journal: run.journal,
             iut,
             others: runs,
-            clock: CaseClock::new(ticket.time_scale, reaction.clone()),
+            clock: CaseClock::new(ticket.time_scale, reaction)
+                .with_lockstep(ticket.herd.and_then(|_| self.sessions.lockstep_ms(&ticket.session))),
             scale_note: ticket.scale_note.clone(),
-            real_duration: Duration::from_secs_f64(duration_ms.unwrap_or(0.0) / 1000.0),
+            real_duration: Duration::from_secs_f64(duration_ms / 1000.0),
         };
-        // Without a calibration there is nothing to confirm: the timing checks say to calibrate.
-        let confirm = (!ticket.confirming && reaction.missing.is_none() && unjudgeable_case(&observation).is_none())
-            .then(|| slower(ticket.time_scale, DEFAULT_MAX_TIME_SCALE))
-            .flatten()
-            .filter(|_| plan.timing().iter().any(|check| check.needs_confirmation(&mut observation)))
-            .map(|slower_scale| {
-                let margins: Vec<(String, Margin)> = plan.timing().iter().map(|p| (p.step.clone(), p.margin())).collect();
-                let scale = slower_scale.max(choose_scale(ticket.asked, DEFAULT_MAX_TIME_SCALE, &margins, &reaction).time_scale);
-                json!({
-                    "time_scale": scale,
-                    "why": format!(
-                        "a timing check found what a busy machine could explain at {}: run the case again at {} (POST /__squall/cases/{}/runs with this time_scale) and take that run's verdict",
-                        scale_name(ticket.time_scale), scale_name(scale), ticket.case
-                    ),
-                })
-            });
-        let record = judge_case(plan, &observation, ticket.level, posted_at_ms);
-        let mut verdict = serde_json::to_value(&record).map_err(|e| Refusal::bad("body", e.to_string()))?;
-        if let Value::Object(fields) = &mut verdict {
-            fields.remove("evidence");
-            fields.insert("schema".to_owned(), json!(VERDICT_SCHEMA));
-            fields.insert("case".to_owned(), json!(ticket.case));
-            fields.insert("session".to_owned(), json!(ticket.session));
-            fields.insert("level".to_owned(), json!(ticket.level));
-            fields.insert("confirm".to_owned(), confirm.unwrap_or(Value::Null));
-        }
-        Ok(verdict)
+        let stage = Stage {
+            time_scale: ticket.time_scale,
+            asked: ticket.asked,
+            max: DEFAULT_MAX_TIME_SCALE,
+            last: ticket.confirming,
+        };
+        let judgement =
+            judge(plan, &observation, Judging { level: ticket.level, ended_at_ms: run.posted_at_ms }, &stage);
+        let mut verdict =
+            CaseVerdict::of(judgement.record, (run.id, ticket.case.clone(), ticket.session.clone()), ticket.level);
+        verdict.confirm = judgement.again.filter(|_| calibrated).map(|again| Confirm {
+            time_scale: again.time_scale,
+            why: format!(
+                "{}: create a run of the case with this time_scale (POST /__squall/cases/{}/runs) and take its verdict",
+                again.why, ticket.case
+            ),
+        });
+        Ok(VerdictReply::Case(Box::new(verdict)))
     }
 }
 

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::doc_examples::{json_blocks, paths};
+use crate::server::case_judge::PostedOutcome;
 
 fn service() -> CaseService {
     let plans = crate::suite::cases::from_texts(crate::suite::features::embedded_features().iter().copied())
@@ -26,6 +27,17 @@ fn same_fields(documented: &Value, actual: &Value, opaque: &[&str]) {
 
 const CASE: &str = "req-0006-001/status-503-is-retried";
 
+fn request(body: Value) -> CaseRunRequest {
+    serde_json::from_value(body).expect("a request")
+}
+
+/// What the service answers for `run`, as JSON.
+fn judged(service: &CaseService, ticket: &Ticket, outcome: Value) -> Value {
+    let outcome: PostedOutcome = serde_json::from_value(outcome).expect("an outcome");
+    let run = JudgedRun { id: "r3-x".into(), journal: Vec::new(), outcome, posted_at_ms: 0.0 };
+    serde_json::to_value(CaseJudge::judge(service, ticket, run).expect("judged")).expect("JSON")
+}
+
 fn urls() -> RunUrls {
     RunUrls {
         id: "r3-x".into(),
@@ -39,27 +51,27 @@ fn urls() -> RunUrls {
 fn the_documented_case_list_run_and_verdict_have_exactly_the_fields_served() {
     let service = service();
     let examples = examples();
-    let list = service.cases(&[("profile".into(), "prd-0006".into())]).expect("cases");
+    let query = CasesQuery { profiles: vec!["prd-0006".into()], ..CasesQuery::default() };
+    let list = serde_json::to_value(service.cases(&query).expect("cases")).expect("JSON");
     same_fields(&examples[0], &list, &["scenario"]);
-    let prepared = service.prepare(CASE, &json!({"session": "ci-42"})).expect("a run");
-    same_fields(&examples[1], &service.welcome(&prepared.ticket, &urls()), &["env"]);
-    let mut verdict =
-        service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}}), 0.0).expect("judged");
-    verdict["run"] = json!("r3-x");
+    let prepared = service.prepare(CASE, &request(json!({"session": "ci-42"}))).expect("a run");
+    let welcome = serde_json::to_value(service.welcome(&prepared.ticket, &urls())).expect("JSON");
+    same_fields(&examples[1], &welcome, &["env"]);
+    let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": false}}));
     same_fields(&examples[2], &verdict, &["reaction_ms"]);
 }
 
 #[test]
 fn a_posted_outcome_is_judged_by_the_cases_checks_on_the_runs_journal() {
     let service = service();
-    let prepared = service.prepare(CASE, &json!({})).expect("a run");
+    let prepared = service.prepare(CASE, &request(json!({}))).expect("a run");
     // No request reached the server, yet the client says it succeeded.
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": true}}), 0.0).expect("judged");
+    let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": true}}));
     assert_eq!(verdict["verdict"], "fail", "{verdict}");
     assert_eq!(verdict["checks"][0]["observed"], "0 attempts");
     assert_eq!(verdict["checks"].as_array().map(Vec::len), Some(1), "checks stop at the first failed MUST");
     // A client that says nothing cannot be judged.
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({}), 0.0).expect("judged");
+    let verdict = judged(&service, &prepared.ticket, json!({}));
     assert_eq!((verdict["verdict"].as_str(), verdict["checks"].as_array().map(Vec::len)), (Some("error"), Some(0)));
 }
 
@@ -67,9 +79,9 @@ fn a_posted_outcome_is_judged_by_the_cases_checks_on_the_runs_journal() {
 fn a_timed_case_asks_for_a_calibration_and_then_runs_where_its_checks_can_judge() {
     let service = service();
     let timed = "req-0006-002/waits-grow-exponentially";
-    let prepared = service.prepare(timed, &json!({"session": "s"})).expect("a run");
+    let prepared = service.prepare(timed, &request(json!({"session": "s"}))).expect("a run");
     assert_eq!(prepared.time_scale, 0.01, "no reaction measured: the case's own scale");
-    let verdict = service.judge(&prepared.ticket, Vec::new(), &json!({"result": {"ok": false}}), 0.0).expect("judged");
+    let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": false}}));
     let note = verdict["time_scale_note"].as_str().unwrap_or("");
     assert!(note.starts_with("session `s` has no calibration"), "{verdict}");
     assert!(verdict["confirm"].is_null(), "nothing to confirm without a calibration");
@@ -78,8 +90,9 @@ fn a_timed_case_asks_for_a_calibration_and_then_runs_where_its_checks_can_judge(
         service.sessions.record("s", 0.01, gaps.to_vec());
         service.sessions.record("s", 0.04, gaps.to_vec());
     }
-    let prepared = service.prepare(timed, &json!({"session": "s"})).expect("a run");
+    let prepared = service.prepare(timed, &request(json!({"session": "s"}))).expect("a run");
     assert!(prepared.time_scale > 0.01, "raised to {}", prepared.time_scale);
-    let refused = service.prepare(timed, &json!({"time_scale": 0.001})).expect_err("faster than the case").message;
+    let refused =
+        service.prepare(timed, &request(json!({"time_scale": 0.001}))).expect_err("faster than the case").message;
     assert!(refused.contains("runs at 0.01 or slower"), "{refused}");
 }

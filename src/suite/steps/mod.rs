@@ -1,40 +1,95 @@
-//! Step definitions, registered with regexes (no macros, so they live in the library and
-//! `squall run` uses the very same steps as `cargo test`). Steps read like the PRD.
+//! cucumber's glue: the step definitions `squall run` and `cargo test --test conformance` register,
+//! with regexes (no macros, so they live in the library). They hold no verdict logic: the runner
+//! reads each scenario as a case before its steps run ([`crate::suite::cases`]), the When step
+//! has the case engine run and judge it ([`crate::suite::engine`]), and each Then step reports
+//! its checks' verdicts from the engine's record — failing, for cucumber's output, where a MUST
+//! failed or a check could not decide.
 
 pub(crate) mod given;
-mod then;
 pub(crate) mod when;
 
 use cucumber::step::{Collection, Context};
 use futures_util::future::LocalBoxFuture;
 use regex::{Captures, Regex};
 
+use super::engine::run_case;
+use super::verdict::Verdict;
 use super::world::SuiteWorld;
 
-/// Every step squall knows, registered with cucumber. Given and When steps are looked up again
-/// by their text ([`given::find`], [`when::find`]): what they mean lives in those tables, which
-/// the cases as data ([`crate::suite::cases`]) read without cucumber.
+/// Every step squall knows, registered with cucumber. What Given and When steps mean lives in
+/// their tables ([`given::STEPS`], [`when::STEPS`]), which the cases are read with.
 pub(super) fn collection() -> Collection<SuiteWorld> {
     let mut steps = Collection::new();
     for (pattern, _) in given::STEPS {
         steps = steps.given(None, regex(pattern), given_step);
     }
     for (pattern, _) in when::STEPS {
-        steps = steps.when(None, regex(pattern), when::step);
+        steps = steps.when(None, regex(pattern), when_step);
     }
     for pattern in super::checks::patterns() {
-        steps = steps.then(None, pattern.clone(), then::step);
+        steps = steps.then(None, pattern.clone(), then_step);
     }
     steps
 }
 
-/// A Given step: the case's setup changed as its table says.
-fn given_step(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
-    let (apply, args) = given::find(&ctx.step.value).unwrap_or_else(|| {
-        panic!("no Given step reads `{}` (its pattern matched one squall registered)", ctx.step.value)
-    });
-    apply(&mut world.setup, &args);
+/// A Given step: read into the case before the scenario started. A scenario that cannot be read
+/// fails here, with the reason.
+fn given_step(world: &mut SuiteWorld, _: Context) -> LocalBoxFuture<'_, ()> {
+    if let Some(Err(why)) = &world.plan {
+        fail_step(why.clone());
+    }
     Box::pin(std::future::ready(()))
+}
+
+/// The When step: the case engine runs and judges the case. An implementation that left nothing
+/// to judge fails the step, with the reason.
+fn when_step(world: &mut SuiteWorld, _: Context) -> LocalBoxFuture<'_, ()> {
+    Box::pin(async move {
+        let plan = match &world.plan {
+            Some(Ok(plan)) => plan.clone(),
+            Some(Err(why)) => fail_step(why.clone()),
+            None => fail_step("the runner reads every scenario before its steps".to_owned()),
+        };
+        let suite = world.ctx.clone().unwrap_or_else(|| fail_step("the runner sets the suite's context".to_owned()));
+        let record = run_case(&suite, &plan).await;
+        let error = record.error.clone().filter(|_| record.verdict == Verdict::Error);
+        world.record = Some(record);
+        if let Some(why) = error {
+            fail_step(why);
+        }
+    })
+}
+
+/// A Then step: its checks as the engine recorded them.
+fn then_step(world: &mut SuiteWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
+    let step = ctx.step.value.as_str();
+    let unmet: Vec<String> = world
+        .record
+        .iter()
+        .flat_map(|record| record.checks.iter())
+        .filter(|check| check.name.strip_prefix(step).is_some_and(|part| part.is_empty() || part.starts_with(':')))
+        .filter(|check| matches!(check.verdict, Verdict::Fail | Verdict::Inconclusive))
+        .map(|check| {
+            format!(
+                "{} [{}]\n  expected: {}\n  observed: {}",
+                check.name,
+                check.verdict.as_str(),
+                check.expected,
+                check.observed
+            )
+        })
+        .collect();
+    if !unmet.is_empty() {
+        fail_step(unmet.join("\n"));
+    }
+    Box::pin(std::future::ready(()))
+}
+
+/// Fail a step for cucumber's output, without the panic hook: a verdict is not a crash, and a
+/// message and backtrace on stderr per failed check would bury the output of whoever runs the
+/// suite (the record holds everything).
+fn fail_step(message: String) -> ! {
+    std::panic::resume_unwind(Box::new(message))
 }
 
 fn regex(pattern: &str) -> Regex {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde::Serialize;
 
+use super::lockstep::Lockstep;
 use super::reaction::{Reaction, ScaleSamples};
 use crate::iut::{CaseSpec, Iut, TaskKind};
 use crate::journal::{EndKind, JournalEntry};
@@ -44,18 +45,36 @@ pub struct Calibration {
     pub instances: usize,
     /// Real milliseconds the calibration took.
     pub duration_ms: f64,
-    /// Times it was taken (more than once when instances timed out before they retried).
+    /// Times it was taken (more than once when instances timed out before they retried; 0 on
+    /// the virtual clock, where nothing is measured).
     pub tries: usize,
+    /// How far a lockstep herd spread, when a herd case ran.
+    pub lockstep: Option<Lockstep>,
 }
 
 impl Calibration {
     /// A calibration that measured `reaction` without samples (tests, recorded evidence).
     pub fn assumed(reaction: Reaction) -> Calibration {
-        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0, tries: 1 }
+        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0, tries: 1, lockstep: None }
+    }
+
+    /// No calibration: the implementation shares squall's virtual clock, so it spends no time
+    /// of its own between attempts and every span is exact.
+    pub fn virtual_clock() -> Calibration {
+        Calibration { tries: 0, ..Calibration::assumed(Reaction::exactly(0.0)) }
+    }
+
+    /// Whether the run was on squall's virtual clock.
+    pub fn is_virtual_clock(&self) -> bool {
+        self.tries == 0
     }
 
     /// One line for people: "client reaction: median 118 ms real (112–131 ms), 48 retries at 1/100 and 1/25".
     pub fn summary(&self) -> String {
+        if self.is_virtual_clock() {
+            return "client reaction: none — it ran in squall's process on squall's virtual clock, every span exact"
+                .to_owned();
+        }
         let r = &self.reaction;
         if let Some(missing) = &r.missing {
             return format!("client reaction: not measured — {missing}");
@@ -73,6 +92,13 @@ impl Calibration {
             let waits: Vec<String> = r.unasked_wait_ms.iter().map(|w| format!("{:.2}", w / 1000.0)).collect();
             line.push_str(&format!(
                 "; asked to wait 1 ms, it waited [{}] s of policy time (taken out, not counted as reaction)",
+                waits.join(", ")
+            ));
+        }
+        if !r.unscaled_wait_ms.is_empty() {
+            let waits: Vec<String> = r.unscaled_wait_ms.iter().map(|w| format!("{:.2}", w / 1000.0)).collect();
+            line.push_str(&format!(
+                "; asked to wait 1 ms, it waited [{}] s of real time at every time scale (a backoff of its own it does not scale: not counted as reaction, which is taken as at most its fastest gap)",
                 waits.join(", ")
             ));
         }
@@ -154,6 +180,7 @@ pub(crate) async fn calibrate(
             instances: 2 * instances,
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
             tries,
+            lockstep: None,
         });
     }
 }

@@ -64,12 +64,20 @@ pub struct CaseClock {
     pub time_scale: f64,
     /// The client's reaction, as calibrated for this run.
     pub reaction: Reaction,
+    /// For a herd: how far a herd in lockstep spreads its waits on this machine, in real ms
+    /// (`None`: not measured).
+    pub lockstep_ms: Option<f64>,
 }
 
 impl CaseClock {
     /// A clock for a case at `time_scale` with a calibrated `reaction`.
     pub fn new(time_scale: f64, reaction: Reaction) -> CaseClock {
-        CaseClock { time_scale, reaction }
+        CaseClock { time_scale, reaction, lockstep_ms: None }
+    }
+
+    /// The same clock, for a herd whose lockstep spread is `lockstep_ms` (real ms).
+    pub fn with_lockstep(self, lockstep_ms: Option<f64>) -> CaseClock {
+        CaseClock { lockstep_ms, ..self }
     }
 
     /// A wait between two attempts, `real_ms` from the end of one to the arrival of the next:

@@ -28,6 +28,30 @@ pub struct Margin {
     pub doubt: Doubt,
 }
 
+/// What a timing check measured, in policy seconds, as [`Margin::read`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// The bound met with the benefit of the doubt (or the evidence seen beyond the noise).
+    pub held: bool,
+    /// No value within each measured span's own noise meets the bound: a miss whatever the
+    /// noise. A count decided without a clock (too few attempts, no client retried) is one too,
+    /// for evidence as well.
+    pub certain_miss: bool,
+    /// The noise of the measurement; infinite without a measured reaction.
+    pub noise: f64,
+}
+
+/// What one measurement says of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The bound holds, or the evidence is there.
+    Holds,
+    /// The bound is missed, or the evidence is not there.
+    Misses,
+    /// The noise is too large to say either.
+    Undecided,
+}
+
 /// To whom a timing check gives the measurement's noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Doubt {
@@ -61,24 +85,22 @@ impl Margin {
         self.seconds / 2.0
     }
 
-    /// Whether a measurement with `noise` can be judged whatever it shows.
-    pub fn decides(&self, noise: f64) -> bool {
-        noise < self.max_noise()
-    }
-
-    /// Whether the outcome `held` stands whatever the noise: a bound missed with the benefit of
-    /// the doubt, or evidence seen beyond the noise.
-    pub fn is_certain(&self, held: bool) -> bool {
+    /// What a measurement says: a bound holds when met with the benefit of the doubt and the
+    /// noise is under half the margin (so a client a margin beyond would have missed it); it
+    /// misses when no value within each span's own noise meets it. Evidence holds when seen
+    /// beyond the noise, and is missing when not seen with the noise under half the margin.
+    /// Anything else is undecided — and everything is, without a measurement (infinite noise).
+    pub fn read(&self, timed: &Measured) -> Reading {
+        let decides = timed.noise < self.max_noise();
         match self.doubt {
-            Doubt::ToClient => !held,
-            Doubt::AgainstClient => held,
+            _ if timed.certain_miss => Reading::Misses,
+            _ if !timed.noise.is_finite() => Reading::Undecided,
+            Doubt::ToClient if !timed.held => Reading::Misses,
+            Doubt::ToClient if decides => Reading::Holds,
+            Doubt::AgainstClient if timed.held => Reading::Holds,
+            Doubt::AgainstClient if decides => Reading::Misses,
+            _ => Reading::Undecided,
         }
-    }
-
-    /// Whether the outcome `held`, measured with `noise`, is a verdict. Nothing is, without a
-    /// measurement (noise not finite: the client's reaction was never measured).
-    pub fn judges(&self, held: bool, noise: f64) -> bool {
-        noise.is_finite() && (self.is_certain(held) || self.decides(noise))
     }
 
     /// Whether a case must run slowly enough for this check before it runs at all: a pass of a
@@ -200,19 +222,32 @@ mod tests {
         );
     }
 
+    /// A bound's measurement: missed with the benefit of the doubt is missed for certain.
+    fn measured(held: bool, noise: f64) -> Measured {
+        Measured { held, certain_miss: !held, noise }
+    }
+
+    /// Evidence: seen or not, never certainly absent.
+    fn seen(held: bool, noise: f64) -> Measured {
+        Measured { held, certain_miss: false, noise }
+    }
+
     #[test]
     fn a_missed_bound_and_a_seen_jitter_stand_whatever_the_noise() {
         let bound = Margin::of_waits(2.0);
-        assert!(bound.judges(false, 5.0), "a bound missed with the benefit of the doubt");
-        assert!(!bound.judges(true, 1.0) && bound.judges(true, 0.99), "a pass needs noise under half the margin");
+        assert_eq!(bound.read(&measured(false, 5.0)), Reading::Misses, "missed with the benefit of the doubt");
+        assert_eq!(bound.read(&measured(true, 1.0)), Reading::Undecided, "a pass needs noise under half the margin");
+        assert_eq!(bound.read(&measured(true, 0.99)), Reading::Holds);
         let jitter = Margin::of_waits(0.1).for_evidence();
-        assert!(jitter.judges(true, 5.0), "jitter seen beyond the noise");
-        assert!(!jitter.judges(false, 0.05) && jitter.judges(false, 0.049), "an absence needs the margin");
+        assert_eq!(jitter.read(&seen(true, 5.0)), Reading::Holds, "jitter seen beyond the noise");
+        assert_eq!(jitter.read(&seen(false, 0.05)), Reading::Undecided, "an absence needs the margin");
+        assert_eq!(jitter.read(&seen(false, 0.049)), Reading::Misses);
         assert!(bound.sets_first_scale() && !jitter.sets_first_scale());
-        assert!(
-            !bound.judges(false, f64::INFINITY) && !jitter.judges(true, f64::NAN),
-            "no verdict without a measurement"
-        );
+        let unmeasured = Measured { held: true, certain_miss: false, noise: f64::INFINITY };
+        assert_eq!(bound.read(&unmeasured), Reading::Undecided, "no verdict without a measurement");
+        assert_eq!(jitter.read(&unmeasured), Reading::Undecided);
+        let by_count = Measured { held: false, certain_miss: true, noise: f64::INFINITY };
+        assert_eq!(bound.read(&by_count), Reading::Misses, "too few attempts need no clock");
     }
 
     #[test]

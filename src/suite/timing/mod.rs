@@ -4,6 +4,7 @@
 //!
 //! - [`calibration`] — runs the implementation on retries that ask for no wait, at two scales
 //! - [`reaction`] — the statistics: the client's reaction interval from those samples
+//! - [`lockstep`] — how far a herd asked for the same wait spreads anyway on this machine
 //! - [`estimate`] — real spans as policy time with their noise, for one case
 //! - [`margin`] — what each timing check must tell apart, and the scale that lets it
 //!
@@ -11,12 +12,14 @@
 
 pub mod calibration;
 pub mod estimate;
+pub mod lockstep;
 pub mod margin;
 pub mod reaction;
 
 pub use calibration::Calibration;
 pub use estimate::{CaseClock, Estimate, SpanShape};
-pub use margin::{choose_scale, Doubt, Margin, ScaleChoice};
+pub use lockstep::Lockstep;
+pub use margin::{choose_scale, Doubt, Margin, Measured, Reading, ScaleChoice};
 pub use reaction::{Reaction, ReactionMs};
 
 /// A time scale as people read it: "1/100", "1/4", "real time".

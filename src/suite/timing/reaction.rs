@@ -41,6 +41,11 @@ pub struct Reaction {
     /// larger than the measurement noise (it did not honour `retry-after-ms: 1`): taken out of
     /// the samples, and named in the reports.
     pub unasked_wait_ms: Vec<f64>,
+    /// Real ms the client waited where it was asked for 1 ms, per retry, growing from one retry
+    /// to the next whatever the time scale: a backoff of its own that it does not scale. Its
+    /// reaction is then bounded by its fastest gap, never read from its backoff.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unscaled_wait_ms: Vec<f64>,
     /// Why there is no measurement, when there is none: every timing check is then `error`.
     pub missing: Option<String>,
 }
@@ -80,6 +85,7 @@ impl Reaction {
             high_ms: f64::INFINITY,
             samples: 0,
             unasked_wait_ms: Vec::new(),
+            unscaled_wait_ms: Vec::new(),
             missing: Some(reason.into()),
         }
     }
@@ -94,6 +100,7 @@ impl Reaction {
                 high_ms,
                 samples: 0,
                 unasked_wait_ms: Vec::new(),
+                unscaled_wait_ms: Vec::new(),
                 missing: None,
             },
             None => Reaction::unknown("the report gives no measured reaction"),
@@ -109,6 +116,7 @@ impl Reaction {
             high_ms: ms,
             samples: 0,
             unasked_wait_ms: Vec::new(),
+            unscaled_wait_ms: Vec::new(),
             missing: None,
         }
     }
@@ -170,6 +178,10 @@ impl Reaction {
                 "the calibration saw no retry: the implementation did not retry a 429 that asked for retry-after-ms: 1",
             );
         }
+        let by_retry = by_retry(&[a, b], &unasked);
+        if grows_by_retry(&by_retry) {
+            return Reaction::bounded_by_fastest(&corrected, &by_retry, unasked);
+        }
         let (low, high) = min_max(&corrected);
         let widen = (high - low) / 8.0 + 0.5;
         let (low_ms, high_ms) = ((low - widen).max(0.0), high + widen);
@@ -180,9 +192,63 @@ impl Reaction {
             high_ms,
             samples: corrected.len(),
             unasked_wait_ms: if unasked.iter().all(|w| *w == 0.0) { Vec::new() } else { unasked },
+            unscaled_wait_ms: Vec::new(),
             missing: None,
         }
     }
+
+    /// A client whose gaps grow from retry to retry at every scale waits of its own: what it
+    /// spends reacting is at most its fastest gap, so its reaction is taken as anything from
+    /// nothing to that, and the rest of each retry's median gap is its unscaled wait.
+    fn bounded_by_fastest(corrected: &[f64], by_retry: &[Vec<f64>], unasked: Vec<f64>) -> Reaction {
+        let fastest = corrected.iter().copied().fold(f64::INFINITY, f64::min);
+        let high_ms = fastest + 0.5;
+        let center_ms = high_ms / 2.0;
+        Reaction {
+            center_ms,
+            median_ms: center_ms,
+            low_ms: 0.0,
+            high_ms,
+            samples: corrected.len(),
+            unasked_wait_ms: if unasked.iter().all(|w| *w == 0.0) { Vec::new() } else { unasked },
+            unscaled_wait_ms: by_retry.iter().map(|gaps| (median(gaps) - center_ms).max(0.0)).collect(),
+            missing: None,
+        }
+    }
+}
+
+/// The corrected gaps of every instance at both scales, by retry.
+fn by_retry(sets: &[&ScaleSamples], unasked: &[f64]) -> Vec<Vec<f64>> {
+    let retries = sets.iter().map(|set| all_retries(set)).max().unwrap_or(0);
+    (0..retries)
+        .map(|k| {
+            let waited = unasked.get(k).copied().unwrap_or(0.0);
+            sets.iter()
+                .flat_map(|set| set.gaps_ms.iter().filter_map(move |g| Some(g.get(k)? - waited * set.time_scale)))
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether gaps grow with the retry: the least-squares slope of gap on retry number exceeds
+/// three of its standard errors and a millisecond a retry (a reaction does not grow; a jittery
+/// one scatters around a level; a backoff climbs).
+fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
+    let points: Vec<(f64, f64)> =
+        by_retry.iter().enumerate().flat_map(|(k, gaps)| gaps.iter().map(move |g| (k as f64, *g))).collect();
+    let n = points.len() as f64;
+    if by_retry.len() < 3 || n < 4.0 {
+        return false;
+    }
+    let (mean_k, mean_g) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let spread_k: f64 = points.iter().map(|(k, _)| (k - mean_k).powi(2)).sum();
+    if spread_k == 0.0 {
+        return false;
+    }
+    let slope = points.iter().map(|(k, g)| (k - mean_k) * (g - mean_g)).sum::<f64>() / spread_k;
+    let residuals: f64 = points.iter().map(|(k, g)| (g - mean_g - slope * (k - mean_k)).powi(2)).sum();
+    let error = (residuals / (n - 2.0) / spread_k).sqrt();
+    slope > (3.0 * error).max(TIMER_NOISE_MS)
 }
 
 /// Per retry index: the policy ms a client waited although it was asked for 1 ms, or nothing
@@ -307,6 +373,28 @@ mod tests {
         assert!(reaction.median_ms < 6.0 && reaction.median_ms > 4.0, "{reaction:?}");
     }
 
+    /// A client whose sleeps do not scale (run at real time): its own backoff, 0.5 s × 1.5^n
+    /// with ±50 % jitter, is the same at both scales. It is a wait, not a reaction.
+    #[test]
+    fn an_unscaled_backoff_is_named_as_a_wait_and_the_reaction_bounded_by_the_fastest_gap() {
+        let backoff = |n: i32, draw: f64| 3.0 + 500.0 * 1.5f64.powi(n) * (0.5 + draw);
+        let gaps = |draws: [f64; 6]| -> Vec<f64> { (0..6).map(|n| backoff(n, draws[n as usize])).collect() };
+        let a = ScaleSamples {
+            time_scale: 1.0,
+            gaps_ms: vec![gaps([0.1, 0.9, 0.4, 0.6, 0.2, 0.8]), gaps([0.7, 0.3, 0.5, 0.1, 0.9, 0.4])],
+        };
+        let b = ScaleSamples {
+            time_scale: 0.25,
+            gaps_ms: vec![gaps([0.5, 0.2, 0.8, 0.3, 0.6, 0.1]), gaps([0.3, 0.6, 0.2, 0.9, 0.4, 0.7])],
+        };
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.unasked_wait_ms.is_empty(), "it does not scale: {reaction:?}");
+        assert_eq!(reaction.low_ms, 0.0);
+        assert!(reaction.high_ms <= 3.0 + 500.0 * 0.6 + 0.5 + 1e-9, "at most its fastest gap: {reaction:?}");
+        assert_eq!(reaction.unscaled_wait_ms.len(), 6);
+        assert!(reaction.unscaled_wait_ms[5] > 2000.0, "{:?}", reaction.unscaled_wait_ms);
+    }
+
     #[test]
     fn a_jittery_client_gets_a_wide_interval_and_no_retry_means_no_measurement() {
         let a = set(0.01, &[&[25.0, 290.0, 140.0], &[60.0, 210.0, 33.0]]);
@@ -314,6 +402,7 @@ mod tests {
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.low_ms < 25.0 && reaction.high_ms > 290.0, "{reaction:?}");
         assert!(reaction.unasked_wait_ms.is_empty(), "noise is not a wait: {reaction:?}");
+        assert!(reaction.unscaled_wait_ms.is_empty(), "nor a backoff: {reaction:?}");
         let none = Reaction::from_samples(&set(0.01, &[&[]]), &set(0.04, &[]));
         assert!(none.missing.is_some() && none.high_ms.is_infinite());
     }

@@ -62,8 +62,14 @@ fn judged_again(case: &CaseRecord, level: Level) -> Vec<(String, Verdict, Verdic
         .filter(|recorded| !reads_files(&recorded.name) && !recorded.name.starts_with(READ_WHOLE_BODIES))
         .filter_map(|recorded| {
             let checks = StepChecks::for_step(step_of(&recorded.name))?;
-            let fresh = checks.judge(&observation, level, advisory).into_iter().find(|c| c.name == recorded.name)?;
-            Some((recorded.name.clone(), recorded.verdict, fresh.verdict))
+            let fresh =
+                checks.judge(&observation, level, advisory).into_iter().find(|c| c.record.name == recorded.name)?;
+            // Reports written before checks could be `inconclusive` called such a check `error`.
+            let recorded_verdict = match recorded.verdict {
+                Verdict::Error => Verdict::Inconclusive,
+                verdict => verdict,
+            };
+            Some((recorded.name.clone(), recorded_verdict, fresh.record.verdict))
         })
         .collect()
 }
@@ -107,7 +113,7 @@ fn the_written_evidence_gets_the_verdicts_it_was_written_for() {
             .expect(step)
             .judge(&observation, Level::Tasks, false)
             .iter()
-            .map(|c| c.verdict)
+            .map(|c| c.record.verdict)
             .collect();
         if verdicts != [expected] {
             wrong.push(format!("{step}: expected {expected:?}, judged {verdicts:?}"));

@@ -1,22 +1,48 @@
 //! Time, injected: the engine and the provider read and spend *policy time* through a
-//! [`Clock`], so a test or the conformance suite can run production values (2 s backoffs,
-//! 60 s timeouts) at a fraction of real time, or on tokio's paused clock.
+//! [`Clock`] — sleeps between attempts and the attempts' own timeouts — so a test or the
+//! conformance suite can run production values (2 s backoffs, 60 s timeouts) at a fraction of
+//! real time, on a virtual clock it shares with the server, or on tokio's paused clock.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
 pub type SleepFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// Keeps a simulated clock still while alive (see [`Clock::hold`]).
+pub type Hold = Box<dyn Send + Sync>;
+
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Policy time elapsed since the clock was made.
     fn now(&self) -> Duration;
-    /// Sleep for a span of policy time.
+    /// Sleep for a span of policy time (a backoff, or how long an attempt may wait on I/O).
     fn sleep(&self, duration: Duration) -> SleepFuture;
-    /// The real duration of a span of policy time (for I/O timeouts).
-    fn to_real(&self, duration: Duration) -> Duration;
+    /// Wall-clock time now: what a `Retry-After` HTTP date is read against.
+    fn wall_now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+    /// Keep a simulated clock from advancing while work off the async runtime (a file written
+    /// on a blocking thread) is in flight; nothing for a clock that follows real time.
+    fn hold(&self) -> Option<Hold> {
+        None
+    }
+}
+
+/// `future`, or `None` when `limit` of `clock`'s time passes first (a future ready when the
+/// time is up still counts).
+pub async fn within<F: Future>(clock: &dyn Clock, limit: Duration, future: F) -> Option<F::Output> {
+    let expired = clock.sleep(limit);
+    tokio::pin!(future);
+    tokio::pin!(expired);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(output));
+        }
+        expired.as_mut().poll(cx).map(|()| None)
+    })
+    .await
 }
 
 /// Real time multiplied by `scale` (`SQUALL_TIME_SCALE`): at 0.01 a 2 s backoff sleeps 20 ms.
@@ -43,11 +69,7 @@ impl Clock for ScaledClock {
     }
 
     fn sleep(&self, duration: Duration) -> SleepFuture {
-        Box::pin(tokio::time::sleep(self.to_real(duration)))
-    }
-
-    fn to_real(&self, duration: Duration) -> Duration {
-        duration.mul_f64(self.scale)
+        Box::pin(tokio::time::sleep(duration.mul_f64(self.scale)))
     }
 }
 
@@ -81,10 +103,6 @@ impl Clock for VirtualClock {
     fn sleep(&self, duration: Duration) -> SleepFuture {
         self.advance(duration);
         Box::pin(std::future::ready(()))
-    }
-
-    fn to_real(&self, duration: Duration) -> Duration {
-        duration
     }
 }
 

@@ -13,20 +13,20 @@ use tokio::time::{Instant, Sleep};
 const SPIN: Duration = Duration::from_millis(1);
 
 #[derive(Debug)]
-pub(super) struct PreciseSleep {
+pub(crate) struct PreciseSleep {
     coarse: Pin<Box<Sleep>>,
     deadline: Instant,
 }
 
 /// `from + wait`, or a year from `from` when the clock cannot reach that far (scenario waits are
 /// bounded by validation; this keeps the server itself from ever panicking on a deadline).
-pub(super) fn deadline_after(from: Instant, wait: Duration) -> Instant {
+pub(crate) fn deadline_after(from: Instant, wait: Duration) -> Instant {
     const FAR: Duration = Duration::from_secs(365 * 24 * 3600);
     from.checked_add(wait).or_else(|| from.checked_add(FAR)).unwrap_or(from)
 }
 
 impl PreciseSleep {
-    pub(super) fn until(deadline: Instant) -> Self {
+    pub(crate) fn until(deadline: Instant) -> Self {
         let coarse_deadline = deadline.checked_sub(SPIN).unwrap_or(deadline);
         PreciseSleep { coarse: Box::pin(tokio::time::sleep_until(coarse_deadline)), deadline }
     }

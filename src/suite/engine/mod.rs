@@ -1,0 +1,17 @@
+//! The case engine: a case planned, run, judged and — when its evidence cannot decide — run
+//! again slower, in one place. [`judge`] decides (a pure function of the evidence, which may ask
+//! for a slower run); [`run_case`] acts on it. `squall run` and `cargo test --test conformance`
+//! reach `run_case` through cucumber's glue (`super::steps`); the judge as a service calls
+//! `judge` on what a client posts and returns its request for a slower run as `confirm`.
+//!
+//! - `judge` — the verdict of one run of a case, and whether a slower run could change it
+//! - `liveness` — implementations that died, hung or left no result, and clients that never
+//!   gave up on a silent provider
+//! - `run` — what every case of a suite run shares, and the loop that runs a case
+
+pub(crate) mod judge;
+pub(crate) mod liveness;
+mod run;
+
+pub(crate) use judge::{judge, Judging, Stage};
+pub(crate) use run::{run_case, SuiteContext};
