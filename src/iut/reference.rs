@@ -39,12 +39,6 @@ pub(super) async fn run(
     }
 }
 
-/// Whether a run of the reference (or of `mutant`) can share squall's virtual clock: every one
-/// but the slow mutants, whose whole point is real time of their own before each retry.
-pub(super) fn keeps_virtual_time(mutant: Option<&str>) -> bool {
-    mutant.and_then(Mutant::parse).and_then(Mutant::overhead_ms).is_none()
-}
-
 /// squall's virtual clock as the reference reads time: from when its case started.
 #[derive(Debug)]
 struct Shared {

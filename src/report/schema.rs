@@ -101,6 +101,10 @@ pub struct CalibrationReport {
     pub samples: usize,
     /// Policy ms per retry the client waited where it was asked for 1 ms.
     pub unasked_wait_ms: Vec<f64>,
+    /// Real ms per retry it waited where asked for 1 ms at every scale: a backoff it does not
+    /// scale (absent when there is none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unscaled_wait_ms: Vec<f64>,
     /// Why nothing was measured, when nothing was.
     pub missing: Option<String>,
     /// The raw gaps, per instance, at each of the two scales.
@@ -122,6 +126,7 @@ impl From<&Calibration> for CalibrationReport {
             reaction_ms: r.into(),
             samples: r.samples,
             unasked_wait_ms: r.unasked_wait_ms.clone(),
+            unscaled_wait_ms: r.unscaled_wait_ms.clone(),
             missing: r.missing.clone(),
             scales: calibration.samples.to_vec(),
             instances: calibration.instances,
@@ -245,7 +250,7 @@ mod tests {
     use super::{cut_long_strings, Report, Timestamp};
     use crate::report::ReportMeta;
     use crate::suite::results::{by_profile, by_requirement, CaseRecord, CheckRecord, ClientOutputs, Evidence};
-    use crate::suite::timing::{Calibration, Reaction};
+    use crate::suite::timing::{Calibration, Lockstep, Reaction};
     use crate::suite::{Level, ProfileSelection, Strength, SuiteOutcome, Verdict};
     use serde_json::json;
 
@@ -257,7 +262,7 @@ mod tests {
             requirements: vec!["REQ-0006-001".into()],
             tags: vec!["REQ-0006-001".into(), "wire".into()],
             verdict: Verdict::Fail,
-            inconclusive: None,
+            inconclusive: Some("why it could not decide".into()),
             checks: vec![CheckRecord {
                 name: "the server sees exactly 2 attempts".into(),
                 level: Level::Wire,
@@ -270,6 +275,8 @@ mod tests {
             time_scale: Some(0.01),
             time_scale_note: Some("raised".into()),
             reaction_ms: Some((&Reaction::exactly(3.0)).into()),
+            machine_allowance_ms: Some(25.0),
+            lockstep_ms: Some(12.5),
             evidence: Evidence {
                 outputs: ClientOutputs { result: Some(json!({"ok": false})), exit_code: Some(0), ..Default::default() },
                 duration_ms: Some(4.0),
@@ -285,7 +292,10 @@ mod tests {
             cases,
             selection,
             tags: Some("@wire".into()),
-            calibration: Calibration::assumed(Reaction::exactly(3.0)),
+            calibration: Calibration {
+                lockstep: Some(Lockstep::exact()),
+                ..Calibration::assumed(Reaction { unscaled_wait_ms: vec![500.0], ..Reaction::exactly(3.0) })
+            },
             started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000),
             duration: Duration::from_millis(1234),
         };

@@ -102,6 +102,15 @@ pub struct CaseRecord {
     /// reaching down to the fastest reaction measured again before a confirming run (see
     /// `time_scale_note`). Null when not run.
     pub reaction_ms: Option<crate::suite::timing::ReactionMs>,
+    /// What the verdict allowed a busy machine to hold the client back at each wait and attempt,
+    /// in real ms, where a longer span could fake an outcome (0 on squall's virtual clock; absent
+    /// from reports written before it was recorded, and when not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_allowance_ms: Option<f64>,
+    /// For a herd: how far a herd in lockstep spread its retries on this machine, in real ms;
+    /// only spread beyond it counts as the herd's own (absent when not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lockstep_ms: Option<f64>,
     /// What was left behind to look at.
     pub evidence: Evidence,
 }
@@ -153,6 +162,8 @@ impl CaseRecord {
             time_scale: run.map(|r| r.time_scale()),
             time_scale_note: run.and_then(|r| r.scale_note.clone()),
             reaction_ms: run.map(|r| (&r.clock.reaction).into()),
+            machine_allowance_ms: run.map(|r| r.clock.machine.held_back_ms),
+            lockstep_ms: run.and_then(|r| r.clock.lockstep_ms),
             evidence,
         }
     }

@@ -76,22 +76,25 @@ impl std::fmt::Debug for Progress {
 }
 
 impl SuiteConfig {
-    /// The defaults: level `tasks`, time scale 0.01 (raised as far as real time where a timing
-    /// check needs it), profile `prd-0006`, 8 cases at once, 60 s per case.
+    /// The defaults ([`super::settings`]): level `tasks`, time scale 1/100 (raised as far as real
+    /// time where a timing check needs it), profile `prd-0006`, 8 cases at once, 60 s per case.
     pub fn new(iut: Iut, features: PathBuf, catalogue: Catalogue) -> Self {
+        use super::settings::{
+            DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE, DEFAULT_TIME_SCALE,
+        };
         SuiteConfig {
             iut,
             level: Level::Tasks,
-            time_scale: 0.01,
-            max_time_scale: 1.0,
+            time_scale: DEFAULT_TIME_SCALE,
+            max_time_scale: DEFAULT_MAX_TIME_SCALE,
             features,
             catalogue,
             profiles: ProfileSelection::default(),
             tags: None,
-            concurrency: 8,
-            case_timeout: Duration::from_secs(60),
+            concurrency: DEFAULT_CONCURRENCY,
+            case_timeout: Duration::from_secs_f64(DEFAULT_CASE_TIMEOUT_S),
             seed: None,
-            herd: super::settings::DEFAULT_HERD,
+            herd: DEFAULT_HERD,
             shard: None,
             console: false,
             cucumber_json: None,
@@ -177,33 +180,12 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutco
     let started_at = SystemTime::now();
     let began = Instant::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
-    let virtual_time = clock.is_virtual();
-    let calibration = if virtual_time {
+    let calibration = if clock.is_virtual() {
         Calibration::virtual_clock()
     } else {
         calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?
     };
-    // On the virtual clock production values run as they are, and a case gets the policy time a
-    // case at the suite's scale would (60 s real at 1/100: 6,000 s).
-    let (time_scale, max_time_scale, case_timeout) = if virtual_time {
-        (1.0, 1.0, config.case_timeout.div_f64(config.time_scale))
-    } else {
-        (config.time_scale, config.max_time_scale, config.case_timeout)
-    };
-    let ctx = Arc::new(SuiteContext {
-        server,
-        catalogue: config.catalogue.clone(),
-        iut: config.iut.clone(),
-        level: config.level,
-        time_scale,
-        max_time_scale,
-        case_timeout,
-        seed: config.seed,
-        herd: config.herd,
-        calibration,
-        calibration_instances: instances,
-        lockstep: tokio::sync::OnceCell::new(),
-    });
+    let ctx = Arc::new(SuiteContext::new(config, server, calibration, instances));
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
         (Some(path), _) => {

@@ -119,6 +119,8 @@ mod tests {
                 time_scale: None,
                 time_scale_note: None,
                 reaction_ms: None,
+                machine_allowance_ms: None,
+                lockstep_ms: None,
                 evidence: Evidence::default(),
             })
             .collect();

@@ -1,15 +1,17 @@
 //! The mutation matrix: every deliberately broken implementation is rejected on exactly the
-//! requirements it breaks — the reference's mutants judged on every case, so nothing else fails
-//! them; the independent implementation's bugs on the cases of the requirements they break, each
-//! of which must fail; every requirement is failed by at least one of them; a crashing and a
-//! hanging implementation pass nothing; and `docs/requirements.md` shows this very matrix.
+//! requirements it breaks, and none that ends properly is ever `error` — the reference's mutants
+//! judged on every case on the virtual clock (exact: the same reports on every run), so nothing
+//! else fails them; the independent implementation's bugs in real time on the cases of the
+//! requirements they break, each of which must fail, and its never-retrying client on every case;
+//! every requirement is failed by at least one of them; a crashing and a hanging implementation
+//! pass nothing; and `docs/requirements.md` shows this very matrix.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use squall::iut::Iut;
 use squall::suite::requirements::requirement_title;
-use squall::suite::{run_suite, SuiteConfig, Verdict};
+use squall::suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 use squall_reference::mutants::{Breaks, Mutant};
 
 use super::suite_kit::{config, failing, independent_config, run_side_by_side, take_turn, unexpected_findings};
@@ -64,6 +66,17 @@ const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
+/// The independent implementation never retrying, as an SDK whose retries are off by default:
+/// judged on every case, herds included, where its calibration measures nothing (it retries no
+/// 429) — every check that needs no measured wait still judges it, and none is `error`.
+const NEVER_RETRIES: (&str, &str, Mutant) = (
+    "never-retries",
+    "One attempt per call, whatever is configured (an SDK whose retries are off by default).",
+    // The reference's mutant with the same bug: it breaks every requirement with a case that
+    // needs a retry.
+    Mutant::NeverRetry,
+);
+
 /// The independent implementation draws its jitter from this seed (`SQUALL_SEED`) in the
 /// matrix, so that a verdict resting on a draw is the same in every run. Its first ten draws lie
 /// between 0.18 and 0.66 s: every wait is at least 0.34 s of policy time inside seed 002's upper
@@ -100,69 +113,137 @@ struct Subject {
     config: SuiteConfig,
 }
 
-fn subjects() -> Vec<Subject> {
-    // The slow mutants break nothing: `slow_clients.rs` holds them to their fast twin's verdicts.
-    let mut subjects: Vec<Subject> = Mutant::ALL
+/// The reference's mutants that break something, each judged on every case.
+fn reference_subjects() -> Vec<Subject> {
+    Mutant::ALL
         .iter()
-        .filter(|m| m.overhead_ms().is_none())
         .filter_map(|m| match m.breaks() {
             Breaks::Only(ids) => Some(Subject {
                 name: format!("reference:{}", m.name()),
                 bug: m.bug().to_owned(),
                 breaks: ids.iter().map(|s| (*s).to_owned()).collect(),
-                config: config(Iut::Reference { mutant: Some(m.name().to_owned()) }),
+                config: SuiteConfig {
+                    seed: Some(REFERENCE_SEED),
+                    ..config(Iut::Reference { mutant: Some(m.name().to_owned()) })
+                },
             }),
-            Breaks::Everything | Breaks::NothingButUnjudgedTiming => None,
+            Breaks::Everything => None,
         })
-        .collect();
-    subjects.extend(INDEPENDENT_BUGS.iter().map(|(name, bug, breaks)| Subject {
+        .collect()
+}
+
+/// The independent implementation's bugs, each on the cases of the requirements it breaks, and
+/// its never-retrying client on every case.
+fn independent_subjects() -> Vec<Subject> {
+    let subject = |(name, bug, breaks): (&str, &str, &[&str]), tags: Option<String>| Subject {
         name: format!("prd0006:{name}"),
-        bug: (*bug).to_owned(),
+        bug: bug.to_owned(),
         breaks: breaks.iter().map(|s| (*s).to_owned()).collect(),
-        config: SuiteConfig {
-            seed: Some(INDEPENDENT_SEED),
-            tags: Some(only_their_cases(breaks)),
-            ..independent_config(Some(name))
-        },
-    }));
+        config: SuiteConfig { seed: Some(INDEPENDENT_SEED), tags, ..independent_config(Some(name)) },
+    };
+    let mut subjects: Vec<Subject> =
+        INDEPENDENT_BUGS.iter().map(|bug| subject(*bug, Some(only_their_cases(bug.2)))).collect();
+    let (name, bug, same_bug) = NEVER_RETRIES;
+    let Breaks::Only(breaks) = same_bug.breaks() else { unreachable!("never retrying breaks some requirements") };
+    subjects.push(subject((name, bug, breaks), None));
     subjects
 }
 
+fn subjects() -> Vec<Subject> {
+    let mut subjects = reference_subjects();
+    subjects.extend(independent_subjects());
+    subjects
+}
+
+/// The reference's mutants draw their jitter from this seed (`SQUALL_SEED`), so that two runs of
+/// the matrix on the virtual clock are the same run.
+const REFERENCE_SEED: u64 = 7;
+
 /// The independent implementation's bugs are judged on the cases of the requirements they break
-/// only: each case starts Python processes, and every case besides took the matrix 73 s of the
-/// test command's time for what the reference's mutants already show, judged on every case —
-/// that a requirement's checks fail the bug that breaks it and no other. The bugs still prove
-/// that each of their requirements' checks rejects an implementation written apart from the
-/// reference.
+/// only: each case starts Python processes, and the reference's mutants already show, judged on
+/// every case, that a requirement's checks fail the bug that breaks it and no other. The bugs
+/// still prove that each of their requirements' checks rejects an implementation written apart
+/// from the reference.
 fn only_their_cases(breaks: &[&str]) -> String {
     breaks.iter().map(|r| format!("@{r}")).collect::<Vec<_>>().join(" or ")
 }
 
-/// The subjects that take longest, run first so that the others run beside them: an uncapped
-/// backoff waits 1,023 s of policy time in the 11-attempt case (41 s of real time at 1/25);
-/// sleeping three times seed 002's schedule stretches its bug's cases to half a minute.
-const LONGEST: [&str; 2] = ["reference:uncapped-backoff", "prd0006:sleep-3x-announced"];
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-async fn every_broken_implementation_fails_exactly_the_requirements_it_breaks() {
-    let _one = take_turn().await;
-    let mut subjects = subjects();
-    subjects.sort_by_key(|s| !LONGEST.contains(&s.name.as_str()));
-    let outcomes = run_side_by_side(subjects.iter().map(|s| s.config.clone()).collect()).await;
+/// Each subject's outcome against what it must fail: exactly its requirements, and no case `error`
+/// (every subject ends properly, so everything it did can be judged).
+fn wrong_outcomes(subjects: &[Subject], outcomes: &[SuiteOutcome]) -> Vec<String> {
     let mut wrong = Vec::new();
     for (subject, outcome) in subjects.iter().zip(outcomes) {
-        let seen = failing(&outcome);
+        let seen = failing(outcome);
         if seen != subject.breaks {
             wrong.push(format!(
                 "{}: expected failures {:?}, the suite failed {seen:?}\n{}",
                 subject.name,
                 subject.breaks,
-                unexpected_findings(&outcome, &subject.breaks)
+                unexpected_findings(outcome, &subject.breaks)
             ));
         }
+        let errors: Vec<String> = (outcome.cases.iter().filter(|c| c.verdict == Verdict::Error))
+            .map(|c| format!("{}: {}", c.name, c.error.as_deref().unwrap_or("")))
+            .collect();
+        if !errors.is_empty() {
+            wrong.push(format!("{}: cases that are `error`: {errors:?}", subject.name));
+        }
     }
+    wrong
+}
+
+/// What a report says of each case, check by check — but the names of a case's temporary
+/// directory and of its run, which differ from run to run whatever the clock.
+fn judged(outcome: &SuiteOutcome) -> Vec<String> {
+    let names = regex::Regex::new(r"squall-case-[A-Za-z0-9]+|_r[0-9]+-case").expect("a valid pattern");
+    outcome
+        .cases
+        .iter()
+        .flat_map(|case| {
+            let checks = case.checks.iter().map(|c| {
+                let line = format!("{} [{}] {} | {}", c.name, c.verdict.as_str(), c.expected, c.observed);
+                names.replace_all(&line, "…").into_owned()
+            });
+            std::iter::once(format!("{} — {} [{}]", case.feature, case.name, case.verdict.as_str())).chain(checks)
+        })
+        .collect()
+}
+
+/// On the virtual clock the reference's mutants run in squall's process with every span exact:
+/// the whole matrix of them twice, and the second run's reports are the first's, check by check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_reference_mutant_fails_exactly_the_requirements_it_breaks_and_twice_alike() {
+    let subjects = reference_subjects();
+    let configs: Vec<SuiteConfig> = subjects.iter().map(|s| s.config.clone()).collect();
+    let first = run_side_by_side(configs.clone()).await;
+    require(wrong_outcomes(&subjects, &first).is_empty(), &wrong_outcomes(&subjects, &first).join("\n"));
+    let again = run_side_by_side(configs).await;
+    let differ: Vec<String> = subjects
+        .iter()
+        .zip(first.iter().zip(&again))
+        .filter(|(_, (a, b))| judged(a) != judged(b))
+        .map(|(subject, (a, b))| {
+            let first_difference = judged(a).into_iter().zip(judged(b)).find(|(x, y)| x != y);
+            format!("{}: {first_difference:?}", subject.name)
+        })
+        .collect();
+    require(differ.is_empty(), &format!("two runs judged differently:\n{}", differ.join("\n")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn every_bug_of_the_independent_implementation_fails_exactly_the_requirements_it_breaks() {
+    let _one = take_turn().await;
+    let mut subjects = independent_subjects();
+    subjects.sort_by_key(|s| !LONGEST.contains(&s.name.as_str()));
+    let outcomes = run_side_by_side(subjects.iter().map(|s| s.config.clone()).collect()).await;
+    let wrong = wrong_outcomes(&subjects, &outcomes);
     require(wrong.is_empty(), &wrong.join("\n"));
 }
+
+/// The subjects that take longest, run first so that the others run beside them: sleeping three
+/// times seed 002's schedule stretches its bug's cases to half a minute; never retrying meets every
+/// case, herds included.
+const LONGEST: [&str; 2] = ["prd0006:sleep-3x-announced", "prd0006:never-retries"];
 
 #[test]
 fn every_requirement_is_failed_by_at_least_one_broken_implementation() {
@@ -225,15 +306,6 @@ fn matrix_markdown() -> String {
     for subject in &subjects {
         let breaks: Vec<&str> = subject.breaks.iter().map(String::as_str).collect();
         out.push_str(&format!("| `{}` | {} | {} |\n", subject.name, subject.bug, breaks.join(", ")));
-    }
-    for mutant in Mutant::ALL.iter().filter(|m| m.overhead_ms().is_some()) {
-        let verdicts = match mutant.breaks() {
-            Breaks::NothingButUnjudgedTiming => {
-                "none: the reference's verdict on every check, or `inconclusive` where the noise is too large to decide"
-            }
-            _ => "none: exactly the reference's verdicts",
-        };
-        out.push_str(&format!("| `reference:{}` | {} | {verdicts} |\n", mutant.name(), mutant.bug()));
     }
     for (overhead, verdicts) in [
         ("50", "none: exactly its fast twin's verdicts"),

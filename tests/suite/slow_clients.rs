@@ -1,6 +1,6 @@
 //! Verdicts true for real clients: what a client spends of its own per retry is never read as
-//! its retry policy. Correct implementations that spend 50, 150 or 300 ms of real time before
-//! each retry get exactly the verdicts of their fast twins at the default time scale; a jittery
+//! its retry policy. The independent implementation spending 50, 150 or 300 ms of real time
+//! before each retry gets exactly the verdicts of its fast twin at the default time scale; a jittery
 //! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained
 //! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
 //! in 3s" warns on that SHOULD at every time scale.
@@ -9,13 +9,9 @@ use squall::iut::Iut;
 use squall::suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use super::suite_kit::{
-    config, independent_command, independent_config, run_side_by_side, slow_independent_config, take_turn, verdicts,
+    independent_command, independent_config, run_side_by_side, slow_independent_config, staggered, take_turn, verdicts,
 };
 use super::support::require;
-
-fn reference(mutant: Option<&str>) -> SuiteConfig {
-    config(Iut::Reference { mutant: mutant.map(str::to_owned) })
-}
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
@@ -73,50 +69,26 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
     let _one = take_turn().await;
-    // A jittery client is judged up to 1/4 of real time: beyond it, an explained `inconclusive`.
-    let capped = |config: SuiteConfig| SuiteConfig { max_time_scale: 0.25, ..config };
-    // Each family's jittery twin first (the longest: its uncertain reaction raises its time
-    // scale), then its fast twin, then its 50, 150 and 300 ms twins.
-    let families = [
-        (
-            "reference",
-            [
-                capped(reference(Some("jittery"))),
-                reference(None),
-                reference(Some("slow-50")),
-                reference(Some("slow-150")),
-                reference(Some("slow-300")),
-            ],
-        ),
-        (
-            "prd0006",
-            [
-                capped(slow_independent_config("20-300")),
-                independent_config(None),
-                slow_independent_config("50"),
-                slow_independent_config("150"),
-                slow_independent_config("300"),
-            ],
-        ),
+    // The jittery twin, judged up to 1/4 of real time (beyond it, an explained `inconclusive`),
+    // takes longest: its uncertain reaction raises its time scale. It runs beside the others:
+    // the fast twin and the 50, 150 and 300 ms ones, two at a time.
+    let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
+    let twins = vec![
+        independent_config(None),
+        slow_independent_config("50"),
+        slow_independent_config("150"),
+        slow_independent_config("300"),
     ];
-    let names = ["+20-300 ms", "fast", "+50 ms", "+150 ms", "+300 ms"];
-    let configs: Vec<SuiteConfig> =
-        (0..5).flat_map(|i| families.iter().map(move |(_, configs)| configs[i].clone())).collect();
-    let outcomes = run_side_by_side(configs).await;
+    let names = ["fast", "+50 ms", "+150 ms", "+300 ms"];
+    let (jittery, outcomes) =
+        staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(twins)).await;
+    let fast = &outcomes[0];
     let mut wrong = Vec::new();
-    for (f, (family, _)) in families.iter().enumerate() {
-        let of = |i: usize| &outcomes[i * families.len() + f];
-        let fast = of(1);
-        for (i, name) in names.iter().enumerate().skip(2) {
-            let slow = of(i);
-            wrong.extend(differences(fast, slow).into_iter().map(|d| format!("{family} {name}: {d}")));
-            require(
-                slow.calibration.reaction.median_ms > 40.0,
-                &format!("{family} {name}: {}", slow.calibration.summary()),
-            );
-        }
-        wrong.extend(wrong_checks(fast, of(0)).into_iter().map(|d| format!("{family} {}: {d}", names[0])));
+    for (slow, name) in outcomes.iter().zip(names).skip(1) {
+        wrong.extend(differences(fast, slow).into_iter().map(|d| format!("{name}: {d}")));
+        require(slow.calibration.reaction.median_ms > 40.0, &format!("{name}: {}", slow.calibration.summary()));
     }
+    wrong.extend(wrong_checks(fast, &jittery).into_iter().map(|d| format!("+20-300 ms: {d}")));
     require(wrong.is_empty(), &wrong.join("\n"));
 }
 

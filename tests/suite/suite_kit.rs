@@ -142,21 +142,28 @@ pub fn independent_config(bug: Option<&str>) -> SuiteConfig {
     config
 }
 
-/// Run every config's suite: the in-process ones [`IN_PROCESS_SIDE_BY_SIDE`] at a time, then
-/// those started as processes [`PROCESSES_SIDE_BY_SIDE`] at a time, each group in the configs'
-/// order (put the longest first). Each group's first suite starts alone, the others
-/// [`STAGGER`] later. Outcomes come in the configs' order; each suite's time and measured
-/// reaction go to stderr (shown when a test fails).
+/// Run every config's suite: those on the virtual clock [`VIRTUAL_SIDE_BY_SIDE`] at a time, the
+/// other in-process ones [`IN_PROCESS_SIDE_BY_SIDE`] at a time, then those started as processes
+/// [`PROCESSES_SIDE_BY_SIDE`] at a time, each group in the configs' order (put the longest
+/// first). In real time each group's first suite starts alone, the others [`STAGGER`] later.
+/// Outcomes come in the configs' order; each suite's time and measured reaction go to stderr
+/// (shown when a test fails).
 pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
+    let (virtual_time, real_time): (Vec<Numbered>, Vec<Numbered>) =
+        configs.into_iter().enumerate().partition(|(_, c)| c.iut.runs_on_virtual_clock());
     let (in_process, processes): (Vec<Numbered>, Vec<Numbered>) =
-        configs.into_iter().enumerate().partition(|(_, c)| matches!(c.iut, Iut::Reference { .. }));
-    // One group after the other: both at once on 2 cores once measured a 150 ms client's
-    // reaction 111-523 ms wide, and its timed cases could then not be judged at all.
-    let mut outcomes = run_group(in_process, IN_PROCESS_SIDE_BY_SIDE).await;
-    outcomes.extend(run_group(processes, PROCESSES_SIDE_BY_SIDE).await);
+        real_time.into_iter().partition(|(_, c)| matches!(c.iut, Iut::Reference { .. }));
+    // One group after the other: both real-time groups at once on 2 cores once measured a 150 ms
+    // client's reaction 111-523 ms wide, and its timed cases could then not be judged at all.
+    let mut outcomes = run_group(virtual_time, VIRTUAL_SIDE_BY_SIDE, Duration::ZERO).await;
+    outcomes.extend(run_group(in_process, IN_PROCESS_SIDE_BY_SIDE, STAGGER).await);
+    outcomes.extend(run_group(processes, PROCESSES_SIDE_BY_SIDE, STAGGER).await);
     outcomes.sort_by_key(|(n, _)| *n);
     outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
+
+/// Suites on the virtual clock run at once: each keeps a core busy, and none waits in real time.
+pub const VIRTUAL_SIDE_BY_SIDE: usize = 2;
 
 /// A config with its place in the caller's list.
 type Numbered = (usize, SuiteConfig);
@@ -177,12 +184,12 @@ pub async fn staggered<A, B>(first: impl Future<Output = A>, second: impl Future
     tokio::join!(first, later)
 }
 
-/// Runs a group's suites `at_once` at a time, the first alone for [`STAGGER`].
-async fn run_group(configs: Vec<Numbered>, at_once: usize) -> Vec<(usize, SuiteOutcome)> {
+/// Runs a group's suites `at_once` at a time, the first alone for `stagger`.
+async fn run_group(configs: Vec<Numbered>, at_once: usize, stagger: Duration) -> Vec<(usize, SuiteOutcome)> {
     stream::iter(configs.into_iter().enumerate())
         .map(|(place, (n, config))| async move {
             if place > 0 && place < at_once {
-                tokio::time::sleep(STAGGER).await;
+                tokio::time::sleep(stagger).await;
             }
             let outcome = run_suite(&config).await.expect("the suite runs");
             let slowed = outcome.cases.iter().filter(|c| c.time_scale_note.is_some()).count();

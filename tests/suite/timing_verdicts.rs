@@ -1,13 +1,15 @@
 //! What squall does with time it cannot read as policy: a reported time scale other than the
 //! case's is `error`; a client killed while it still waits on a reply squall withholds on
-//! purpose fails "gives up on a silent provider", while a kill anywhere else stays `error`.
+//! purpose fails "gives up on a silent provider", while a kill anywhere else stays `error`; a
+//! herd's spread counts only beyond what a lockstep herd shows on the machine; a client whose
+//! sleeps do not scale has its backoff named as a wait, never read as its reaction.
 
 use std::time::Duration;
 
 use squall::iut::Iut;
 use squall::suite::{run_suite, SuiteConfig, Verdict};
 
-use super::suite_kit::{config, python, take_turn};
+use super::suite_kit::{config, independent_config, python, root, take_turn};
 use super::support::require;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
@@ -75,4 +77,96 @@ async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_ha
         hung.verdict == Verdict::Error && hung.error.as_deref().is_some_and(|e| e.contains("case timeout")),
         &format!("{} {:?}", hung.verdict.as_str(), hung.error),
     );
+}
+
+/// A herd without jitter — every client waits exactly 1 s × 2ⁿ — spreads its first retries only
+/// by what the machine adds, which a lockstep herd shows too: twelve Python clients on two cores
+/// never pass seed 002's spread MUST (they fail it, or it cannot decide), while the reference's
+/// jittered herd, on the virtual clock, passes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_herd_without_jitter_never_passes_the_spread_and_a_jittered_one_does() {
+    let _one = take_turn().await;
+    let spread = "Clients that failed at once spread their first retries";
+    let tags = Some("@SEED-002-JITTER and @herd".to_owned());
+    let lockstep = SuiteConfig { herd: 12, tags: tags.clone(), ..independent_config(Some("zero-jitter")) };
+    let jittered = SuiteConfig { herd: 12, tags, ..config(Iut::Reference { mutant: None }) };
+    for (config, passes) in [(lockstep, false), (jittered, true)] {
+        let outcome = run_suite(&config).await.expect("the suite runs");
+        let case = outcome.cases.iter().find(|c| c.name == spread).expect("the spread case ran");
+        require(
+            (case.verdict == Verdict::Pass) == passes && case.verdict != Verdict::Error,
+            &format!(
+                "{}: {} {:?} {:?}",
+                config.iut.describe(),
+                case.verdict.as_str(),
+                case.checks,
+                outcome.calibration.lockstep
+            ),
+        );
+    }
+}
+
+/// A client that cannot scale its sleeps — its own 0.5 s × 1.5ⁿ backoff with jitter, in real
+/// seconds, `retry-after` ignored — run at real time: its backoff is named as a wait of its own,
+/// not read as its reaction, and the asked waits it ignores by seconds are judged failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+async fn a_client_that_cannot_scale_its_sleeps_is_judged_at_real_time() {
+    let _one = take_turn().await;
+    // Only the three asked waits: at real time every other case waits out the client's backoff.
+    let features = tempfile::tempdir().expect("a features directory");
+    std::fs::write(
+        features.path().join("honoured.feature"),
+        feature_of("REQ-0006-001", "A 429 with <form> is honoured"),
+    )
+    .expect("the feature is written");
+    let config = SuiteConfig {
+        time_scale: 1.0,
+        features: features.path().to_owned(),
+        ..independent_config(Some("unscaled-backoff"))
+    };
+    let outcome = run_suite(&config).await.expect("the suite runs");
+    let reaction = &outcome.calibration.reaction;
+    require(
+        !reaction.unscaled_wait_ms.is_empty() && reaction.high_ms < 1_000.0,
+        &format!("its backoff is a wait, not a reaction: {}", outcome.calibration.summary()),
+    );
+    let honoured: Vec<_> = outcome
+        .cases
+        .iter()
+        .filter(|c| c.name.starts_with("A 429 with ") && c.name.ends_with(" is honoured"))
+        .collect();
+    require(honoured.len() == 3, &format!("{} cases", honoured.len()));
+    for case in honoured {
+        let waited =
+            case.checks.iter().find(|c| c.name.contains("starts at least")).expect("the asked wait is checked");
+        require(
+            waited.verdict == Verdict::Fail,
+            &format!("{}: {} — {}", case.name, waited.verdict.as_str(), waited.observed),
+        );
+    }
+}
+
+/// A feature of one scenario (or outline) of `requirement`'s feature file, with its tags: the
+/// feature's header and the scenario's block, as written there.
+fn feature_of(requirement: &str, scenario: &str) -> String {
+    let path = root().join("features").join(format!("{requirement}.feature"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: String =
+        text.lines().take_while(|l| !l.trim_start().starts_with("Feature:")).collect::<Vec<_>>().join("\n");
+    let title = text.lines().find(|l| l.trim_start().starts_with("Feature:")).expect("a Feature line");
+    let at =
+        text.find(&format!("Scenario Outline: {scenario}")).or_else(|| text.find(&format!("Scenario: {scenario}")));
+    let at = at.unwrap_or_else(|| panic!("no scenario `{scenario}` in {}", path.display()));
+    // From the scenario's tag line to the blank line that ends its block (an outline's
+    // Examples follow a blank line of their own).
+    let start = text[..at].trim_end_matches(' ').trim_end_matches('\n').rfind('\n').map_or(0, |n| n + 1);
+    let mut end = at;
+    while end < text.len() {
+        end = text[end..].find("\n\n").map_or(text.len(), |n| end + n);
+        if !text[end..].trim_start().starts_with("Examples:") {
+            break;
+        }
+        end += 2;
+    }
+    format!("{header}\n{title}\n\n{}\n", &text[start..end])
 }

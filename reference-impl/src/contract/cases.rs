@@ -18,17 +18,9 @@ use crate::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use crate::task::research::FixtureBackend;
 use crate::task::{run_deep_research, run_main_turn, TaskConfig, TaskTool};
 
-/// The case's clock: the caller's, or real time at the case's scale; a slow mutant's spends real
-/// time of its own before each sleep.
+/// The case's clock: the caller's, or real time at the case's scale.
 pub(super) fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
-    let scaled: Arc<dyn Clock> = env.clock.clone().unwrap_or_else(|| Arc::new(ScaledClock::new(env.time_scale)));
-    match env.mutant.and_then(Mutant::overhead_ms) {
-        Some((low, high)) => {
-            let seed = env.seed.unwrap_or_else(crate::decide::policy::random_seed);
-            Arc::new(mutants::SlowClock::new(scaled, env.time_scale, low, high, seed))
-        }
-        None => scaled,
-    }
+    env.clock.clone().unwrap_or_else(|| Arc::new(ScaledClock::new(env.time_scale)))
 }
 
 fn provider(env: &CaseEnv) -> HttpProvider {

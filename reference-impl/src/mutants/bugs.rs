@@ -54,13 +54,14 @@ pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {
         Mutant::NoTimeoutLadder => policy.timeout_ladder.clear(),
         Mutant::WriterRetries if policy.max_retries == 0 => policy.max_retries = 6,
         Mutant::NoKindLimits => policy.kind_limits = KindLimits::default(),
+        Mutant::NeverRetry => policy.max_retries = 0,
         _ => {}
     }
 }
 
 /// Whether `SQUALL_MAX_RETRIES` is applied.
 pub fn honours_max_retries(mutant: Option<Mutant>) -> bool {
-    mutant != Some(Mutant::IgnoreMaxRetries)
+    !matches!(mutant, Some(Mutant::IgnoreMaxRetries | Mutant::NeverRetry))
 }
 
 /// Distort what a failed attempt reports, the way the mutant's bug would.

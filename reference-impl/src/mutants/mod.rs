@@ -8,22 +8,16 @@
 //! in the outputs it leaves.
 
 mod bugs;
-mod slow;
 
 pub use bugs::{
     adjust_failure, adjust_policy, distort_events, distort_outputs, finish_badly, honours_max_retries, Distortion,
 };
-pub use slow::SlowClock;
 
 /// What the suite must fail a mutant on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Breaks {
     /// Exactly these requirements (fail or error), and nothing else.
     Only(&'static [&'static str]),
-    /// Nothing — but its own time varies so much between retries that a timing check may be
-    /// `inconclusive` (with the reason) where the noise is too large for it. No check may pass
-    /// or fail otherwise than for the reference.
-    NothingButUnjudgedTiming,
     /// Every case is `error`: the implementation dies or hangs whatever the case.
     Everything,
 }
@@ -64,9 +58,14 @@ macro_rules! mutants {
     };
 }
 
-use Breaks::{Everything, NothingButUnjudgedTiming, Only};
+use Breaks::{Everything, Only};
 
 mutants! {
+    NeverRetry = "never-retry": "One attempt per call whatever maxRetries says, as an SDK whose retries are off by default.",
+        // Every requirement with a case that needs a retry: to recover (-001, -010, a report or a
+        // sub-session that recovers, the gate's allowed replay), to count attempts (-002, the
+        // ladder, the profiles, seed 004's limits), or to measure waits and what attempts share.
+        Only(&["REQ-0006-001", "REQ-0006-002", "REQ-0006-010", "REQ-0006-021", "REQ-0003-020", "SEED-001-GATE", "SEED-001-OBSERVABILITY", "SEED-001-TIMEOUT-LADDER", "SEED-002-JITTER", "SEED-002-PROFILES", "SEED-002-SESSION", "SEED-004-LIMITS"]);
     NeverRetry5xx = "never-retry-5xx": "A 5xx is final.",
         // 5xx get 2 attempts (REQ-0006-001), 7 under the defaults (-002) and 3 in fast-fail (SEED-004).
         Only(&["REQ-0006-001", "REQ-0006-002", "SEED-004-LIMITS"]);
@@ -130,14 +129,6 @@ mutants! {
         Only(&["SEED-004-LIMITS"]);
     NoDegrade = "no-degrade": "The fallback is never used: an unavailable provider fails the call.",
         Only(&["SEED-004-DEGRADE"]);
-    Slow50 = "slow-50": "Correct, but spends 50 ms of real time of its own before each retry.",
-        Only(&[]);
-    Slow150 = "slow-150": "Correct, but spends 150 ms of real time of its own before each retry.",
-        Only(&[]);
-    Slow300 = "slow-300": "Correct, but spends 300 ms of real time of its own before each retry.",
-        Only(&[]);
-    Jittery = "jittery": "Correct, but spends 20-300 ms of real time of its own before each retry, drawn anew each time.",
-        NothingButUnjudgedTiming;
     Crash = "crash": "Makes its calls, then exits with an error and no result.json.",
         Everything;
     Hang = "hang": "Makes its calls, then never finishes.",
@@ -147,17 +138,6 @@ mutants! {
 impl Mutant {
     pub fn parse(name: &str) -> Option<Mutant> {
         Mutant::ALL.iter().copied().find(|m| m.name() == name)
-    }
-
-    /// The real time of its own (milliseconds, unscaled) a slow mutant spends before each retry.
-    pub fn overhead_ms(self) -> Option<(f64, f64)> {
-        match self {
-            Mutant::Slow50 => Some((50.0, 50.0)),
-            Mutant::Slow150 => Some((150.0, 150.0)),
-            Mutant::Slow300 => Some((300.0, 300.0)),
-            Mutant::Jittery => Some((20.0, 300.0)),
-            _ => None,
-        }
     }
 }
 

@@ -138,7 +138,7 @@ pub(super) fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
 fn compared(observation: &Observation, test: fn(&[f64], f64, f64) -> bool) -> Timed {
     let (waits, noise) = waits_and_noise(observation);
     if waits.len() < 3 {
-        return Timed::by_count(format!("{}: fewer than 3 waits", seconds(&waits)), false);
+        return Timed::decided(format!("{}: fewer than 3 waits", seconds(&waits)), false);
     }
     Timed::compared(seconds(&waits), test(&waits, noise, 0.0), !test(&waits, noise, noise), noise)
 }
@@ -155,7 +155,7 @@ fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {
     let count: usize = number(args, 1);
     let (waits, noise) = waits_and_noise(observation);
     if waits.len() < count {
-        return Timed::by_count(format!("{}: fewer than {count} waits", seconds(&waits)), false);
+        return Timed::decided(format!("{}: fewer than {count} waits", seconds(&waits)), false);
     }
     Timed::bound(seconds(&waits), follows_seed_002(&waits[..count], noise), noise)
 }
@@ -166,7 +166,7 @@ fn jitter_varies(observation: &Observation, _: &Args) -> Timed {
     let shown: Vec<String> = jitters(first).iter().map(|j| format!("{j:.3}")).collect();
     let observed = format!("jitters [{}] s", shown.join(", "));
     if first.len() < 3 {
-        return Timed::by_count(format!("{observed}: fewer than 3 waits"), false);
+        return Timed::decided(format!("{observed}: fewer than 3 waits"), false);
     }
     Timed::evidence(observed, carries_jitter(first, noise), noise)
 }
@@ -202,10 +202,10 @@ mod tests {
         assert!(grows(&[2.4, 2.6, 4.4, 8.8, 16.5, 30.4], 0.2));
         assert!(!grows(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
         assert!(!grows(&[1.0, 2.0], 0.05), "too few to tell");
-        // One wait stretched by a stalled machine (seen in CI at 1/100): still exponential.
+        // One wait stretched by a stalled machine at 1/100: still exponential.
         assert!(grows(&[6.60, 2.73, 6.92, 10.40, 18.08, 30.30, 30.26, 30.30, 30.32, 30.23], 0.2));
         // Seed 002 at base 1 s, a full jitter on the first wait and none two retries later, the
-        // first wait stretched 4 ms at 1/100 (seen in CI against tests/iut/prd0006).
+        // first wait stretched 4 ms at 1/100.
         assert!(grows(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.2));
         // An outlier does not hide a schedule that stops growing.
         assert!(!grows(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn beyond_the_margin_a_miss_is_certain_whatever_the_noise() {
         // tests/iut/prd0006 (seed 002, capped at 20 s) spending 20-300 ms of its own per retry,
-        // measured at 1/50 (±8.4 s): seen in CI, failed when the noise was given only once.
+        // measured at 1/50 (±8.4 s): a miss only if the noise were given once for all the waits.
         let jittery = [8.00, 7.72, 1.53, 5.57, 11.09, 20.68];
         assert!(may_grow(&jittery, 8.4));
         // Growing schedules, each wait measured anywhere within the noise: never a miss.

@@ -324,7 +324,7 @@ fn delays_match(observation: &Observation, _: &Args) -> Timed {
     let (shown, noise) = super::wire::waits_and_noise(observation);
     let observed = format!("planned {planned:.2?} s, waited {shown:.2?} s");
     if planned.is_empty() || planned.len() != seen.len() {
-        return Timed::by_count(observed, false);
+        return Timed::decided(observed, false);
     }
     let held = planned
         .iter()

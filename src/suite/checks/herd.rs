@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::{arg, expected_value, number, Args, Check, Found, Observation, Timed, Timing};
 use crate::journal::JournalEntry;
-use crate::suite::timing::{Doubt, Margin, SpanShape};
+use crate::suite::timing::{Margin, SpanShape};
 use crate::suite::verdict::Level;
 
 pub(super) const CHECKS: &[Check] = &[
@@ -43,7 +43,7 @@ pub(super) const CHECKS: &[Check] = &[
         r"^every client of the herd waits each 429's retry-after before its next attempt$",
         Level::Wire,
         |_| "each client's attempt after a 429 starts at least the 429's retry-after after it ended".to_owned(),
-        Timing { margin: |_| Margin::of_waits(EARLY_RETURN_S), measure: waits_as_asked },
+        Timing { margin: |_| Margin::of_waits(EARLY_RETURN_S).at_least(), measure: waits_as_asked },
     ),
 ];
 
@@ -114,7 +114,7 @@ fn every_client_ends(observation: &Observation, args: &Args) -> Found {
 /// jitter is: seen beyond the noise it is certain at any scale; its absence needs the noise
 /// under half the margin (else a slower run confirms it, or the check refuses).
 fn spread_margin(args: &Args) -> Margin {
-    Margin { seconds: number(args, 1), waits: 2, attempts: 0, doubt: Doubt::AgainstClient }
+    Margin { waits: 2, ..Margin::of_waits(number(args, 1)) }.for_evidence()
 }
 
 /// The first waits of every client that retried, as policy time: whether they spread over the
@@ -131,7 +131,7 @@ fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
         })
         .collect();
     let Some((low, high)) = extent(&waits) else {
-        return Timed::by_count(format!("{} clients retried: no spread", waits.len()), false);
+        return Timed::decided(format!("{} clients retried: no spread", waits.len()), false);
     };
     let spread = high - low;
     let observed = format!("{} clients' first waits spread over {spread:.3} s ({low:.3}–{high:.3} s)", waits.len());
@@ -177,7 +177,7 @@ fn waits_as_asked(observation: &Observation, _: &Args) -> Timed {
     let Some(&(client, waited, asked)) = waits.iter().min_by(|a, b| (a.1 - a.2).total_cmp(&(b.1 - b.2))) else {
         if asks > 0 {
             let observed = format!("{asks} 429s asked for a wait; no client came back after one (none came early)");
-            return Timed::by_count(observed, true);
+            return Timed::decided(observed, true);
         }
         let observed = "no client met a 429 that asked for a wait: nothing to measure".to_owned();
         return Timed::evidence(observed, true, f64::INFINITY);

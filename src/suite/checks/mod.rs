@@ -278,24 +278,28 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
             (Verdict::of_check(strength, true, false), finding.observed, Some(why))
         }
         Reading::Undecided => {
-            let why = undecided(observation, &margin, timing, args);
+            let why = undecided(observation, &margin, finding.noise);
             (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), Some(why))
         }
     };
     Judged { verdict, observed, note, unsure }
 }
 
-/// Why a timing check could not decide: no measured reaction, nothing measured, or noise too
-/// large for its margin at this scale (with the scale it would need).
-fn undecided(observation: &Observation, margin: &Margin, timing: &Timing, args: &Args) -> String {
-    let noise = (timing.measure)(observation, args).measured.noise;
+/// Why a timing check could not decide: no measured reaction, nothing measured, or noise (a
+/// busy machine's moment in it) too large for its margin at this scale, with the scale it needs.
+fn undecided(observation: &Observation, margin: &Margin, noise: f64) -> String {
     let scale = observation.time_scale();
-    let reaction = &observation.clock.reaction;
+    let clock = &observation.clock;
+    let reaction = &clock.reaction;
+    let moment = match clock.machine.held_back_ms > 0.0 {
+        true => format!(", and a busy machine may hold it back {:.0} ms more", clock.machine.held_back_ms),
+        false => String::new(),
+    };
     match &reaction.missing {
         Some(missing) => missing.clone(),
         None if !noise.is_finite() => "the case gave it nothing to measure".to_owned(),
         None => format!(
-            "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}), is not under half the {} s margin; it needs {} (--max-time-scale)",
+            "the noise, ±{noise:.2} s (the client's reaction varies over {:.1}–{:.1} ms real at {}{moment}), is not under half the {} s margin; it needs {} (--max-time-scale)",
             reaction.low_ms,
             reaction.high_ms,
             scale_name(scale),

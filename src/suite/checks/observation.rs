@@ -7,7 +7,9 @@ use crate::iut::IutRun;
 use crate::journal::JournalEntry;
 #[cfg(test)]
 use crate::suite::results::{CaseRecord, ClientOutputs};
-use crate::suite::timing::{CaseClock, Reaction};
+use crate::suite::timing::CaseClock;
+#[cfg(test)]
+use crate::suite::timing::{Allowance, Reaction, MOMENT};
 
 /// What a case produced.
 #[derive(Debug)]
@@ -55,7 +57,9 @@ impl Observation {
             journal: evidence.journal.clone(),
             iut: recorded(&evidence.outputs)?,
             others: evidence.others.iter().map(recorded).collect::<std::io::Result<Vec<IutRun>>>()?,
-            clock: CaseClock::new(time_scale, Reaction::as_reported(reaction)),
+            clock: CaseClock::new(time_scale, Reaction::as_reported(reaction))
+                .with_lockstep(case.lockstep_ms)
+                .with_machine(case.machine_allowance_ms.map_or(MOMENT, |held_back_ms| Allowance { held_back_ms })),
             scale_note: case.time_scale_note.clone(),
             real_duration: Duration::from_secs_f64(evidence.duration_ms.unwrap_or(0.0).max(0.0) / 1000.0),
         }))
@@ -98,13 +102,13 @@ impl Observation {
             .collect()
     }
 
-    /// The same observation, read with another reaction of the client's.
-    pub(crate) fn with_reaction(&self, reaction: Reaction) -> Observation {
+    /// The same observation, read with another clock.
+    pub(crate) fn with_clock(&self, clock: CaseClock) -> Observation {
         Observation {
             journal: self.journal.clone(),
             iut: self.iut.clone(),
             others: self.others.clone(),
-            clock: CaseClock { reaction, ..self.clock.clone() },
+            clock,
             scale_note: self.scale_note.clone(),
             real_duration: self.real_duration,
         }

@@ -1,11 +1,12 @@
 //! Timing checks: what one measures carries noise, so each names the margin it must tell apart
-//! and reads its measurement twice — with a busy machine's [`MOMENT`] allowed at each wait, for
-//! its verdict; with a [`STALL`] allowed, to tell a miss no machine explains (failed at once) from
-//! one a slower run must confirm. What neither reading decides is undecided: run again slower,
-//! and `inconclusive` where no slower run is allowed.
+//! and reads its measurement as measured and with a busy machine's moment allowed at each wait
+//! (for the outcome a longer span could fake), for its verdict; and with a [`STALL`] allowed, to
+//! tell a miss no machine explains (failed at once) from one a slower run must confirm. What the
+//! readings do not decide is undecided: run again slower, and `inconclusive` where no slower run
+//! is allowed.
 
 use super::{Args, Observation};
-use crate::suite::timing::{Doubt, Margin, Measured, Reaction, Reading};
+use crate::suite::timing::{CaseClock, Doubt, Margin, Measured, Reading, STALL};
 
 /// What a timing check measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,8 +36,10 @@ impl Timed {
         Timed { observed: observed.into(), measured: Measured { held: seen, certain_miss: false, noise } }
     }
 
-    /// Decided by counting what the case did, with no clock: too few attempts or retries.
-    pub(crate) fn by_count(observed: impl Into<String>, held: bool) -> Timed {
+    /// Decided whatever the client's reaction: by counting what the case did (too few attempts
+    /// or retries), or a span that meets an upper bound even when all of it is counted as the
+    /// client's waiting.
+    pub(crate) fn decided(observed: impl Into<String>, held: bool) -> Timed {
         Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise: 0.0 } }
     }
 }
@@ -48,26 +51,6 @@ pub(crate) struct Timing {
     pub measure: fn(&Observation, &Args) -> Timed,
 }
 
-/// A busy machine's hold on a client at a wait, beyond its calibrated reaction: it can only make
-/// a client look slower (a wait longer), never faster.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Allowance {
-    /// Real milliseconds at each wait.
-    pub held_back_ms: f64,
-}
-
-/// What a verdict allows a machine at each wait between attempts, as far as the check's margin
-/// leaves room: a moment (twice the longest seen on the 2-core runner; docs/testing.md).
-pub(crate) const MOMENT: Allowance = Allowance { held_back_ms: 25.0 };
-
-/// What a miss must survive to be certain without a slower run: a stall of a second at each wait
-/// and attempt, and a client that reacts in no time at all (fifteen times the widest reaction
-/// calibrated on the runner; docs/testing.md).
-pub(crate) const STALL: Allowance = Allowance { held_back_ms: 1_000.0 };
-
-/// The share of half the margin the [`MOMENT`] may fill with noise.
-const MARGIN_USED: f64 = 0.95;
-
 /// A timing check's finding on one observation.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TimedFinding {
@@ -75,70 +58,63 @@ pub(crate) struct TimedFinding {
     pub reading: Reading,
     /// A miss no machine explains: no slower run can change it.
     pub certain: bool,
+    /// The noise the reading was made with (a busy machine's moment in it), policy seconds.
+    pub noise: f64,
 }
 
 impl Timing {
-    /// Read the check on `observation`: its verdict's reading (with a [`MOMENT`] at each wait,
-    /// where the margin leaves room), and whether a miss survives a [`STALL`].
+    /// Read the check on `observation`. What a busy machine can fake — it only lengthens spans —
+    /// is read with the case clock's moment allowed at each wait and attempt: a pass then holds
+    /// when it would with the moment (or, for an upper bound, without it), a miss when it would
+    /// with the moment (or, for a lower bound or evidence, without it). A miss is certain when it
+    /// survives a [`STALL`] and a client that reacts in no time.
     pub(crate) fn find(&self, observation: &Observation, args: &Args) -> TimedFinding {
         let margin = (self.margin)(args);
-        let timed = (self.measure)(observation, args);
-        let reading = margin.read(&timed.measured);
-        if reading != Reading::Misses {
-            return TimedFinding { observed: timed.observed, reading, certain: false };
-        }
-        if let Some(moment) = self.within_a_moment(observation, args, &margin, &timed) {
-            return moment;
-        }
-        let certain = timed.measured.certain_miss
-            && (margin.doubt == Doubt::AgainstClient
-                || self.misses_with(observation, args, STALL, |r| r.down_to_zero()));
-        TimedFinding { observed: timed.observed, reading, certain }
-    }
-
-    /// A bound on waits alone, missed: met if a busy machine held the client back up to a
-    /// [`MOMENT`] at each wait (never more than keeps the noise under the margin's half, so a
-    /// client a margin beyond still misses)? Spans that hold attempts are budgets, not loosened.
-    fn within_a_moment(
-        &self,
-        observation: &Observation,
-        args: &Args,
-        margin: &Margin,
-        timed: &Timed,
-    ) -> Option<TimedFinding> {
-        if margin.doubt != Doubt::ToClient || margin.attempts > 0 || margin.waits == 0 {
-            return None;
-        }
-        let room_s = margin.max_noise() * MARGIN_USED - timed.measured.noise;
-        // Held back h at each wait adds h / 2 to each wait's noise.
-        let room_ms = 2.0 * room_s * observation.time_scale() * 1000.0 / margin.waits as f64;
-        let held_back_ms = room_ms.min(MOMENT.held_back_ms);
-        if held_back_ms <= 0.0 {
-            return None;
-        }
-        let again =
-            (self.measure)(&observation.with_reaction(observation.clock.reaction.held_back_by(held_back_ms)), args);
-        (margin.read(&again.measured) == Reading::Holds).then(|| TimedFinding {
-            observed: format!(
-                "{} — met if the machine held the client back up to {held_back_ms:.1} ms real at a wait",
-                timed.observed
+        let plain = (self.measure)(observation, args);
+        let clock = &observation.clock;
+        let held = match clock.machine.held_back_ms > 0.0 {
+            true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
+            false => plain.clone(),
+        };
+        let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
+        let trusted = |reading: Reading, without_moment: bool| {
+            with_moment == reading || (without_moment && as_measured == reading)
+        };
+        let reading = if trusted(Reading::Holds, !margin.lengthened.pass_needs_moment()) {
+            Reading::Holds
+        } else if trusted(Reading::Misses, !margin.lengthened.miss_needs_moment()) {
+            Reading::Misses
+        } else {
+            Reading::Undecided
+        };
+        let certain = reading == Reading::Misses
+            && plain.measured.certain_miss
+            && (margin.doubt == Doubt::AgainstClient || self.misses_in_a_stall(observation, args));
+        let moment = clock.machine.held_back_ms;
+        let observed = match (reading, as_measured) {
+            (now, before) if now == before => plain.observed,
+            (Reading::Holds, _) => {
+                format!("{} — met if the machine held the client back {moment:.0} ms real at a wait", plain.observed)
+            }
+            (_, Reading::Misses) => format!(
+                "{} — the machine holding the client back {moment:.0} ms real at a wait could explain the miss",
+                plain.observed
             ),
-            reading: Reading::Holds,
-            certain: false,
-        })
+            _ => format!(
+                "{} — the machine holding the client back {moment:.0} ms real at a wait could make it look met",
+                plain.observed
+            ),
+        };
+        TimedFinding { observed, reading, certain, noise: held.measured.noise }
     }
 
-    /// Whether the check still misses with `allowance` at each wait and attempt, and the
-    /// reaction read as `reaching` says.
-    fn misses_with(
-        &self,
-        observation: &Observation,
-        args: &Args,
-        allowance: Allowance,
-        reaching: fn(&Reaction) -> Reaction,
-    ) -> bool {
-        let reaction = reaching(&observation.clock.reaction).held_back_by(allowance.held_back_ms);
-        (self.measure)(&observation.with_reaction(reaction), args).measured.certain_miss
+    /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and
+    /// a client that reacts in no time.
+    fn misses_in_a_stall(&self, observation: &Observation, args: &Args) -> bool {
+        let clock = &observation.clock;
+        let stalled =
+            CaseClock { reaction: clock.reaction.down_to_zero(), ..clock.clone() }.held_back(STALL.held_back_ms);
+        (self.measure)(&observation.with_clock(stalled), args).measured.certain_miss
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use super::{number, Args, Check, Found, Observation, Timed, Timing};
 use crate::journal::JournalEntry;
-use crate::suite::timing::{Doubt, Estimate, Margin, SpanShape};
+use crate::suite::timing::{Estimate, Margin, SpanShape};
 use crate::suite::verdict::Level;
 
 pub(super) const CHECKS: &[Check] = &[
@@ -66,18 +66,19 @@ const SEED_002_FIRST_WAIT_MAX_S: f64 = 2.0;
 fn asked_wait_margin(args: &Args) -> Margin {
     let wait: f64 = number(args, 2);
     Margin::of_waits(if wait > SEED_002_FIRST_WAIT_MAX_S { wait - SEED_002_FIRST_WAIT_MAX_S } else { wait / 2.0 })
+        .at_least()
 }
 
 /// "Within W s" (an allowance above the asked wait): it rejects a client that adds a backoff
 /// of its own on top — at least seed 002's 1 s base delay ("base_delay: 基础延迟（默认 1 秒）").
-const WAIT_ALLOWANCE: Margin = Margin::of_waits(1.0);
+const WAIT_ALLOWANCE: Margin = Margin::of_waits(1.0).at_most();
 
 /// "Lasts between lo and hi s": seed 001's ladder doubles the timeout ("60s -> 120s"), so the
 /// behaviour to reject is the other rung, at least half of lo away (see the table's margin).
 ///
 /// "The call ends within T s": seed 004's worst case before its fix was "~366s" against
 /// "≤5 分钟" (300 s), 66 s apart; the span holds up to 3 attempts (429/5xx "3") and 2 waits.
-const DEGRADE_BUDGET: Margin = Margin { seconds: 60.0, waits: 2, attempts: 3, doubt: Doubt::ToClient };
+const DEGRADE_BUDGET: Margin = Margin { waits: 2, attempts: 3, ..Margin::of_waits(60.0) }.at_most();
 
 /// The wait between attempt `earlier` ending and attempt `later` starting (1-based), in real
 /// ms and as policy time.
@@ -128,8 +129,16 @@ fn gap_at_least(observation: &Observation, args: &Args) -> Timed {
     judge_gap(observation, args, Estimate::may_be_at_least)
 }
 
+/// A wait within W s even when all of it is counted as waiting is within W whatever the
+/// client's reaction.
 fn gap_within(observation: &Observation, args: &Args) -> Timed {
-    judge_gap(observation, args, Estimate::may_be_at_most)
+    let (later, bound, earlier): (usize, f64, usize) = (number(args, 1), number(args, 2), number(args, 3));
+    match gap(observation, earlier, later) {
+        Some((real, seen)) if observation.clock.all_policy(real) <= bound => {
+            Timed::decided(describe_wait(observation, real, &seen), true)
+        }
+        _ => judge_gap(observation, args, Estimate::may_be_at_most),
+    }
 }
 
 /// "attempt N starts … W seconds after attempt M ends": the wait between them, against W.
@@ -143,7 +152,7 @@ fn judge_gap(observation: &Observation, args: &Args, holds: fn(&Estimate, f64) -
 
 /// A check that cannot find the attempts it measures fails, by count.
 fn missing_attempts(observation: &Observation) -> Timed {
-    Timed::by_count(format!("only {} attempts", observation.attempts().len()), false)
+    Timed::decided(format!("only {} attempts", observation.attempts().len()), false)
 }
 
 fn attempt_lasts(observation: &Observation, args: &Args) -> Timed {
@@ -160,11 +169,15 @@ fn call_ends_within(observation: &Observation, args: &Args) -> Timed {
     let limit: f64 = number(args, 1);
     let attempts = observation.attempts();
     let (Some(first), Some(end)) = (attempts.first(), attempts.last().and_then(|e| e.finished_at_ms)) else {
-        return Timed::by_count("no finished attempt", false);
+        return Timed::decided("no finished attempt", false);
     };
     let real = end - first.received_at_ms;
     let span = observation.clock.span(real, SpanShape { waits: attempts.len() - 1, attempts: attempts.len() });
-    Timed::bound(format!("{} ({real:.1} ms real)", span.describe()), span.may_be_at_most(limit), span.noise)
+    let observed = format!("{} ({real:.1} ms real)", span.describe());
+    if observation.clock.all_policy(real) <= limit {
+        return Timed::decided(observed, true);
+    }
+    Timed::bound(observed, span.may_be_at_most(limit), span.noise)
 }
 
 /// The session id a request carried, in any of the headers clients use for it.

@@ -84,7 +84,8 @@ fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], s
         return None;
     }
     let slower = slower(stage.time_scale, stage.max)?;
-    let needed = choose_scale(stage.asked, stage.max, &plan.margins(), &observation.clock.reaction).time_scale;
+    let clock = &observation.clock;
+    let needed = choose_scale(stage.asked, stage.max, &plan.margins(), &clock.reaction, clock.machine).time_scale;
     let time_scale = slower.max(needed);
     let why = format!(
         "run again at {} to settle what `{check}` found at {}: {why}",

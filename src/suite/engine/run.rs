@@ -12,6 +12,7 @@ use crate::suite::cases::CasePlan;
 use crate::suite::checks::Observation;
 use crate::suite::execute::{execute, Execution};
 use crate::suite::results::CaseRecord;
+use crate::suite::runner::SuiteConfig;
 use crate::suite::steps::when::PROMPT;
 use crate::suite::timing::calibration::calibrate;
 use crate::suite::timing::lockstep::{self, Lockstep};
@@ -45,9 +46,62 @@ pub(crate) struct SuiteContext {
     pub calibration_instances: usize,
     /// How far a lockstep herd spreads on this machine: measured before the first herd case.
     pub lockstep: tokio::sync::OnceCell<Lockstep>,
+    /// Held shared by every case, alone by a herd case: a herd's spread is judged against the
+    /// lockstep herd's, measured with the machine to itself, so a herd runs with it to itself
+    /// too (another case's processes beside it would spread the herd as jitter would).
+    machine: tokio::sync::RwLock<()>,
+}
+
+/// A case's hold on the machine while it runs (see [`SuiteContext::machine`]): shared, alone,
+/// or none on the virtual clock.
+struct MachineTurn<'a> {
+    _shared: Option<tokio::sync::RwLockReadGuard<'a, ()>>,
+    _alone: Option<tokio::sync::RwLockWriteGuard<'a, ()>>,
 }
 
 impl SuiteContext {
+    /// What the cases of `config`'s run share: its `server`, and the implementation's
+    /// `calibration` (`instances` at each scale). On the virtual clock production values run as
+    /// they are, and a case gets the policy time a case at the suite's scale would (60 s real at
+    /// 1/100: 6,000 s).
+    pub(crate) fn new(
+        config: &SuiteConfig,
+        server: Server,
+        calibration: Calibration,
+        instances: usize,
+    ) -> SuiteContext {
+        let (time_scale, max_time_scale, case_timeout) = if calibration.is_virtual_clock() {
+            (1.0, 1.0, config.case_timeout.div_f64(config.time_scale))
+        } else {
+            (config.time_scale, config.max_time_scale, config.case_timeout)
+        };
+        SuiteContext {
+            server,
+            catalogue: config.catalogue.clone(),
+            iut: config.iut.clone(),
+            level: config.level,
+            time_scale,
+            max_time_scale,
+            case_timeout,
+            seed: config.seed,
+            herd: config.herd,
+            calibration,
+            calibration_instances: instances,
+            lockstep: tokio::sync::OnceCell::new(),
+            machine: tokio::sync::RwLock::new(()),
+        }
+    }
+
+    /// Wait for a case's turn: shared, or — for a herd — the machine alone (nothing is shared
+    /// on the virtual clock).
+    async fn machine_turn(&self, herd: bool) -> MachineTurn<'_> {
+        match (self.calibration.is_virtual_clock(), herd) {
+            (true, _) => MachineTurn { _shared: None, _alone: None },
+            (false, true) => MachineTurn { _shared: None, _alone: Some(self.machine.write().await) },
+            (false, false) => MachineTurn { _shared: Some(self.machine.read().await), _alone: None },
+        }
+    }
+
     /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual
     /// clock; not measurable for a client that waits of its own when asked for 1 ms.
     async fn lockstep(&self) -> &Lockstep {
@@ -86,11 +140,12 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why), None);
         }
     };
+    let _turn = suite.machine_turn(action.herd).await;
     let asked = plan.setup.asked_time_scale(suite.time_scale);
     let max = suite.max_time_scale.max(asked);
     let first: Vec<_> = plan.margins().into_iter().filter(|(_, m)| m.sets_first_scale()).collect();
     let mut reaction = suite.calibration.reaction.clone();
-    let mut choice = choose_scale(asked, max, &first, &reaction);
+    let mut choice = choose_scale(asked, max, &first, &reaction, suite.calibration.machine());
     let mut runs = 0;
     loop {
         runs += 1;
@@ -119,7 +174,9 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             Some(_) => suite.lockstep().await.spread_ms,
             None => None,
         };
-        let clock = CaseClock::new(choice.time_scale, reaction.clone()).with_lockstep(lockstep);
+        let clock = CaseClock::new(choice.time_scale, reaction.clone())
+            .with_lockstep(lockstep)
+            .with_machine(suite.calibration.machine());
         let observation = Observation { journal, iut, others, clock, scale_note: choice.note.clone(), real_duration };
         let stage = Stage { time_scale: choice.time_scale, asked, max, last: runs >= MAX_RUNS };
         let Judgement { record, again } =
@@ -129,7 +186,9 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         // calibration taken while the machine was busier cannot fail it on a lower bound).
         let fresh = measure_reaction(suite).await;
         reaction = reaction.reaching_down_to(&fresh);
-        let time_scale = again.time_scale.max(choose_scale(asked, max, &plan.margins(), &reaction).time_scale);
+        let time_scale = again
+            .time_scale
+            .max(choose_scale(asked, max, &plan.margins(), &reaction, suite.calibration.machine()).time_scale);
         let why = format!(
             "{} (the client's reaction measured again: {:.1}–{:.1} ms real; running at {})",
             again.why,

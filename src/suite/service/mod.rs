@@ -24,7 +24,8 @@ use super::engine::{judge, Judging, Stage};
 use super::requirements::ProfileSelection;
 use super::settings::{DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE, DEFAULT_TIME_SCALE, HERD_SIZES};
 use super::timing::calibration::{self, gaps_after_asks};
-use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs};
+use super::timing::lockstep;
+use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs, MOMENT};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
 use crate::scenario::limits::check_time_scale;
@@ -96,7 +97,11 @@ impl CaseService {
             confirming: false,
             seed: request.seed,
         };
-        PreparedRun { scenario: calibration::scenario(), time_scale, herd: request.herd, ticket }
+        let scenario = match request.herd {
+            Some(_) => lockstep::scenario(time_scale),
+            None => calibration::scenario(),
+        };
+        PreparedRun { scenario, time_scale, herd: request.herd, ticket }
     }
 
     fn judge_calibration(&self, ticket: &Ticket, run: &JudgedRun) -> CalibrationVerdict {
@@ -215,7 +220,7 @@ impl CaseJudge for CaseService {
                     // Its timing checks will say why they cannot decide; the scale is the case's own.
                     Some(missing) if !first.is_empty() => (asked, Some(missing.clone()), false),
                     _ => {
-                        let choice = choose_scale(asked, DEFAULT_MAX_TIME_SCALE, &first, &reaction);
+                        let choice = choose_scale(asked, DEFAULT_MAX_TIME_SCALE, &first, &reaction, MOMENT);
                         (choice.time_scale, choice.note, false)
                     }
                 }

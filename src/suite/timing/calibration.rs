@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde::Serialize;
 
+use super::allowance::{Allowance, MOMENT};
 use super::lockstep::Lockstep;
 use super::reaction::{Reaction, ScaleSamples};
 use crate::iut::{CaseSpec, Iut, TaskKind};
@@ -64,6 +65,15 @@ impl Calibration {
         Calibration { tries: 0, ..Calibration::assumed(Reaction::exactly(0.0)) }
     }
 
+    /// What a busy machine may hold the client back at each wait: nothing on the virtual clock.
+    pub fn machine(&self) -> Allowance {
+        if self.is_virtual_clock() {
+            Allowance::NONE
+        } else {
+            MOMENT
+        }
+    }
+
     /// Whether the run was on squall's virtual clock.
     pub fn is_virtual_clock(&self) -> bool {
         self.tries == 0
@@ -102,6 +112,9 @@ impl Calibration {
                 waits.join(", ")
             ));
         }
+        if let Some(lockstep) = &self.lockstep {
+            line.push_str(&format!("; {}", lockstep.summary()));
+        }
         if self.tries > 1 {
             line.push_str(&format!(
                 "; measured at the {} try (the earlier ones' instances timed out before they retried)",
@@ -114,9 +127,23 @@ impl Calibration {
 
 /// The scenario every instance runs: [`RETRIES`] 429s asking for 1 ms, then a success.
 pub fn scenario() -> Scenario {
-    let ask = Attempt::status(429).header("retry-after-ms", "1");
-    (0..RETRIES)
-        .fold(Scenario::named("squall-calibration"), |scenario, _| scenario.attempt(ask.clone()))
+    asking(1)
+}
+
+/// The calibration's shape with another ask: [`RETRIES`] 429s each asking for
+/// `retry_after_ms`, then a success.
+pub fn asking(retry_after_ms: u64) -> Scenario {
+    asking_each(&[retry_after_ms; RETRIES])
+}
+
+/// The calibration's shape with an ask of its own for each 429 (`retries_after_ms[k]` for the
+/// `k`-th), then a success.
+pub fn asking_each(retries_after_ms: &[u64]) -> Scenario {
+    retries_after_ms
+        .iter()
+        .fold(Scenario::named("squall-calibration"), |scenario, ms| {
+            scenario.attempt(Attempt::status(429).header("retry-after-ms", &ms.to_string()))
+        })
         .attempt(Attempt::text("calibrated"))
 }
 

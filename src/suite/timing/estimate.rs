@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::allowance::{Allowance, MOMENT};
 use super::reaction::{Reaction, TIMER_NOISE_MS};
 
 /// A policy-time figure and how far the truth may lie from it, in policy seconds.
@@ -67,17 +68,52 @@ pub struct CaseClock {
     /// For a herd: how far a herd in lockstep spreads its waits on this machine, in real ms
     /// (`None`: not measured).
     pub lockstep_ms: Option<f64>,
+    /// What a busy machine may hold the client back at each wait and attempt.
+    pub machine: Allowance,
 }
 
 impl CaseClock {
-    /// A clock for a case at `time_scale` with a calibrated `reaction`.
+    /// A clock for a case at `time_scale` with a calibrated `reaction`, in real time: a busy
+    /// machine may hold the client back a [`MOMENT`].
     pub fn new(time_scale: f64, reaction: Reaction) -> CaseClock {
-        CaseClock { time_scale, reaction, lockstep_ms: None }
+        CaseClock { time_scale, reaction, lockstep_ms: None, machine: MOMENT }
+    }
+
+    /// The clock of a case on squall's virtual clock: production values at their own time, no
+    /// reaction, no machine, a herd in lockstep exactly together.
+    pub fn exact() -> CaseClock {
+        CaseClock {
+            time_scale: 1.0,
+            reaction: Reaction::exactly(0.0),
+            lockstep_ms: Some(0.0),
+            machine: Allowance::NONE,
+        }
+    }
+
+    /// The clock read as if a busy machine had held the client back `ms` more at each wait and
+    /// attempt: its reaction's slow end later by `ms`, and a herd in lockstep spread `ms` wider.
+    pub fn held_back(&self, ms: f64) -> CaseClock {
+        CaseClock {
+            reaction: self.reaction.held_back_by(ms),
+            lockstep_ms: self.lockstep_ms.map(|spread| spread + ms),
+            ..self.clone()
+        }
+    }
+
+    /// The same clock with a busy machine allowed `machine` (none for recorded exact runs).
+    pub fn with_machine(self, machine: Allowance) -> CaseClock {
+        CaseClock { machine, ..self }
     }
 
     /// The same clock, for a herd whose lockstep spread is `lockstep_ms` (real ms).
     pub fn with_lockstep(self, lockstep_ms: Option<f64>) -> CaseClock {
         CaseClock { lockstep_ms, ..self }
+    }
+
+    /// `real_ms` counted wholly as policy time, nothing of it the client's own: the longest the
+    /// policy part of a span can be, whatever the reaction.
+    pub fn all_policy(&self, real_ms: f64) -> f64 {
+        real_ms / self.time_scale / 1000.0
     }
 
     /// A wait between two attempts, `real_ms` from the end of one to the arrival of the next:

@@ -1,13 +1,17 @@
 //! A herd's own spread: a herd of the implementation's instances, all asked at once for the same
-//! 1 ms wait — in lockstep by construction — still retries spread over whatever the machine adds
+//! waits — in lockstep by construction — still retries spread over whatever the machine adds
 //! (processes waking on too few cores, a scheduler's turns). A herd case counts the spread of its
 //! clients' waits only beyond this: seeing jitter where a lockstep herd would show the same is
 //! no evidence.
 //!
 //! Measured once per suite run, before the first herd case, with the run's herd size and the
-//! calibration scenario (six 429s asking for `retry-after-ms: 1`), each round of retries a
-//! sample. A client that waits anyway when asked for 1 ms (the calibration found its unasked
-//! waits) spreads by its own jitter: its herd's spread cannot be told from the machine's.
+//! calibration's shape (six 429s, then a success), each round of retries a sample. The 429s ask
+//! for a ladder of real waits, [`ASKED_REAL_MS`], from 12.5 ms to 400 ms: a herd case's clients
+//! retry somewhere in that range after their first failure, many while the last of them are
+//! still starting — the busiest moment of a herd, which asks of 1 ms (answered at once) would
+//! not meet, and an ask of one length would meet at one point only. A client that waits anyway when asked for 1 ms
+//! (the calibration found its unasked waits) spreads by its own jitter: its herd's spread cannot
+//! be told from the machine's.
 
 use std::time::Duration;
 
@@ -16,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::calibration::{self, gaps_after_asks};
 use crate::iut::{CaseSpec, Iut, TaskKind};
 use crate::journal::JournalEntry;
+use crate::scenario::Scenario;
 use crate::server::Server;
 use crate::suite::execute::execute;
 
@@ -49,7 +54,7 @@ impl Lockstep {
         let rounds_ms = round_spreads(journal, clients);
         let Some(widest) = rounds_ms.iter().copied().reduce(f64::max) else {
             return Lockstep::unknown(
-                "the herd calibration saw no two clients retry a 429 that asked for retry-after-ms: 1",
+                "the herd calibration saw no two clients retry after a 429 that asked for a wait",
             );
         };
         Lockstep { spread_ms: Some(widest * 1.25), rounds_ms, clients, missing: None }
@@ -69,6 +74,18 @@ impl Lockstep {
             (None, None) => "a lockstep herd's spread: not measured".to_owned(),
         }
     }
+}
+
+/// The real time each of the lockstep herd's 429s asks for, in order: a herd case's first retry
+/// comes 5-20 ms after its failure at 1/100 and 100-400 ms at 1/5 (seed 002's first wait,
+/// "第 1 次 | 1-2 秒"; 0.5 s in the OpenAI and Anthropic SDKs), in the middle of the herd's start.
+pub const ASKED_REAL_MS: [f64; calibration::RETRIES] = [12.5, 25.0, 50.0, 100.0, 200.0, 400.0];
+
+/// What a lockstep herd runs at `time_scale`: the calibration with [`ASKED_REAL_MS`] as policy
+/// time, each ask never over the 30 s a quota asks and clients honour.
+pub fn scenario(time_scale: f64) -> Scenario {
+    let asked_ms = ASKED_REAL_MS.map(|real| (real / time_scale).min(30_000.0).round() as u64);
+    calibration::asking_each(&asked_ms)
 }
 
 /// Measure a lockstep herd of `herd` instances of `implementation` at `time_scale`, each given
@@ -94,14 +111,14 @@ pub(crate) async fn measure(
         client: None,
         timeout,
     };
-    match execute(server, implementation, calibration::scenario(), spec, Some(herd)).await {
+    match execute(server, implementation, scenario(time_scale), spec, Some(herd)).await {
         Ok(run) => Lockstep::of_herd(&run.journal, herd as usize),
         Err(why) => Lockstep::unknown(why),
     }
 }
 
-/// Real ms by which the herd's `k`-th waits after a 1 ms ask spread, for every round at least
-/// two clients retried.
+/// Real ms by which the herd's `k`-th waits after an ask spread, for every round at least two
+/// clients retried.
 fn round_spreads(journal: &[JournalEntry], clients: usize) -> Vec<f64> {
     let waits: Vec<Vec<f64>> = (0..clients)
         .map(|k| {

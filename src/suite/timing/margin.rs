@@ -12,6 +12,7 @@
 //! does not — up to the largest scale the run allows; checks of the second kind raise it only
 //! to confirm an absence.
 
+use super::allowance::{Allowance, Lengthened};
 use super::estimate::SpanShape;
 use super::reaction::Reaction;
 
@@ -26,6 +27,8 @@ pub struct Margin {
     pub attempts: usize,
     /// To whom the check gives the noise, and so which of its outcomes needs the margin.
     pub doubt: Doubt,
+    /// Which of its outcomes a span a busy machine lengthened could fake.
+    pub lengthened: Lengthened,
 }
 
 /// What a timing check measured, in policy seconds, as [`Margin::read`] reads it.
@@ -64,19 +67,31 @@ pub enum Doubt {
 }
 
 impl Margin {
-    /// A check on single waits between attempts.
+    /// A check on single waits between attempts (either of its outcomes a longer wait can fake,
+    /// until [`Margin::at_least`] or [`Margin::at_most`] says which).
     pub const fn of_waits(seconds: f64) -> Margin {
-        Margin { seconds, waits: 1, attempts: 0, doubt: Doubt::ToClient }
+        Margin { seconds, waits: 1, attempts: 0, doubt: Doubt::ToClient, lengthened: Lengthened::Either }
     }
 
     /// A check on single attempts' durations.
     pub const fn of_attempts(seconds: f64) -> Margin {
-        Margin { seconds, waits: 0, attempts: 1, doubt: Doubt::ToClient }
+        Margin { seconds, waits: 0, attempts: 1, doubt: Doubt::ToClient, lengthened: Lengthened::Either }
     }
 
-    /// The same margin for a check whose evidence must stand out of the noise.
+    /// The same margin for a lower bound: a longer span can fake its pass.
+    pub const fn at_least(self) -> Margin {
+        Margin { lengthened: Lengthened::CanPass, ..self }
+    }
+
+    /// The same margin for an upper bound: a longer span can fake its miss.
+    pub const fn at_most(self) -> Margin {
+        Margin { lengthened: Lengthened::CanMiss, ..self }
+    }
+
+    /// The same margin for a check whose evidence must stand out of the noise (a longer span
+    /// can fake a sighting).
     pub const fn for_evidence(self) -> Margin {
-        Margin { doubt: Doubt::AgainstClient, ..self }
+        Margin { doubt: Doubt::AgainstClient, lengthened: Lengthened::CanPass, ..self }
     }
 
     /// The most noise (policy seconds) at which the check still rejects every client a margin
@@ -110,10 +125,15 @@ impl Margin {
         self.doubt == Doubt::ToClient
     }
 
-    /// The smallest time scale at which a client with `reaction` can be judged by this check.
-    pub fn scale_needed(&self, reaction: &Reaction) -> f64 {
+    /// The smallest time scale at which a client with `reaction` can pass this check on a
+    /// machine that may hold it back as `machine` allows (where a longer span could fake a pass).
+    pub fn scale_needed(&self, reaction: &Reaction, machine: Allowance) -> f64 {
         let shape = SpanShape { waits: self.waits, attempts: self.attempts };
-        shape.noise_real_ms(reaction) / 1000.0 / self.max_noise()
+        let read_with = match self.lengthened.pass_needs_moment() {
+            true => reaction.held_back_by(machine.held_back_ms),
+            false => reaction.clone(),
+        };
+        shape.noise_real_ms(&read_with) / 1000.0 / self.max_noise()
     }
 }
 
@@ -148,12 +168,19 @@ pub struct ScaleChoice {
 }
 
 /// The scale for a case asking for `asked`, whose timing checks need `margins`, for a client
-/// with `reaction`, raised at most to `max` (never lowered below `asked`).
-pub fn choose_scale(asked: f64, max: f64, margins: &[(String, Margin)], reaction: &Reaction) -> ScaleChoice {
+/// with `reaction` on a machine that may hold it back as `machine` allows, raised at most to
+/// `max` (never lowered below `asked`).
+pub fn choose_scale(
+    asked: f64,
+    max: f64,
+    margins: &[(String, Margin)],
+    reaction: &Reaction,
+    machine: Allowance,
+) -> ScaleChoice {
     let mut needed = asked;
     let mut beyond: Vec<String> = Vec::new();
     for (step, margin) in margins {
-        let scale = margin.scale_needed(reaction);
+        let scale = margin.scale_needed(reaction, machine);
         if scale <= max {
             needed = needed.max(scale);
         } else {
@@ -167,8 +194,12 @@ pub fn choose_scale(asked: f64, max: f64, margins: &[(String, Margin)], reaction
     };
     let mut notes = Vec::new();
     if time_scale > asked {
+        let moment = match machine.held_back_ms > 0.0 {
+            true => format!(" with a busy machine's {:.0} ms", machine.held_back_ms),
+            false => String::new(),
+        };
         notes.push(format!(
-            "raised from {} to {}: the client's reaction ({:.1}–{:.1} ms real) is too uncertain for its timing checks at {}",
+            "raised from {} to {}: the client's reaction ({:.1}–{:.1} ms real){moment} is too uncertain for its timing checks at {}",
             super::scale_name(asked),
             super::scale_name(time_scale),
             reaction.low_ms,
@@ -190,6 +221,7 @@ pub fn choose_scale(asked: f64, max: f64, margins: &[(String, Margin)], reaction
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::timing::allowance::MOMENT;
 
     fn reaction(low: f64, high: f64) -> Reaction {
         Reaction { low_ms: low, high_ms: high, ..Reaction::exactly((low + high) / 2.0) }
@@ -199,12 +231,25 @@ mod tests {
     fn a_steady_client_runs_at_the_asked_scale_and_a_noisier_one_is_raised() {
         let margins = [("attempt 2 starts at least 4 seconds after attempt 1 ends".to_owned(), Margin::of_waits(2.0))];
         // ±2 ms of noise: 0.2 s at 1/100, under half of 2 s.
-        let steady = choose_scale(0.01, 0.25, &margins, &reaction(150.0, 152.0));
+        let steady = choose_scale(0.01, 0.25, &margins, &reaction(150.0, 152.0), Allowance::NONE);
         assert_eq!((steady.time_scale, steady.note), (0.01, None));
         // ±21 ms: 2.1 s at 1/100, 0.84 s at 1/25.
-        let noisy = choose_scale(0.01, 0.25, &margins, &reaction(100.0, 140.0));
+        let noisy = choose_scale(0.01, 0.25, &margins, &reaction(100.0, 140.0), Allowance::NONE);
         assert_eq!(noisy.time_scale, 0.04);
         assert!(noisy.note.is_some_and(|n| n.contains("raised from 1/100 to 1/25")));
+    }
+
+    #[test]
+    fn a_busy_machines_moment_raises_the_scale_only_where_a_longer_span_could_fake_a_pass() {
+        let steady = reaction(150.0, 152.0);
+        let at_least = [("at least 3 s".to_owned(), Margin::of_waits(1.0).at_least())];
+        let at_most = [("within 4 s".to_owned(), Margin::of_waits(1.0).at_most())];
+        // ±(2 + 25) / 2 + 1 ms = 14.5 ms must be under half of 1 s: 1/25 (29 ms), not 1/50 (10 ms).
+        let raised = choose_scale(0.01, 0.25, &at_least, &steady, MOMENT);
+        assert_eq!(raised.time_scale, 0.04);
+        assert!(raised.note.is_some_and(|n| n.contains("with a busy machine's 25 ms")));
+        assert_eq!(choose_scale(0.01, 0.25, &at_most, &steady, MOMENT).time_scale, 0.01);
+        assert_eq!(choose_scale(0.01, 0.25, &at_least, &steady, Allowance::NONE).time_scale, 0.01);
     }
 
     #[test]
@@ -213,7 +258,7 @@ mod tests {
             ("at least 4 s".to_owned(), Margin::of_waits(2.0)),
             ("the waits carry a random jitter".to_owned(), Margin::of_waits(0.1)),
         ];
-        let jittery = choose_scale(0.01, 0.25, &margins, &reaction(0.0, 360.0));
+        let jittery = choose_scale(0.01, 0.25, &margins, &reaction(0.0, 360.0), Allowance::NONE);
         assert_eq!(jittery.time_scale, 0.2);
         let note = jittery.note.expect("a note");
         assert!(
@@ -263,6 +308,6 @@ mod tests {
     #[test]
     fn the_asked_scale_is_never_lowered() {
         let margins = [("lasts between 59 and 65 seconds".to_owned(), Margin::of_attempts(29.5))];
-        assert_eq!(choose_scale(0.25, 0.25, &margins, &reaction(1.0, 2.0)).time_scale, 0.25);
+        assert_eq!(choose_scale(0.25, 0.25, &margins, &reaction(1.0, 2.0), MOMENT).time_scale, 0.25);
     }
 }

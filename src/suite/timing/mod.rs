@@ -3,6 +3,7 @@
 //! its machine, so what a client spends of its own per retry is measured and taken out:
 //!
 //! - [`calibration`] — runs the implementation on retries that ask for no wait, at two scales
+//! - [`allowance`] — what a busy machine may add to a client's spans, and which outcome it fakes
 //! - [`reaction`] — the statistics: the client's reaction interval from those samples
 //! - [`lockstep`] — how far a herd asked for the same wait spreads anyway on this machine
 //! - [`estimate`] — real spans as policy time with their noise, for one case
@@ -10,12 +11,14 @@
 //!
 //! The method and its guarantees are in `docs/requirements.md` ("Timing").
 
+pub mod allowance;
 pub mod calibration;
 pub mod estimate;
 pub mod lockstep;
 pub mod margin;
 pub mod reaction;
 
+pub use allowance::{Allowance, Lengthened, MOMENT, STALL};
 pub use calibration::Calibration;
 pub use estimate::{CaseClock, Estimate, SpanShape};
 pub use lockstep::Lockstep;

@@ -231,8 +231,9 @@ fn by_retry(sets: &[&ScaleSamples], unasked: &[f64]) -> Vec<Vec<f64>> {
 }
 
 /// Whether gaps grow with the retry: the least-squares slope of gap on retry number exceeds
-/// three of its standard errors and a millisecond a retry (a reaction does not grow; a jittery
-/// one scatters around a level; a backoff climbs).
+/// three of its standard errors and a millisecond a retry, and climbs over the retries by at
+/// least half the mean gap (a reaction does not grow, though a machine growing busier may make
+/// it drift by a few ms; a jittery one scatters around a level; a backoff climbs).
 fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
     let points: Vec<(f64, f64)> =
         by_retry.iter().enumerate().flat_map(|(k, gaps)| gaps.iter().map(move |g| (k as f64, *g))).collect();
@@ -248,7 +249,8 @@ fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
     let slope = points.iter().map(|(k, g)| (k - mean_k) * (g - mean_g)).sum::<f64>() / spread_k;
     let residuals: f64 = points.iter().map(|(k, g)| (g - mean_g - slope * (k - mean_k)).powi(2)).sum();
     let error = (residuals / (n - 2.0) / spread_k).sqrt();
-    slope > (3.0 * error).max(TIMER_NOISE_MS)
+    let climb = slope * (by_retry.len() - 1) as f64;
+    slope > (3.0 * error).max(TIMER_NOISE_MS) && climb >= mean_g / 2.0
 }
 
 /// Per retry index: the policy ms a client waited although it was asked for 1 ms, or nothing
@@ -393,6 +395,19 @@ mod tests {
         assert!(reaction.high_ms <= 3.0 + 500.0 * 0.6 + 0.5 + 1e-9, "at most its fastest gap: {reaction:?}");
         assert_eq!(reaction.unscaled_wait_ms.len(), 6);
         assert!(reaction.unscaled_wait_ms[5] > 2000.0, "{:?}", reaction.unscaled_wait_ms);
+    }
+
+    /// A 300 ms client on a machine growing busier during the calibration: its gaps drift up by
+    /// 1.5 ms a retry, steadily enough to be significant, but a reaction that drifts is not a
+    /// backoff.
+    #[test]
+    fn a_reaction_that_drifts_on_a_busier_machine_is_not_a_backoff() {
+        let drifting = |offset: f64| -> Vec<f64> { (0..6).map(|k| 300.0 + offset + 1.5 * f64::from(k)).collect() };
+        let a = ScaleSamples { time_scale: 0.01, gaps_ms: vec![drifting(0.0), drifting(0.2), drifting(-0.1)] };
+        let b = ScaleSamples { time_scale: 0.04, gaps_ms: vec![drifting(0.1), drifting(-0.2), drifting(0.3)] };
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.unscaled_wait_ms.is_empty(), "{reaction:?}");
+        assert!(reaction.low_ms > 295.0 && reaction.high_ms < 312.0, "{reaction:?}");
     }
 
     #[test]

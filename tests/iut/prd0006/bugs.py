@@ -16,6 +16,9 @@ KNOWN = {
     "sleep-3x-announced": "the retry loop sleeps three times the backoff it announced",
     "linear-backoff": "waits grow by 1 s a retry (1, 2, 3, ... s plus the jitter) instead of doubling",
     "backoff-over-retry-after": "the provider's Retry-After is not read: its own backoff decides every wait",
+    "never-retries": "one attempt per call, whatever is configured (an SDK whose retries are off by default)",
+    "zero-jitter": "the backoff has no jitter: a herd that failed together retries together",
+    "unscaled-backoff": "its own backoff (0.5 s x 1.5^n, +-50 % jitter) in real seconds, whatever the time scale or Retry-After",
 }
 
 ACTIVE = os.environ.get("PRD0006_BUG", "")

@@ -40,6 +40,8 @@ class Policy:
             self.max_retries = max_retries
         if bugs.on("retry-once-except-429"):
             self.limits = {"timeout": 2, "server": 2}
+        if bugs.on("never-retries"):
+            self.max_retries = 0
         self.random = random.Random(seed)
 
     def attempts_for(self, kind):
@@ -55,7 +57,12 @@ class Policy:
 
     def backoff(self, retry):
         base = 1.0 * (retry + 1) if bugs.on("linear-backoff") else 1.0 * 2**retry
-        return min(base + self.random.random(), 20.0)
+        jitter = 0.0 if bugs.on("zero-jitter") else self.random.random()
+        return min(base + jitter, 20.0)
+
+    def unscaled_backoff(self, retry):
+        """Real seconds: what a client whose sleeps cannot be scaled waits."""
+        return 0.5 * 1.5**retry * self.random.uniform(0.5, 1.5)
 
 
 class Overhead:
@@ -199,7 +206,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
                      "decision": decision})
         overhead.spend()
         slept = wait * 3 if bugs.on("sleep-3x-announced") and asked is None else wait
-        time.sleep(slept * scale)
+        time.sleep(policy.unscaled_backoff(number - 1) if bugs.on("unscaled-backoff") else slept * scale)
 
 
 class Events:
