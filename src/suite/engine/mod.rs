@@ -8,10 +8,12 @@
 //! - `liveness` — implementations that died, hung or left no result, and clients that never
 //!   gave up on a silent provider
 //! - `run` — what every case of a suite run shares, and the loop that runs a case
+//! - `turns` — the machine as cases share it: a herd case has it alone
 
 pub(crate) mod judge;
 pub(crate) mod liveness;
 mod run;
+mod turns;
 
 pub(crate) use judge::{judge, Judging, Stage};
 pub(crate) use run::{run_case, SuiteContext};

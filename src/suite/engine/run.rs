@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::judge::{judge, Judgement, Judging, Stage};
+use super::turns::MachineTurns;
 use crate::iut::{CaseSpec, Iut};
 use crate::scenario::Catalogue;
 use crate::server::Server;
@@ -46,17 +47,8 @@ pub(crate) struct SuiteContext {
     pub calibration_instances: usize,
     /// How far a lockstep herd spreads on this machine: measured before the first herd case.
     pub lockstep: tokio::sync::OnceCell<Lockstep>,
-    /// Held shared by every case, alone by a herd case: a herd's spread is judged against the
-    /// lockstep herd's, measured with the machine to itself, so a herd runs with it to itself
-    /// too (another case's processes beside it would spread the herd as jitter would).
-    machine: tokio::sync::RwLock<()>,
-}
-
-/// A case's hold on the machine while it runs (see [`SuiteContext::machine`]): shared, alone,
-/// or none on the virtual clock.
-struct MachineTurn<'a> {
-    _shared: Option<tokio::sync::RwLockReadGuard<'a, ()>>,
-    _alone: Option<tokio::sync::RwLockWriteGuard<'a, ()>>,
+    /// Every case's turn on the machine: shared, or alone for a herd.
+    turns: MachineTurns,
 }
 
 impl SuiteContext {
@@ -88,17 +80,7 @@ impl SuiteContext {
             calibration,
             calibration_instances: instances,
             lockstep: tokio::sync::OnceCell::new(),
-            machine: tokio::sync::RwLock::new(()),
-        }
-    }
-
-    /// Wait for a case's turn: shared, or — for a herd — the machine alone (nothing is shared
-    /// on the virtual clock).
-    async fn machine_turn(&self, herd: bool) -> MachineTurn<'_> {
-        match (self.calibration.is_virtual_clock(), herd) {
-            (true, _) => MachineTurn { _shared: None, _alone: None },
-            (false, true) => MachineTurn { _shared: None, _alone: Some(self.machine.write().await) },
-            (false, false) => MachineTurn { _shared: Some(self.machine.read().await), _alone: None },
+            turns: MachineTurns::default(),
         }
     }
 
@@ -140,7 +122,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why), None);
         }
     };
-    let _turn = suite.machine_turn(action.herd).await;
+    let _turn = suite.turns.take(action.herd, suite.calibration.is_virtual_clock()).await;
     let asked = plan.setup.asked_time_scale(suite.time_scale);
     let max = suite.max_time_scale.max(asked);
     let first: Vec<_> = plan.margins().into_iter().filter(|(_, m)| m.sets_first_scale()).collect();

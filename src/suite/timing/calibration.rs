@@ -127,13 +127,7 @@ impl Calibration {
 
 /// The scenario every instance runs: [`RETRIES`] 429s asking for 1 ms, then a success.
 pub fn scenario() -> Scenario {
-    asking(1)
-}
-
-/// The calibration's shape with another ask: [`RETRIES`] 429s each asking for
-/// `retry_after_ms`, then a success.
-pub fn asking(retry_after_ms: u64) -> Scenario {
-    asking_each(&[retry_after_ms; RETRIES])
+    asking_each(&[1; RETRIES])
 }
 
 /// The calibration's shape with an ask of its own for each 429 (`retries_after_ms[k]` for the

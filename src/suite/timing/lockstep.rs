@@ -171,4 +171,15 @@ mod tests {
         assert_eq!(lockstep.spread_ms, Some(45.0 * 1.25));
         assert!(Lockstep::of_herd(&journal[..2], 2).spread_ms.is_none(), "no retry: nothing measured");
     }
+
+    #[test]
+    fn the_herd_is_asked_the_ladder_of_real_waits_as_policy_time_at_the_runs_scale() {
+        let asked = |time_scale: f64| -> Vec<Option<String>> {
+            scenario(time_scale).attempts.iter().map(|a| a.headers.get("retry-after-ms").cloned()).collect()
+        };
+        let at = |ms: &[&str]| ms.iter().map(|m| Some((*m).to_owned())).chain([None]).collect::<Vec<_>>();
+        // 400 ms real at 1/100 would be 40 s: no ask goes over the 30 s clients honour.
+        assert_eq!(asked(0.01), at(&["1250", "2500", "5000", "10000", "20000", "30000"]));
+        assert_eq!(asked(0.5), at(&["25", "50", "100", "200", "400", "800"]));
+    }
 }
