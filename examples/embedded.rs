@@ -1,4 +1,4 @@
-//! squall embedded in a Rust program or test: `cargo run --example embedded`.
+//! squall embedded in a Rust program or test: `cargo run -p squall --example embedded`.
 //!
 //! Starts a mock provider on a random port, scripts a 503 then a stream that is reset after
 //! three events then a good stream, calls it the way a retrying client would, and prints what

@@ -45,11 +45,12 @@ else
   step "clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
   step "building the tests" cargo test --workspace --all-features --no-run
 fi
-# The judge builds without the judged (no reference), and the light library without the suite:
+# The judge builds without the judged (no reference), and the library as a user gets it (default
+# features, no suite):
 # checked by rustc alone (clippy linted every target above). Their dependencies are checked
 # here for the first time: 40 s.
 step "light builds" env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS sh -c \
-  'cargo check -p squall --no-default-features --features cli && cargo check -p squall --no-default-features'
+  'cargo check -p squall-cli --no-default-features && cargo check -p squall'
 if ! wait "$sdk_setup_pid"; then
   cat target/setup-sdks.log >&2
   echo "test.sh: installing the SDKs failed (target/setup-sdks.log above)" >&2
@@ -67,7 +68,7 @@ step "workspace tests" workspace_tests "$@"
 # starts alone for 3 s, to measure its client's reaction on a calm machine.
 other_wire_formats() {
   local binary provider status=0 pids=()
-  binary=$(cargo test --all-features --test conformance --no-run --message-format=json 2>/dev/null \
+  binary=$(cargo test -p squall-suite --all-features --test conformance --no-run --message-format=json 2>/dev/null \
     | grep '"name":"conformance"' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
   [ -x "$binary" ] || { echo "test.sh: the conformance binary was not found" >&2; return 1; }
   for provider in chat messages gemini responses-websocket; do

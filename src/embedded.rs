@@ -83,8 +83,7 @@ impl MockProvider {
     /// A run whose delays and stalls are multiplied by `time_scale` (in (0, 100]), or why the
     /// server could not serve it: the same checks as a scenario file or the admin API.
     pub fn try_run_scaled(&self, scenario: Scenario, time_scale: f64) -> Result<ScriptedRun, ScenarioError> {
-        let run = self.server.create_run(scenario, time_scale)?;
-        Ok(ScriptedRun { base_url: self.server.base_url(&run), run })
+        ScriptedRun::on(&self.server, scenario, time_scale)
     }
 
     /// The server itself: its address, its open connections.
@@ -101,6 +100,14 @@ pub struct ScriptedRun {
 }
 
 impl ScriptedRun {
+    /// A run of `scenario` at `time_scale` on a server of one's own (what [`MockProvider`] does
+    /// on its own server), checked as a scenario file or the admin API's is. It stays until
+    /// [`Server::remove_run`] removes it or the server stops.
+    pub fn on(server: &Server, scenario: Scenario, time_scale: f64) -> Result<ScriptedRun, ScenarioError> {
+        let run = server.create_run(scenario, time_scale)?;
+        Ok(ScriptedRun { base_url: server.base_url(&run), run })
+    }
+
     /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`).
     pub fn base_url(&self) -> &str {
         &self.base_url
@@ -150,7 +157,9 @@ impl ScriptedRun {
         self.run.journal.snapshot()
     }
 
-    /// Model calls only (`/responses`, `/chat/completions`).
+    /// Model calls only: the requests an attempt of the script answered (Responses, Chat
+    /// Completions, Messages, Gemini, each `response.create` on a WebSocket), without `/models`
+    /// and without requests refused before an attempt was chosen.
     pub fn model_calls(&self) -> Vec<JournalEntry> {
         self.journal().into_iter().filter(|e| e.attempt.is_some()).collect()
     }

@@ -80,6 +80,45 @@ pub struct Chaos {
     pub mix: BTreeMap<String, u32>,
 }
 
+/// What chaos gives a request it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChaosOutcome {
+    /// An error reply with this status.
+    Status(u16),
+    /// This fault, at a drawn output delta of the track's streamed reply.
+    Fault(FaultKind),
+}
+
+impl ChaosOutcome {
+    /// Every outcome chaos can draw, as `mix` names them.
+    pub const ALL: [(&'static str, ChaosOutcome); 10] = [
+        ("429", ChaosOutcome::Status(429)),
+        ("500", ChaosOutcome::Status(500)),
+        ("502", ChaosOutcome::Status(502)),
+        ("503", ChaosOutcome::Status(503)),
+        ("529", ChaosOutcome::Status(529)),
+        ("reset", ChaosOutcome::Fault(FaultKind::Reset)),
+        ("eof", ChaosOutcome::Fault(FaultKind::Eof)),
+        ("truncate", ChaosOutcome::Fault(FaultKind::Truncate)),
+        ("stall", ChaosOutcome::Fault(FaultKind::Stall)),
+        ("garbage", ChaosOutcome::Fault(FaultKind::Garbage)),
+    ];
+
+    /// The outcome `mix` names `name`.
+    pub fn parse(name: &str) -> Option<ChaosOutcome> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, outcome)| *outcome)
+    }
+}
+
+/// A seed for a run whose chaos names none, or a soak that names none: different for every call (the standard library's
+/// per-process random hash keys, and the time).
+pub fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
+}
+
 /// A window of run time in which the provider is down. Every model request that arrives in it
 /// gets `reply` — a status reply or a fault — instead of its track's reply; with a `rate` below
 /// 1, a share of them does, drawn from `seed` and the request's place (its track and attempt),

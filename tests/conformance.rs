@@ -2,7 +2,7 @@
 //!
 //! Runs `features/` against the reference implementation in-process, or against an outside
 //! implementation: `SQUALL_IUT="<command>" cargo test --test conformance`. Settings — the same
-//! as `squall run`'s flags, with the same defaults (`squall::suite::settings`): `SQUALL_LEVEL`
+//! as `squall run`'s flags, with the same defaults (`squall_suite::settings`): `SQUALL_LEVEL`
 //! (wire | events | tasks), `SQUALL_PROFILES` (profiles to judge, or `all`), `SQUALL_TAGS`,
 //! `SQUALL_TIME_SCALE`, `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`,
 //! `SQUALL_SEED`; and `SQUALL_CUCUMBER_JSON` (write Cucumber JSON there), `SQUALL_CONSOLE=1`,
@@ -12,9 +12,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use squall::suite::run_suite;
-use squall::suite::settings::{Resolved, SettingsError, SuiteSettings};
-use squall::suite::summary::{exit_code, findings, requirement_table};
+use squall_suite::run_suite;
+use squall_suite::settings::{Resolved, SettingsError, SuiteSettings};
+use squall_suite::summary::{exit_code, findings, requirement_table};
 
 /// The suite's settings from the environment, reading this repository's features and scenarios.
 fn settings(root: &Path) -> Result<Resolved, SettingsError> {
@@ -28,7 +28,7 @@ fn settings(root: &Path) -> Result<Resolved, SettingsError> {
 }
 
 fn main() -> ExitCode {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let Resolved { mut config, features: _features } = match settings(root) {
         Ok(resolved) => resolved,
         Err(e) => {

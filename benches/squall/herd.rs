@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use squall::iut::Iut;
 use squall::scenario::Catalogue;
-use squall::suite::{run_suite, SuiteConfig, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use super::common::runtime;
 
@@ -20,7 +20,7 @@ const OUTAGE_CASE: &str = "Scenario: Through an outage longer than any retry bud
 
 /// A features directory holding only the outage case (its tags, steps and the feature's tag).
 fn outage_feature() -> tempfile::TempDir {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let text = std::fs::read_to_string(root.join("features/HERD-storms.feature")).expect("the herd features");
     let lines: Vec<&str> = text.lines().collect();
     let title = lines.iter().position(|l| l.trim_start().starts_with(OUTAGE_CASE)).expect("the outage case");
@@ -38,7 +38,8 @@ fn outage_feature() -> tempfile::TempDir {
 pub fn benches(c: &mut Criterion) {
     let rt = runtime();
     let features = outage_feature();
-    let catalogue = Catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")).expect("catalogue");
+    let catalogue = Catalogue::load_dir(&Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("scenarios"))
+        .expect("catalogue");
     let mut config = SuiteConfig::new(Iut::Reference { mutant: None }, features.path().to_owned(), catalogue);
     config.herd = HERD;
     let mut group = c.benchmark_group("herd");

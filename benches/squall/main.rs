@@ -18,7 +18,6 @@
 mod aimock;
 mod backoff;
 mod common;
-#[cfg(feature = "internals")]
 mod conditions;
 mod degrade;
 mod herd;
@@ -56,7 +55,6 @@ fn main() {
     proxy::benches(&mut criterion);
     scale::benches(&mut criterion);
     herd::benches(&mut criterion);
-    #[cfg(feature = "internals")]
     conditions::benches(&mut criterion);
     criterion.final_summary();
 }

@@ -1,8 +1,8 @@
 //! squall-reference: a correct, readable implementation of PRD-0006 provider retry, laid out
 //! the way seed 001 asks (one pipeline, clear layer ownership), a folder per part of the story:
 //!
-//! - [`provider`] — OpenAI Responses / Chat Completions and Anthropic Messages over reqwest,
-//!   streaming SSE parsing
+//! - [`provider`] — OpenAI Responses (over HTTP and over a WebSocket) and Chat Completions,
+//!   Anthropic Messages and Google's Gemini API over reqwest, streaming SSE parsing
 //! - [`decide`] — what to do about a failure, as pure functions and data: is it technically
 //!   retryable ([`decide::classify`]), is it *safe* to replay ([`decide::gate`]), the limits and
 //!   waits ([`decide::policy`], [`decide::backoff`], [`decide::retry_after`]) and the answer

@@ -117,6 +117,11 @@ impl VirtualClock {
         VirtualSleep { shared: self.shared.clone(), deadline, id: None }
     }
 
+    /// A sleep of `duration` from now.
+    pub fn sleep(&self, duration: Duration) -> VirtualSleep {
+        self.sleep_until(super::precise::deadline_after(self.now(), duration))
+    }
+
     /// Keep time from passing until the hold is dropped: for work off the runtime (a blocking
     /// thread) that tasks on it wait for.
     pub fn hold(&self) -> Hold {

@@ -4,7 +4,7 @@
 //! fault). Each decision is a pure function of the scenario, the request's run time and its
 //! [`Place`] (client, track and attempt), so a run replays the same way.
 
-use super::model::{Chaos, FaultKind, Outage};
+use super::model::{Chaos, ChaosOutcome, Outage};
 
 /// Where a request stands in a run: which client of a herd sent it (`None` on the run's own
 /// base URL), on which track, as which attempt (0-based) of that client on that track.
@@ -48,36 +48,6 @@ impl Outage {
         let span = (self.until_ms.saturating_sub(self.from_ms)) as f64;
         let along = if span > 0.0 { ((policy_ms - self.from_ms as f64) / span).clamp(0.0, 1.0) } else { 0.0 };
         start + (end - start) * along
-    }
-}
-
-/// What chaos gives a request it takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChaosOutcome {
-    /// An error reply with this status.
-    Status(u16),
-    /// This fault, at a drawn output delta of the track's streamed reply.
-    Fault(FaultKind),
-}
-
-impl ChaosOutcome {
-    /// Every outcome chaos can draw, as `mix` names them.
-    pub const ALL: [(&'static str, ChaosOutcome); 10] = [
-        ("429", ChaosOutcome::Status(429)),
-        ("500", ChaosOutcome::Status(500)),
-        ("502", ChaosOutcome::Status(502)),
-        ("503", ChaosOutcome::Status(503)),
-        ("529", ChaosOutcome::Status(529)),
-        ("reset", ChaosOutcome::Fault(FaultKind::Reset)),
-        ("eof", ChaosOutcome::Fault(FaultKind::Eof)),
-        ("truncate", ChaosOutcome::Fault(FaultKind::Truncate)),
-        ("stall", ChaosOutcome::Fault(FaultKind::Stall)),
-        ("garbage", ChaosOutcome::Fault(FaultKind::Garbage)),
-    ];
-
-    /// The outcome `mix` names `name`.
-    pub fn parse(name: &str) -> Option<ChaosOutcome> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, outcome)| *outcome)
     }
 }
 
@@ -135,7 +105,7 @@ pub fn draw(seed: u64, place: Place<'_>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Attempt;
+    use crate::scenario::{Attempt, FaultKind};
 
     #[test]
     fn a_full_outage_takes_every_request_in_its_window_and_none_outside() {

@@ -54,7 +54,7 @@ pub fn check_delay_ms(ms: u64, field: &FieldPath) -> Result<(), ScenarioError> {
 }
 
 /// A run's time scale.
-pub(crate) fn check_time_scale(scale: f64) -> Result<(), String> {
+pub fn check_time_scale(scale: f64) -> Result<(), String> {
     if scale.is_finite() && scale > 0.0 && scale <= MAX_TIME_SCALE {
         Ok(())
     } else {

@@ -1,13 +1,13 @@
 //! Semantic checks on a parsed scenario: things serde cannot see, each reported with the
 //! field path and the bad value.
 
-use super::conditions::ChaosOutcome;
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
 use super::limits::{
     check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
     MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
+use super::model::ChaosOutcome;
 use super::model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
 use crate::wire::reply::Api;
 use crate::wire::ReplyContext;
@@ -302,7 +302,7 @@ fn check_close_code(kind: FaultKind, code: u16, path: &FieldPath) -> Result<(), 
 
 /// How many output deltas a reply streams: its text and reasoning cut into `chunks` pieces or
 /// one per word, and a tool call's arguments in three.
-pub(crate) fn output_deltas(content: &StreamSpec) -> usize {
+pub fn output_deltas(content: &StreamSpec) -> usize {
     let pieces = |text: &Option<String>| {
         text.as_deref().map_or(0, |t| match content.chunks {
             Some(n) => (n as usize).min(t.chars().count()),

@@ -224,10 +224,10 @@ impl Server {
         &self.state.origin
     }
 
-    /// The suite's runs (`suite::execute`) reach the server's runs through this.
-    #[cfg_attr(not(feature = "suite"), allow(dead_code))]
-    pub(crate) fn state(&self) -> &Arc<State> {
-        &self.state
+    /// Remove run `id` (the admin API's `DELETE /__squall/runs/{id}`): its base URL answers 404
+    /// from now on. `false` when there is no such run.
+    pub fn remove_run(&self, id: &str) -> bool {
+        self.state.runs.remove(id).is_some()
     }
 
     /// Scenarios in the server's catalogue.
@@ -246,12 +246,6 @@ impl Server {
 
     pub(crate) fn base_url(&self, run: &Run) -> String {
         self.state.base_url(&run.id)
-    }
-
-    /// The OpenAI base URL of herd client `client` of `run`.
-    #[cfg_attr(not(feature = "suite"), allow(dead_code))]
-    pub(crate) fn client_base_url(&self, run: &Run, client: u32) -> String {
-        base_path::base_url(&self.state.origin, &run.id, Some(client))
     }
 
     /// Connections being served right now.

@@ -68,7 +68,7 @@ impl Run {
         let headers = scripted_headers(&scenario)?;
         let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
-        let chaos_seed = scenario.chaos.as_ref().map(|chaos| chaos.seed.unwrap_or_else(fresh_seed));
+        let chaos_seed = scenario.chaos.as_ref().map(|chaos| chaos.seed.unwrap_or_else(crate::scenario::fresh_seed));
         let quota = scenario.quota.as_ref().map(QuotaBuckets::new);
         Ok(Run {
             id,
@@ -150,15 +150,6 @@ fn scripted_headers(scenario: &Scenario) -> Result<Vec<Vec<ScriptedHeaders>>, Sc
             .collect()
     })
     .collect()
-}
-
-/// A seed for a run whose chaos names none: different for every run (the standard library's
-/// per-process random hash keys, and the time).
-pub(crate) fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-    hasher.finish()
 }
 
 /// Every outage's reply's headers, parsed (`outage[i].reply.headers`).

@@ -2,12 +2,11 @@
 //! every fault kind and every REQ-0006 requirement.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use squall::scenario::{Catalogue, FaultKind};
 
 fn shipped() -> Catalogue {
-    Catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")).expect("every scenario file is valid")
+    Catalogue::load_dir(&super::suite_kit::root().join("scenarios")).expect("every scenario file is valid")
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn an_upstream_squall_cannot_forward_to_is_refused_at_start_with_the_reason() {
 fn first_line_serving_on(addr: &str) -> String {
     let mut child = squall()
         .args(["serve", "--addr", addr])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::suite_kit::root())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -88,7 +88,7 @@ fn scenarios_check_reports_each_file() {
 #[test]
 fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leaves_the_checkout_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = super::suite_kit::root();
     // Task cases at the wire level: nothing is judged, which --allow-empty accepts. The command
     // runs the reference (an implementation that does nothing at all stops the run instead).
     let command = format!("OPENAI_X=1 sh -c '{} reference-iut'", env!("CARGO_BIN_EXE_squall"));
@@ -117,7 +117,7 @@ fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leav
 
 #[test]
 fn the_catalogue_lists_each_scenario_with_its_description() {
-    let list = squall().args(["scenarios", "list"]).current_dir(env!("CARGO_MANIFEST_DIR")).output().expect("runs");
+    let list = squall().args(["scenarios", "list"]).current_dir(super::suite_kit::root()).output().expect("runs");
     let text = String::from_utf8_lossy(&list.stdout);
     let lines: Vec<&str> = text.lines().collect();
     let at = lines.iter().position(|l| l.starts_with("outage-40s-then-ok ")).expect("the outage scenario is listed");
@@ -148,7 +148,7 @@ fn run_command_iut(command: &str) -> (Option<i32>, String, Vec<std::path::PathBu
     let output = squall()
         .args(["run", "--iut", command, "--report-dir"])
         .arg(&reports)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::suite_kit::root())
         .output()
         .expect("runs");
     let written =

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use squall::report::Report;
+use squall_suite::report::Report;
 
 use super::suite_kit::{root, take_turn_blocking};
 use super::support::require;
@@ -107,7 +107,7 @@ fn findings(report: &Report, name: &str) -> String {
     let failed: Vec<String> = case
         .checks
         .iter()
-        .filter(|c| !matches!(c.verdict, squall::suite::Verdict::Pass | squall::suite::Verdict::NotApplicable))
+        .filter(|c| !matches!(c.verdict, squall_suite::Verdict::Pass | squall_suite::Verdict::NotApplicable))
         .map(|c| format!("\n    {} [{}]: expected {}; observed {}", c.name, c.verdict.as_str(), c.expected, c.observed))
         .collect();
     format!(

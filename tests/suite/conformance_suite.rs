@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use squall::iut::Iut;
-use squall::suite::{run_suite, Level, SuiteOutcome, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
 use super::suite_kit::{config, failing, staggered, take_turn};
 use super::support::require;

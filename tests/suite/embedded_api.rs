@@ -47,8 +47,8 @@ async fn assert_attempts_fails_with_what_the_server_saw() {
 fn the_example_runs() {
     let output = std::process::Command::new(env!("CARGO"))
         // The features `cargo test --all-features` built with, so nothing is compiled again.
-        .args(["run", "--quiet", "--all-features", "--example", "embedded"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "--quiet", "-p", "squall", "--all-features", "--example", "embedded"])
+        .current_dir(super::suite_kit::root())
         .output()
         .expect("cargo runs the example");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -62,7 +62,7 @@ fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
         .args(["serve", "--addr", "0.0.0.0:0", "--allow-remote"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::suite_kit::root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

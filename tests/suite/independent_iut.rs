@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use serde_json::Value;
-use squall::suite::{run_suite, Strength, Verdict};
+use squall_suite::{run_suite, Strength, Verdict};
 
 use super::suite_kit::{
     failing, independent_command, independent_config, root, take_turn, take_turn_blocking, INDEPENDENT_WARNS,

@@ -39,5 +39,4 @@ mod soak;
 mod suite_kit;
 mod support;
 mod timing_verdicts;
-#[cfg(feature = "wiremock")]
 mod wiremock_bridge;

@@ -9,10 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use squall::iut::Iut;
-use squall::suite::requirements::requirement_title;
-use squall::suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 use squall_reference::mutants::{Breaks, Mutant};
+use squall_suite::iut::Iut;
+use squall_suite::requirements::requirement_title;
+use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
 use super::suite_kit::{config, failing, independent_config, run_side_by_side, take_turn, unexpected_findings};
 use super::support::require;

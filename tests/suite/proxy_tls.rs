@@ -4,7 +4,7 @@
 //! a fault still fires at its delta; without it, the client gets a 502 that names the upstream
 //! and the certificate, and nothing reaches the provider.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -23,7 +23,7 @@ use super::proxy::stream_request;
 use super::support::read_body;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls").join(name)
+    super::suite_kit::root().join("tests/fixtures/tls").join(name)
 }
 
 /// A TLS front on a loopback port for `backend` (`host:port`): every connection's handshake

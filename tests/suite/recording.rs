@@ -167,7 +167,7 @@ fn squall_record_writes_a_scenario_file_without_the_key() {
 
 #[tokio::test]
 async fn a_reply_that_broke_off_is_recorded_as_the_fault_it_was() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/reset-after-3-events-then-ok.toml");
+    let path = super::suite_kit::root().join("scenarios/reset-after-3-events-then-ok.toml");
     let script = std::fs::read_to_string(path).expect("a catalogue scenario");
     let recorded = record(&script, "responses", true).await;
     let broken = recorded.attempts[0].fault.as_ref().expect("the reset is recorded");

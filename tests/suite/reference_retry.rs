@@ -275,7 +275,7 @@ async fn the_websocket_provider_is_retried_the_same_way() {
 }
 
 fn catalogue_file(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(format!("{name}.toml"));
+    let path = super::suite_kit::root().join("scenarios").join(format!("{name}.toml"));
     std::fs::read_to_string(path).expect("a catalogue file")
 }
 

@@ -19,7 +19,7 @@ fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
         .args(["run", "--iut", iut, "--profile", "all", "--tags", TAGS, "--report-dir"])
         .arg(dir)
         .args(extra)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::suite_kit::root())
         .output()
         .expect("squall runs")
 }
@@ -96,7 +96,8 @@ fn as_junit(verdicts: &Verdicts) -> Verdicts {
 fn reports_agree(dir: &Path) -> Verdicts {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
-    serde_json::from_value::<squall::report::Report>(report.clone()).expect("report.json reads as the report type");
+    serde_json::from_value::<squall_suite::report::Report>(report.clone())
+        .expect("report.json reads as the report type");
     let json = from_json(&report);
     assert!(!json.is_empty());
     assert_eq!(from_markdown(&read("acceptance.md")), json, "acceptance.md disagrees with report.json");
@@ -124,7 +125,7 @@ fn reports_agree(dir: &Path) -> Verdicts {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     // Readable by another user (CI artifact hosts, web servers): 0666 less the umask, which the
     // test processes inherit as 022 unless the machine says otherwise.
-    for file in squall::report::FILES {
+    for file in squall_suite::report::FILES {
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(dir.join(file)).expect("written").permissions().mode() & 0o777;
         assert_eq!(mode & 0o044, 0o044 & !umask(), "{file} has mode {mode:o}");

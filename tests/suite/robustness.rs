@@ -146,7 +146,7 @@ fn a_closed_stdout_is_a_clean_exit_for_every_listing_command() {
     for args in [vec!["scenarios", "list"], vec!["scenarios", "check", good.as_str()], vec!["--help"]] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
             .args(&args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(super::suite_kit::root())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

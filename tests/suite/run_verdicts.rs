@@ -17,7 +17,7 @@ fn squall_run(args: &[&str], dir: &Path) -> Output {
         .args(args)
         .arg("--report-dir")
         .arg(dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(super::suite_kit::root())
         .output()
         .expect("squall runs")
 }

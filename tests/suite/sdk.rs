@@ -28,11 +28,11 @@ const CASES: &[(&str, &str)] = &[
 fn sdk_dir() -> PathBuf {
     std::env::var_os("SQUALL_SDK_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/sdk"))
+        .unwrap_or_else(|| super::suite_kit::root().to_path_buf().join("target/sdk"))
 }
 
 fn checker(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sdk").join(relative)
+    super::suite_kit::root().to_path_buf().join("tests/sdk").join(relative)
 }
 
 /// The Messages API cases; the checkers read each run at its Anthropic base URL.

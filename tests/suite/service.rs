@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use squall::iut::Iut;
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
-use squall::suite::service::CaseService;
-use squall::suite::{run_suite, Level, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::service::CaseService;
+use squall_suite::{run_suite, Level, Verdict};
 
 use super::service_client::Judge;
 use super::suite_kit::{config, independent_command, root, staggered, take_turn};

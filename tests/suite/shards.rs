@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::Value;
-use squall::iut::Iut;
-use squall::report::{write_all, ReportMeta};
-use squall::suite::cases::Shard;
-use squall::suite::{Level, SuiteConfig, SuiteOutcome};
+use squall_suite::cases::Shard;
+use squall_suite::iut::Iut;
+use squall_suite::report::{write_all, ReportMeta};
+use squall_suite::{Level, SuiteConfig, SuiteOutcome};
 
 use super::suite_kit::{config, run_side_by_side, take_turn};
 use super::support::require;
@@ -83,7 +83,7 @@ async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unshard
         .expect("squall runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     require(output.status.code() == Some(0), &format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)));
-    for file in squall::report::FILES {
+    for file in squall_suite::report::FILES {
         require(merged_dir.join(file).is_file(), &format!("merged {file}"));
     }
     let read = |dir: &std::path::Path| -> Value {

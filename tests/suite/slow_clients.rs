@@ -5,8 +5,8 @@
 //! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
 //! in 3s" warns on that SHOULD at every time scale.
 
-use squall::iut::Iut;
-use squall::suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use super::suite_kit::{
     independent_command, independent_config, run_side_by_side, slow_independent_config, staggered, take_turn, verdicts,

@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
-use squall::iut::Iut;
 use squall::scenario::Catalogue;
-use squall::soak::{run_soak, SoakConfig, SoakOutcome};
-use squall::suite::Verdict;
+use squall_suite::iut::Iut;
+use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
+use squall_suite::Verdict;
 
 use super::suite_kit::{independent_command, root, take_turn_blocking};
 

@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt as _};
-use squall::iut::Iut;
 use squall::scenario::Catalogue;
-use squall::suite::{run_suite, ProfileSelection, SuiteConfig, SuiteOutcome, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, ProfileSelection, SuiteConfig, SuiteOutcome, Verdict};
 
 /// Tests that run suites or measure precise timing take turns in this binary; within one such
 /// test, suites may run side by side ([`run_side_by_side`]): a verdict must not depend on
@@ -81,8 +81,13 @@ pub const INDEPENDENT_WARNS: [&str; 3] = ["REQ-0006-001", "REQ-0006-002", "REQ-0
 /// Cases side by side: they wait on scaled sleeps far more than they compute.
 pub const CONCURRENCY: usize = 16;
 
+/// The repository's root (the tests belong to `crates/squall-cli`, two folders down).
 pub fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        here.canonicalize().unwrap_or(here)
+    })
 }
 
 /// The suite over this repository's features and catalogue, every profile judged.

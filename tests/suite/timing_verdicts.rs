@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use squall::iut::Iut;
-use squall::suite::{run_suite, SuiteConfig, Verdict};
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use super::suite_kit::{config, independent_config, python, root, take_turn};
 use super::support::require;

@@ -1,0 +1,291 @@
+//! Judged on the waits between attempts as the server saw them: exponential growth, a
+//! cap, and seed 002's schedule with its jitter. Waits are in policy seconds (the case's time
+//! scale undone, the client's reaction taken out); every comparison tolerates the waits' noise,
+//! and each check's margin says how much noise it can tolerate and still reject what it must.
+
+use super::wire::{seconds, waits_and_noise};
+use super::{number, Args, Check, Observation, Timed, Timing};
+use crate::timing::Margin;
+use crate::verdict::Level;
+
+pub(super) const CHECKS: &[Check] = &[
+    Check::timed(
+        r"^the waits between attempts grow exponentially$",
+        Level::Wire,
+        |_| {
+            "at least 3 waits; the longest ≥ 4× the first; below the cap each ≥ 2× the wait two retries before"
+                .to_owned()
+        },
+        Timing { margin: |_| EXPONENTIAL, measure: grow_exponentially },
+    ),
+    Check::timed(
+        r"^the waits level off at a cap$",
+        Level::Wire,
+        |_| "the last three waits each ≤ 1.4× the one before".to_owned(),
+        Timing { margin: |_| CAP, measure: level_off },
+    ),
+    Check::timed(
+        r"^the first (\d+) waits follow 1 s × 2\^n plus a jitter between 0 and 1 s$",
+        Level::Wire,
+        |args| {
+            let windows: Vec<String> =
+                (0..number::<u32>(args, 1)).map(|n| format!("{}-{}", 1u64 << n, (1u64 << n) + 1)).collect();
+            format!("waits in [{}] s", windows.join(", "))
+        },
+        Timing { margin: |_| SCHEDULE, measure: seed_002_schedule },
+    ),
+    Check::timed(
+        r"^the waits carry a random jitter$",
+        Level::Wire,
+        |_| format!("among the first 5 waits, two ≥ {SOME_JITTER_S} s above 2^n, and unequal jitters"),
+        Timing { margin: |_| JITTER, measure: jitter_varies },
+    ),
+];
+
+/// Growth rejects waits growing 1 s a retry and constant ones while the noise is under 0.25 s
+/// (the unit tests below show both, and seed 002's schedule passing, at that noise).
+const EXPONENTIAL: Margin = Margin::of_waits(0.5);
+
+/// A cap rejects waits that keep doubling; past 8 s they grow by 8 s a retry or more.
+const CAP: Margin = Margin::of_waits(4.0);
+
+/// Seed 002's windows reject a 2 s base (every wait from the second one 1 s or more outside
+/// its window) and a 1.5 s jitter (up to 0.5 s outside).
+const SCHEDULE: Margin = Margin::of_waits(0.5);
+
+/// Random jitter rejects a client without jitter: two waits must carry [`SOME_JITTER_S`]. Jitter
+/// seen beyond the noise in two waits is certain; only its absence needs this margin.
+const JITTER: Margin = Margin::of_waits(SOME_JITTER_S).for_evidence();
+
+/// Below this share of the longest wait, a wait has not reached the cap yet (a capped wait
+/// with −25 % jitter, as the OpenAI SDKs draw it, is still above it).
+const BELOW_CAP: f64 = 0.7;
+
+/// Seed 002's jitter is uniform in 0-1 s: at least two of five waits carry this much (fewer do
+/// once in 2,000 runs, and the slower run that confirms a failed check draws again).
+pub(super) const SOME_JITTER_S: f64 = 0.1;
+
+/// A wait is judged against the one two retries later only when it is this many times the
+/// measurement's tolerance: a busy machine adds milliseconds to every wait, which at 1/100 of
+/// real time is tenths of a second on waits of one or two.
+const MEASURABLE: f64 = 10.0;
+
+/// Seed 002's jitter is added to each wait and lies in 0-1 s ("base × 2^n + jitter(0..1 s)"): at
+/// base 1 s the wait two retries after a fully jittered first one (1 + 1 s) may be 4 + 0 s, exactly
+/// twice it, so one millisecond of scheduling delay would fail a correct client. Comparisons
+/// two retries apart allow this much additive jitter.
+const ADDITIVE_JITTER_S: f64 = 1.0;
+
+/// Exponential: the waits grow at least 4× overall, and until the first one nears the longest
+/// wait (the cap; later ones may dip with jitter) each wait long enough to measure well is at
+/// most half the one two retries later (less seed 002's additive jitter) — a factor of √2 or more
+/// per retry.
+/// Linear and constant waits fail.
+///
+/// `tolerance` is given once per comparison (to the longer wait): the verdict's reading, held to
+/// the statistical test below. `each` more is given to every wait read — the first wait as short
+/// as it may be, the longest as long: with `each` = the noise, a miss is one no value within each
+/// wait's own noise escapes (certain).
+///
+/// A measured wait can only come out longer than the client's own, never shorter (a stalled
+/// scheduler, a slow connect). Below the cap a growing schedule never has a wait longer than the
+/// next one, so such a wait is taken for an outlier: it is not the base of a comparison, and
+/// overall growth is counted from the shorter of the first two waits.
+pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64, each: f64) -> bool {
+    let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
+    let first = waits.iter().take(2).copied().fold(f64::INFINITY, f64::min);
+    let (low, high) = (|w: f64| w - each, |w: f64| w + each);
+    waits.len() >= 3
+        && high(top) + tolerance >= 4.0 * low(first)
+        && waits
+            .windows(3)
+            .take_while(|w| high(w[2]) < BELOW_CAP * low(top))
+            .filter(|w| low(w[0]) >= MEASURABLE * tolerance && high(w[0]) <= low(w[1]) + tolerance)
+            .all(|w| high(w[2]) + tolerance >= 2.0 * low(w[0]) - ADDITIVE_JITTER_S)
+}
+
+/// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
+/// room for jitter but not for doubling); `tolerance` and `each` as for [`grows_exponentially`].
+pub(super) fn levels_off(waits: &[f64], tolerance: f64, each: f64) -> bool {
+    waits.len() >= 3 && waits[waits.len() - 3..].windows(2).all(|w| w[1] - each <= 1.4 * (w[0] + each) + tolerance)
+}
+
+/// Seed 002: wait n (0-based) lies in [2^n, 2^n + 1] seconds, within `tolerance`.
+pub(super) fn follows_seed_002(waits: &[f64], tolerance: f64) -> bool {
+    waits.iter().enumerate().all(|(n, wait)| {
+        let base = 2f64.powi(n as i32);
+        *wait >= base - tolerance && *wait <= base + 1.0 + tolerance
+    })
+}
+
+/// The jitter of each wait: wait n − 2^n.
+pub(super) fn jitters(waits: &[f64]) -> Vec<f64> {
+    waits.iter().enumerate().map(|(n, w)| w - 2f64.powi(n as i32)).collect()
+}
+
+/// Random jitter: two waits may carry at least [`SOME_JITTER_S`] within `tolerance`, and the
+/// jitters differ by more than the measurement error. Zero jitter fails, and so does zero jitter
+/// with one wait stretched by a stalled machine (a measured wait can only come out longer than
+/// the client's, so one long wait is no evidence); a constant offset fails.
+pub(super) fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
+    let mut jitter = jitters(waits);
+    jitter.sort_by(f64::total_cmp);
+    let [low, .., second, high] = jitter[..] else { return false };
+    second + tolerance >= SOME_JITTER_S && high - low > 2.0 * tolerance
+}
+
+/// Waits compared with each other need at least three: fewer is a miss by count.
+fn compared(observation: &Observation, test: fn(&[f64], f64, f64) -> bool) -> Timed {
+    let (waits, noise) = waits_and_noise(observation);
+    if waits.len() < 3 {
+        return Timed::decided(format!("{}: fewer than 3 waits", seconds(&waits)), false);
+    }
+    Timed::compared(seconds(&waits), test(&waits, noise, 0.0), !test(&waits, noise, noise), noise)
+}
+
+fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
+    compared(observation, grows_exponentially)
+}
+
+fn level_off(observation: &Observation, _: &Args) -> Timed {
+    compared(observation, levels_off)
+}
+
+fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {
+    let count: usize = number(args, 1);
+    let (waits, noise) = waits_and_noise(observation);
+    if waits.len() < count {
+        return Timed::decided(format!("{}: fewer than {count} waits", seconds(&waits)), false);
+    }
+    Timed::bound(seconds(&waits), follows_seed_002(&waits[..count], noise), noise)
+}
+
+fn jitter_varies(observation: &Observation, _: &Args) -> Timed {
+    let (waits, noise) = waits_and_noise(observation);
+    let first = &waits[..waits.len().min(5)];
+    let shown: Vec<String> = jitters(first).iter().map(|j| format!("{j:.3}")).collect();
+    let observed = format!("jitters [{}] s", shown.join(", "));
+    if first.len() < 3 {
+        return Timed::decided(format!("{observed}: fewer than 3 waits"), false);
+    }
+    Timed::evidence(observed, carries_jitter(first, noise), noise)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdict's reading: the noise given once per comparison.
+    fn grows(waits: &[f64], noise: f64) -> bool {
+        grows_exponentially(waits, noise, 0.0)
+    }
+
+    /// The certain reading: every wait also read anywhere within its own noise.
+    fn may_grow(waits: &[f64], noise: f64) -> bool {
+        grows_exponentially(waits, noise, noise)
+    }
+
+    #[test]
+    fn exponential_waits_pass_and_linear_or_constant_ones_fail() {
+        // Seed 002's schedule with a 30 s cap, openai-python's (0.5 s ×2, cap 8 s, −25 %).
+        assert!(grows(&[1.9, 2.0, 4.1, 8.9, 16.2, 30.0], 0.05));
+        assert!(grows(&[0.4, 0.8, 1.6, 3.1, 6.5, 8.0], 0.05));
+        assert!(grows(&[1.2, 2.5, 4.4, 8.1, 16.9, 30.0, 30.0, 30.0, 30.0, 30.0], 0.05));
+        // openai-python with 10 retries: capped at 8 s minus up to 25 % jitter.
+        assert!(grows(&[0.60, 1.28, 2.07, 3.69, 8.08, 7.98, 7.91, 7.55, 7.01, 8.00], 0.05));
+        // openai-node with 10 retries: the cap reached at the fifth wait, jittered down.
+        assert!(grows(&[0.70, 0.82, 1.65, 3.82, 6.24, 6.26, 6.15, 6.27, 7.59, 7.46], 0.05));
+        let linear: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert!(!grows(&linear, 0.05), "linear");
+        assert!(!grows(&linear, 0.2), "linear, measured at 1/100 of real time");
+        // Seed 002's schedule on a busy machine at 1/100: every wait 0.4 s long.
+        assert!(grows(&[2.4, 2.6, 4.4, 8.8, 16.5, 30.4], 0.2));
+        assert!(!grows(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0], 0.05), "constant");
+        assert!(!grows(&[1.0, 2.0], 0.05), "too few to tell");
+        // One wait stretched by a stalled machine at 1/100: still exponential.
+        assert!(grows(&[6.60, 2.73, 6.92, 10.40, 18.08, 30.30, 30.26, 30.30, 30.32, 30.23], 0.2));
+        // Seed 002 at base 1 s, a full jitter on the first wait and none two retries later, the
+        // first wait stretched 4 ms at 1/100.
+        assert!(grows(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.2));
+        // An outlier does not hide a schedule that stops growing.
+        assert!(!grows(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
+    }
+
+    /// Uniform draws in [0, 1) from a seed (a small LCG: the test needs no crate).
+    fn draws(seed: u64) -> impl Iterator<Item = f64> {
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        std::iter::repeat_with(move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        })
+    }
+
+    #[test]
+    fn at_the_noise_its_margin_allows_growth_still_tells_doubling_from_linear_and_constant() {
+        // The largest noise at which the margin still decides (it decides below its half).
+        let noise = EXPONENTIAL.max_noise() - 1e-9;
+        let (mut linear_passed, mut seed_002_failed) = (0, 0);
+        for seed in 0..2000 {
+            let jitter: Vec<f64> = draws(seed).take(10).collect();
+            // The 11-attempt case: seed 002's schedule capped at 30 s, and 1 s more a retry.
+            let doubling: Vec<f64> = (0..10).map(|n| (2f64.powi(n) + jitter[n as usize]).min(30.0)).collect();
+            let linear: Vec<f64> = (0..10).map(|n| f64::from(n + 1) + jitter[n as usize]).collect();
+            // Each measured wait lies anywhere within the noise of the true one.
+            let errors: Vec<f64> = draws(seed + 10_000).take(10).map(|d| (2.0 * d - 1.0) * noise).collect();
+            let measured = |waits: &[f64]| -> Vec<f64> { waits.iter().zip(&errors).map(|(w, e)| w + e).collect() };
+            seed_002_failed += usize::from(!grows(&measured(&doubling), noise));
+            linear_passed += usize::from(grows(&measured(&linear), noise));
+        }
+        assert_eq!(seed_002_failed, 0, "seed 002's schedule must pass");
+        assert!(linear_passed <= 20, "linear waits passed {linear_passed} of 2000 measurements (1 %)");
+        assert!(!grows(&[2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0], noise), "constant");
+    }
+
+    #[test]
+    fn beyond_the_margin_a_miss_is_certain_whatever_the_noise() {
+        // tests/iut/prd0006 (seed 002, capped at 20 s) spending 20-300 ms of its own per retry,
+        // measured at 1/50 (±8.4 s): a miss only if the noise were given once for all the waits.
+        let jittery = [8.00, 7.72, 1.53, 5.57, 11.09, 20.68];
+        assert!(may_grow(&jittery, 8.4));
+        // Growing schedules, each wait measured anywhere within the noise: never a miss.
+        for noise in [0.3, 1.0, 4.0, 20.0] {
+            for seed in 0..500 {
+                let jitter: Vec<f64> = draws(seed).take(10).collect();
+                let errors: Vec<f64> = draws(seed + 10_000).take(10).map(|d| (2.0 * d - 1.0) * noise).collect();
+                for cap in [8.0, 20.0, 30.0] {
+                    let schedule: Vec<f64> = (0..10).map(|n| (2f64.powi(n) + jitter[n as usize]).min(cap)).collect();
+                    let measured: Vec<f64> = schedule.iter().zip(&errors).map(|(w, e)| w + e).collect();
+                    assert!(may_grow(&measured, noise), "{measured:?} ±{noise}");
+                    assert!(levels_off(&measured, noise, noise), "{measured:?} ±{noise}");
+                }
+            }
+        }
+        // What no noise explains is still a miss: constant 30 s waits measured ±1 s, and waits
+        // doubling to 512 s measured ±20 s.
+        assert!(!may_grow(&[30.0; 6], 1.0));
+        let doubling: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
+        assert!(!levels_off(&doubling, 20.0, 20.0));
+    }
+
+    #[test]
+    fn a_cap_is_three_level_waits_and_doubling_is_not_one() {
+        assert!(levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0], 0.05, 0.0));
+        assert!(levels_off(&[6.0, 8.0, 6.2, 7.9], 0.05, 0.0), "a cap with −25 % jitter");
+        assert!(!levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], 0.05, 0.0));
+    }
+
+    #[test]
+    fn seed_002_rejects_no_jitter_a_wrong_base_and_jitter_out_of_range() {
+        let good = [1.31, 2.87, 4.05, 8.62, 16.44];
+        assert!(follows_seed_002(&good, 0.05) && carries_jitter(&good, 0.01));
+        let no_jitter = [1.002, 2.021, 4.003, 8.0, 16.032];
+        assert!(follows_seed_002(&no_jitter, 0.05) && !carries_jitter(&no_jitter, 0.01), "no jitter");
+        let stalled_once = [1.002, 2.021, 4.35, 8.0, 16.032];
+        assert!(!carries_jitter(&stalled_once, 0.01), "no jitter, one wait stretched by a stalled machine");
+        assert!(carries_jitter(&[1.0, 2.0, 4.35, 8.2, 16.0], 0.01), "jitter in two waits");
+        let constant = [1.5, 2.5, 4.5, 8.5, 16.5];
+        assert!(follows_seed_002(&constant, 0.05) && !carries_jitter(&constant, 0.01), "a constant offset");
+        assert!(!follows_seed_002(&[2.3, 4.9, 8.2, 16.5, 32.1], 0.05), "base 2 s");
+        assert!(!follows_seed_002(&[1.2, 3.5, 4.1, 8.2, 16.9], 0.05), "jitter of 1.5 s");
+    }
+}

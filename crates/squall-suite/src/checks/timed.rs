@@ -1,0 +1,153 @@
+//! Timing checks: what one measures carries noise, so each names the margin it must tell apart
+//! and reads its measurement as measured and with a busy machine's moment allowed at each wait
+//! (for the outcome a longer span could fake), for its verdict; and with a [`STALL`] allowed, to
+//! tell a miss no machine explains (failed at once) from one a slower run must confirm. What the
+//! readings do not decide is undecided: run again slower, and `inconclusive` where no slower run
+//! is allowed.
+
+use super::{Args, Observation};
+use crate::timing::{CaseClock, Doubt, Margin, Measured, Reading, STALL};
+
+/// What a timing check measured.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Timed {
+    /// What was observed, in policy seconds.
+    pub observed: String,
+    /// What it says, for [`Margin::read`].
+    pub measured: Measured,
+}
+
+impl Timed {
+    /// A bound on one span (or on each of several spans): missed with the benefit of the doubt
+    /// is missed whatever the noise.
+    pub(crate) fn bound(observed: impl Into<String>, held: bool, noise: f64) -> Timed {
+        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise } }
+    }
+
+    /// A bound over several spans compared with each other: `held` with the noise given once,
+    /// `certain_miss` when no value within each span's own noise meets it.
+    pub(crate) fn compared(observed: impl Into<String>, held: bool, certain_miss: bool, noise: f64) -> Timed {
+        Timed { observed: observed.into(), measured: Measured { held, certain_miss, noise } }
+    }
+
+    /// Evidence (a jitter, a spread): seen beyond the noise, or not; its absence is never certain
+    /// from one run.
+    pub(crate) fn evidence(observed: impl Into<String>, seen: bool, noise: f64) -> Timed {
+        Timed { observed: observed.into(), measured: Measured { held: seen, certain_miss: false, noise } }
+    }
+
+    /// Decided whatever the client's reaction: by counting what the case did (too few attempts
+    /// or retries), or a span that meets an upper bound even when all of it is counted as the
+    /// client's waiting.
+    pub(crate) fn decided(observed: impl Into<String>, held: bool) -> Timed {
+        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise: 0.0 } }
+    }
+}
+
+/// How a timing check judges: its margin, and its measurement.
+#[derive(Debug)]
+pub(crate) struct Timing {
+    pub margin: fn(&Args) -> Margin,
+    pub measure: fn(&Observation, &Args) -> Timed,
+}
+
+/// A timing check's finding on one observation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TimedFinding {
+    pub observed: String,
+    pub reading: Reading,
+    /// A miss no machine explains: no slower run can change it.
+    pub certain: bool,
+    /// The noise the reading was made with (a busy machine's moment in it), policy seconds.
+    pub noise: f64,
+}
+
+impl Timing {
+    /// Read the check on `observation`. What a busy machine can fake — it only lengthens spans —
+    /// is read with the case clock's moment allowed at each wait and attempt: a pass then holds
+    /// when it would with the moment (or, for an upper bound, without it), a miss when it would
+    /// with the moment (or, for a lower bound or evidence, without it). A miss is certain when it
+    /// survives a [`STALL`] and a client that reacts in no time.
+    pub(crate) fn find(&self, observation: &Observation, args: &Args) -> TimedFinding {
+        let margin = (self.margin)(args);
+        let plain = (self.measure)(observation, args);
+        let clock = &observation.clock;
+        let held = match clock.machine.held_back_ms > 0.0 {
+            true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
+            false => plain.clone(),
+        };
+        let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
+        let trusted = |reading: Reading, without_moment: bool| {
+            with_moment == reading || (without_moment && as_measured == reading)
+        };
+        let reading = if trusted(Reading::Holds, !margin.lengthened.pass_needs_moment()) {
+            Reading::Holds
+        } else if trusted(Reading::Misses, !margin.lengthened.miss_needs_moment()) {
+            Reading::Misses
+        } else {
+            Reading::Undecided
+        };
+        let certain = reading == Reading::Misses
+            && plain.measured.certain_miss
+            && (margin.doubt == Doubt::AgainstClient || self.misses_in_a_stall(observation, args));
+        let moment = clock.machine.held_back_ms;
+        let observed = match (reading, as_measured) {
+            (now, before) if now == before => plain.observed,
+            (Reading::Holds, _) => {
+                format!("{} — met if the machine held the client back {moment:.0} ms real at a wait", plain.observed)
+            }
+            (_, Reading::Misses) => format!(
+                "{} — the machine holding the client back {moment:.0} ms real at a wait could explain the miss",
+                plain.observed
+            ),
+            _ => format!(
+                "{} — the machine holding the client back {moment:.0} ms real at a wait could make it look met",
+                plain.observed
+            ),
+        };
+        TimedFinding { observed, reading, certain, noise: held.measured.noise }
+    }
+
+    /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and
+    /// a client that reacts in no time.
+    fn misses_in_a_stall(&self, observation: &Observation, args: &Args) -> bool {
+        let clock = &observation.clock;
+        let stalled =
+            CaseClock { reaction: clock.reaction.down_to_zero(), ..clock.clone() }.held_back(STALL.held_back_ms);
+        (self.measure)(&observation.with_clock(stalled), args).measured.certain_miss
+    }
+}
+
+/// A timing check found among a case's steps, with its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Planned {
+    pub step: String,
+    pub timing: &'static Timing,
+    pub args: Vec<String>,
+}
+
+impl Planned {
+    pub(crate) fn margin(&self) -> Margin {
+        (self.timing.margin)(&self.args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cases_timing_checks_are_found_with_their_margins_in_any_form() {
+        let planned: Vec<super::Planned> = [
+            "attempt 2 starts at least 4.5 seconds after attempt 1 ends",
+            "ideally attempt 2 starts at least 3 seconds after attempt 1 ends",
+            "the server sees exactly 2 attempts",
+            "attempt 1 lasts between 59 and 65 seconds",
+        ]
+        .into_iter()
+        .filter_map(super::super::StepChecks::for_step)
+        .flat_map(|checks| checks.timed().collect::<Vec<_>>())
+        .collect();
+        let seconds: Vec<f64> = planned.iter().map(|p| p.margin().seconds).collect();
+        assert_eq!(seconds, [2.5, 1.0, 29.5]);
+        assert_eq!(planned[1].args[2], "3");
+    }
+}

@@ -1,0 +1,112 @@
+//! One run of a case judged: a pure function of the case's plan and what its run left. It gives
+//! the case's record — the verdict this run supports — and, when a slower run could change that
+//! verdict and one is allowed, asks for it: a timing check's miss that a busy machine could
+//! explain, or a measurement too noisy to decide. A MUST that failed for certain needs no other
+//! run: the case fails whatever the rest could not show.
+
+use super::liveness::{still_waiting_on_silence, unjudgeable_case, GIVES_UP_ON_SILENCE, SILENCE_EXPECTED};
+use crate::cases::CasePlan;
+use crate::checks::{Finding, Observation};
+use crate::results::{CaseRecord, CheckRecord};
+use crate::timing::margin::slower;
+use crate::timing::{choose_scale, scale_name};
+use crate::verdict::{Level, Strength, Verdict};
+
+/// Where a run of a case stands among its runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stage {
+    /// The time scale the run went at.
+    pub time_scale: f64,
+    /// The case's own scale (the suite's, or the feature's "timing is measured at 1/N").
+    pub asked: f64,
+    /// The slowest scale allowed.
+    pub max: f64,
+    /// No other run is allowed: what this one found stands.
+    pub last: bool,
+}
+
+/// What a run left, beyond its observation: how it was judged and when its client ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Judging {
+    /// The contract level the implementation declares.
+    pub level: Level,
+    /// When the client ended, in the run's journal time (ms since the run was created).
+    pub ended_at_ms: f64,
+}
+
+/// A slower run the judge asks for, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RunAgain {
+    /// The scale to run at: at least twice as slow, and slow enough for every margin of the case
+    /// given the reaction this run was read with.
+    pub time_scale: f64,
+    pub why: String,
+}
+
+/// The verdict of one run, and a slower run when one could change it.
+#[derive(Debug, Clone)]
+pub(crate) struct Judgement {
+    pub record: CaseRecord,
+    pub again: Option<RunAgain>,
+}
+
+/// Judge one run of `plan`. Its Then steps are judged in order and stop at the first that fails
+/// a MUST (the rest would describe a run already failed).
+pub(crate) fn judge(plan: &CasePlan, observation: &Observation, judging: Judging, stage: &Stage) -> Judgement {
+    let name = plan.case_name();
+    if let Some(observed) = still_waiting_on_silence(observation, judging.ended_at_ms) {
+        let check = harness_check(plan, GIVES_UP_ON_SILENCE, SILENCE_EXPECTED, observed);
+        return Judgement { record: observation.recorded_in(CaseRecord::judged(name, vec![check], None)), again: None };
+    }
+    if let Some(why) = unjudgeable_case(observation) {
+        return Judgement {
+            record: observation.recorded_in(CaseRecord::judged(name, Vec::new(), Some(why))),
+            again: None,
+        };
+    }
+    let mut findings: Vec<Finding> = Vec::new();
+    for step in &plan.then {
+        let judged = step.judge(observation, judging.level, plan.advisory());
+        let failed_a_must = judged.iter().any(|f| f.record.verdict == Verdict::Fail);
+        findings.extend(judged);
+        if failed_a_must {
+            break;
+        }
+    }
+    let again = run_again(plan, observation, &findings, stage);
+    let checks = findings.into_iter().map(|f| f.record).collect();
+    Judgement { record: observation.recorded_in(CaseRecord::judged(name, checks, None)), again }
+}
+
+/// A slower run, when some finding is unsure, none failed a MUST for certain, and the stage
+/// allows one.
+fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], stage: &Stage) -> Option<RunAgain> {
+    let failed_for_certain = findings.iter().any(|f| f.record.verdict == Verdict::Fail && f.unsure.is_none());
+    let (check, why) = findings.iter().find_map(|f| Some((&f.record.name, f.unsure.as_ref()?)))?;
+    if failed_for_certain || stage.last {
+        return None;
+    }
+    let slower = slower(stage.time_scale, stage.max)?;
+    let clock = &observation.clock;
+    let needed = choose_scale(stage.asked, stage.max, &plan.margins(), &clock.reaction, clock.machine).time_scale;
+    let time_scale = slower.max(needed);
+    let why = format!(
+        "run again at {} to settle what `{check}` found at {}: {why}",
+        scale_name(time_scale),
+        scale_name(stage.time_scale)
+    );
+    Some(RunAgain { time_scale, why })
+}
+
+/// A check the harness judges itself, at `wire`: a MUST unless the case is `@should`.
+fn harness_check(plan: &CasePlan, name: &str, expected: &str, observed: String) -> CheckRecord {
+    let strength = if plan.advisory() { Strength::Should } else { Strength::Must };
+    CheckRecord {
+        name: name.to_owned(),
+        level: Level::Wire,
+        strength,
+        verdict: Verdict::of_check(strength, true, false),
+        expected: expected.to_owned(),
+        observed,
+    }
+}

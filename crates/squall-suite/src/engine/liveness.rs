@@ -1,0 +1,138 @@
+//! Implementations that leave nothing to judge — dead, hung, no usable `result.json`, or one
+//! that says it ran at another time scale — and the one kill that is a verdict: a client still
+//! waiting, at the case timeout, on a reply squall withholds on purpose.
+
+use crate::checks::Observation;
+use crate::timing::scale_name;
+use crate::verdict::unjudgeable_run;
+use squall::journal::{EndKind, JournalEntry};
+use squall::scenario::FaultKind;
+
+/// The check recorded when an implementation is killed while it waits on a reply squall
+/// withholds on purpose: it never gave up on a silent provider (REQ-0006-001's
+/// `ProviderTimeoutException`, seed 004's timeouts), which is a failure, not an unjudgeable case.
+pub(crate) const GIVES_UP_ON_SILENCE: &str = "the implementation gives up on a silent provider";
+
+/// Why a case's run cannot be judged, whatever its checks would say: an instance that died, hung
+/// or left no usable result, or one that reports another time scale than it was given.
+pub(crate) fn unjudgeable_case(run: &Observation) -> Option<String> {
+    dead_client(run).or_else(|| reported_scale_mismatch(run.iut.result.as_ref(), run.time_scale()))
+}
+
+/// Why an instance's run cannot be judged (a herd's: the first such client, named), if one
+/// cannot.
+fn dead_client(run: &Observation) -> Option<String> {
+    let herd = run.is_herd();
+    run.clients().enumerate().find_map(|(k, client)| {
+        unjudgeable_run(client).map(|why| if herd { format!("client {k} of the herd: {why}") } else { why })
+    })
+}
+
+/// A withheld reply still awaited after this much policy time is awaited forever: twice the
+/// longest default timeout of the official SDKs (openai's 600 s read timeout), and far past seed
+/// 001's 60 s → 120 s ladder and seed 004's 5-minute budget for a whole call.
+const GIVES_UP_WITHIN_S: f64 = 1200.0;
+
+/// What [`GIVES_UP_ON_SILENCE`] expects.
+pub(crate) const SILENCE_EXPECTED: &str =
+    "it gives up on a silent attempt (its own timeout) and retries or reports the failure";
+
+/// What [`GIVES_UP_ON_SILENCE`] observed, when the implementation was killed at the case timeout
+/// (at `ended_at_ms` of the run's journal time) while still waiting on a reply squall withholds
+/// ([`waiting_on_silence`]); `None` when it was not.
+pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> Option<String> {
+    let time_scale = run.time_scale();
+    let (attempt, open_ms) =
+        run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, time_scale)).flatten()?;
+    Some(format!(
+        "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time), when it was killed at the case timeout",
+        open_ms / 1000.0,
+        open_ms / 1000.0 / time_scale
+    ))
+}
+
+/// Why a kill at the case timeout is a verdict rather than no verdict: the implementation was
+/// still waiting on a reply squall withholds on purpose (headers delayed, or a stall) — its last
+/// model request had no reply yet or was stalled, ended only with the kill, and had been open for
+/// more than [`GIVES_UP_WITHIN_S`] of policy time (a client whose timeouts are merely longer than
+/// the case allows is not judged so). Returns the 1-based attempt and how long it was open (ms).
+fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: f64) -> Option<(usize, f64)> {
+    /// A hang-up noticed this long after the kill is the kill's.
+    const KILL_NOTICED_MS: f64 = 1000.0;
+    let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
+    let last = calls.last()?;
+    let withheld = last.status.is_none() || last.fault == Some(FaultKind::Stall);
+    let ended_by_kill = match (last.end, last.finished_at_ms) {
+        (None, _) => true,
+        (Some(EndKind::ClientClosed | EndKind::Stalled), Some(at)) => at >= killed_at_ms - KILL_NOTICED_MS,
+        _ => false,
+    };
+    let open_ms = killed_at_ms - last.received_at_ms;
+    let forever = open_ms / 1000.0 / time_scale > GIVES_UP_WITHIN_S;
+    (withheld && ended_by_kill && forever).then_some((calls.len(), open_ms))
+}
+
+/// Why the case cannot be judged when the implementation reports a time scale other than the
+/// one it was given (`time_scale` in `result.json` is optional).
+fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: f64) -> Option<String> {
+    let reported = result.map(|r| &r["time_scale"]).filter(|v| !v.is_null())?;
+    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it), or run with --time-scale 1 if the implementation cannot scale its waits";
+    match reported.as_f64() {
+        Some(seen) if (seen - time_scale).abs() <= 1e-6 * time_scale => None,
+        Some(seen) => Some(format!(
+            "result.json says time_scale {seen}, but the case ran at {time_scale} ({}): squall would misread every wait; {fix}",
+            scale_name(time_scale)
+        )),
+        None => Some(format!("result.json's time_scale is not a number ({reported}); {fix}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(
+        status: Option<u16>,
+        fault: Option<FaultKind>,
+        end: Option<EndKind>,
+        finished: Option<f64>,
+    ) -> JournalEntry {
+        let mut entry: JournalEntry = serde_json::from_value(json!({
+            "index": 0, "track": "default", "attempt": 0, "method": "POST", "path": "/responses", "headers": {},
+            "body": null, "stream": true, "received_at_ms": 0.0, "finished_at_ms": null, "status": null,
+            "fault": null, "end": null, "events_sent": 0, "bytes_sent": 0, "terminal_sent": false
+        }))
+        .expect("entry");
+        (entry.status, entry.fault, entry.end, entry.finished_at_ms) = (status, fault, end, finished);
+        entry
+    }
+
+    #[test]
+    fn a_kill_while_squall_withholds_a_reply_is_waiting_on_silence_and_a_hang_elsewhere_is_not() {
+        let answered = call(Some(503), None, Some(EndKind::ErrorStatus), Some(10.0));
+        let header_delay = call(None, None, Some(EndKind::ClientClosed), Some(60_010.0));
+        assert_eq!(waiting_on_silence(&[answered.clone(), header_delay], 60_000.0, 0.01), Some((2, 60_000.0)));
+        let stalled_until_killed = call(Some(200), Some(FaultKind::Stall), None, None);
+        assert_eq!(
+            waiting_on_silence(std::slice::from_ref(&stalled_until_killed), 60_000.0, 0.01),
+            Some((1, 60_000.0))
+        );
+        // It gave up on the stall long before, then hung in its own code.
+        let gave_up = call(Some(200), Some(FaultKind::Stall), Some(EndKind::Stalled), Some(600.0));
+        assert_eq!(waiting_on_silence(&[gave_up], 60_000.0, 0.01), None);
+        assert_eq!(waiting_on_silence(&[answered], 60_000.0, 0.01), None);
+        // Killed 4 s into its run at 1/50, its attempt open 200 s of policy time: its timeouts
+        // may just be longer than the case allows.
+        assert_eq!(waiting_on_silence(&[stalled_until_killed], 4_000.0, 0.02), None);
+    }
+
+    #[test]
+    fn a_reported_time_scale_must_be_the_one_given() {
+        assert_eq!(reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 0.01})), 0.01), None);
+        assert_eq!(reported_scale_mismatch(Some(&json!({"ok": true})), 0.01), None, "missing is allowed");
+        let wrong = reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 1.0})), 0.01).expect("an error");
+        assert!(wrong.contains("time_scale 1") && wrong.contains("--time-scale 1"), "{wrong}");
+        assert!(reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": "fast"})), 0.01).is_some());
+    }
+}

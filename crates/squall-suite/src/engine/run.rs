@@ -1,0 +1,205 @@
+//! Running a case: its time scale planned from its timing checks and the client's reaction, the
+//! implementation run on its scenario, the run judged, and a slower run when the judge asks for
+//! one (the client's reaction measured again first).
+
+use std::time::Duration;
+
+use super::judge::{judge, Judgement, Judging, Stage};
+use super::turns::MachineTurns;
+use crate::cases::CasePlan;
+use crate::checks::Observation;
+use crate::execute::{execute, Execution};
+use crate::iut::{CaseSpec, Iut};
+use crate::results::CaseRecord;
+use crate::runner::SuiteConfig;
+use crate::steps::when::PROMPT;
+use crate::timing::calibration::calibrate;
+use crate::timing::lockstep::{self, Lockstep};
+use crate::timing::{choose_scale, scale_name, Calibration, CaseClock, Reaction, ScaleChoice};
+use crate::verdict::Level;
+use squall::scenario::Catalogue;
+use squall::server::Server;
+
+/// Runs of one case at most: the first, and a slower one to settle what it could not.
+const MAX_RUNS: usize = 2;
+
+/// What every case of one suite run shares.
+#[derive(Debug)]
+pub(crate) struct SuiteContext {
+    pub server: Server,
+    pub catalogue: Catalogue,
+    pub iut: Iut,
+    pub level: Level,
+    /// Production values run at this fraction of real time (1 on the virtual clock).
+    pub time_scale: f64,
+    /// The most a case's time scale may be raised to so that its timing checks can judge.
+    pub max_time_scale: f64,
+    /// Time an implementation gets per case, at the case's own time scale (more when the scale is
+    /// raised); policy time on the virtual clock.
+    pub case_timeout: Duration,
+    /// Passed to every case as `SQUALL_SEED`, for reproducible jitter.
+    pub seed: Option<u64>,
+    /// Instances a herd case runs at once.
+    pub herd: u32,
+    /// The implementation's reaction, measured before any case ran.
+    pub calibration: Calibration,
+    /// Calibration instances at each scale (for a case that measures the reaction again).
+    pub calibration_instances: usize,
+    /// How far a lockstep herd spreads on this machine: measured before the first herd case.
+    pub lockstep: tokio::sync::OnceCell<Lockstep>,
+    /// Every case's turn on the machine: shared, or alone for a herd.
+    turns: MachineTurns,
+}
+
+impl SuiteContext {
+    /// What the cases of `config`'s run share: its `server`, and the implementation's
+    /// `calibration` (`instances` at each scale). On the virtual clock production values run as
+    /// they are, and a case gets the policy time a case at the suite's scale would (60 s real at
+    /// 1/100: 6,000 s).
+    pub(crate) fn new(
+        config: &SuiteConfig,
+        server: Server,
+        calibration: Calibration,
+        instances: usize,
+    ) -> SuiteContext {
+        let (time_scale, max_time_scale, case_timeout) = if calibration.is_virtual_clock() {
+            (1.0, 1.0, config.case_timeout.div_f64(config.time_scale))
+        } else {
+            (config.time_scale, config.max_time_scale, config.case_timeout)
+        };
+        SuiteContext {
+            server,
+            catalogue: config.catalogue.clone(),
+            iut: config.iut.clone(),
+            level: config.level,
+            time_scale,
+            max_time_scale,
+            case_timeout,
+            seed: config.seed,
+            herd: config.herd,
+            calibration,
+            calibration_instances: instances,
+            lockstep: tokio::sync::OnceCell::new(),
+            turns: MachineTurns::default(),
+        }
+    }
+
+    /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual
+    /// clock; not measurable for a client that waits of its own when asked for 1 ms.
+    async fn lockstep(&self) -> &Lockstep {
+        self.lockstep
+            .get_or_init(|| async {
+                if self.calibration.is_virtual_clock() {
+                    return Lockstep::exact();
+                }
+                let reaction = &self.calibration.reaction;
+                if !reaction.unasked_wait_ms.is_empty() || !reaction.unscaled_wait_ms.is_empty() {
+                    return Lockstep::unknown(
+                        "the client waits of its own when asked to wait 1 ms: its herd's spread cannot be told from the machine's",
+                    );
+                }
+                let timeout = self.case_timeout.min(std::time::Duration::from_secs(60));
+                lockstep::measure(&self.server, &self.iut, self.time_scale, self.herd, timeout, self.seed).await
+            })
+            .await
+    }
+}
+
+/// Run and judge `plan`: `n/a` when the implementation's level does not reach it, `error` when
+/// it cannot be run; else the verdict of its last run.
+pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecord {
+    let Some((step, action)) = &plan.when else {
+        return CaseRecord::judged(plan.case_name(), Vec::new(), Some("the case has no When step".to_owned()));
+    };
+    if suite.level < action.needs {
+        let checks = plan.then.iter().flat_map(|step| step.not_applicable(plan.advisory())).collect();
+        return CaseRecord::judged(plan.case_name(), checks, None);
+    }
+    let scenario = match plan.setup.script.build("case", &suite.catalogue) {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            let why = format!("cannot build the case's scenario: {e}");
+            return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why));
+        }
+    };
+    let _turn = suite.turns.take(action.herd, suite.calibration.is_virtual_clock()).await;
+    let asked = plan.setup.asked_time_scale(suite.time_scale);
+    let max = suite.max_time_scale.max(asked);
+    let first: Vec<_> = plan.margins().into_iter().filter(|(_, m)| m.sets_first_scale()).collect();
+    let mut reaction = suite.calibration.reaction.clone();
+    let mut choice = choose_scale(asked, max, &first, &reaction, suite.calibration.machine());
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        // A raised case gets as much more time as it runs slower.
+        let timeout = suite.case_timeout.mul_f64((choice.time_scale / asked).max(1.0));
+        let spec = CaseSpec {
+            case: step.clone(),
+            task: action.task,
+            prompt: PROMPT.to_owned(),
+            base_url: String::new(),
+            time_scale: choice.time_scale,
+            profile: plan.setup.profile.clone(),
+            fallback: plan.setup.fallback.clone(),
+            max_retries: plan.setup.max_retries,
+            seed: suite.seed,
+            client: None,
+            timeout,
+        };
+        let herd = action.herd.then_some(suite.herd);
+        let execution = match execute(&suite.server, &suite.iut, scenario.clone(), spec, herd).await {
+            Ok(execution) => execution,
+            Err(why) => return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why)),
+        };
+        let Execution { journal, iut, others, real_duration, ended_at_ms } = execution;
+        let lockstep = match herd {
+            Some(_) => suite.lockstep().await.spread_ms,
+            None => None,
+        };
+        let clock = CaseClock::new(choice.time_scale, reaction.clone())
+            .with_lockstep(lockstep)
+            .with_machine(suite.calibration.machine());
+        let observation = Observation { journal, iut, others, clock, scale_note: choice.note.clone(), real_duration };
+        let stage = Stage { time_scale: choice.time_scale, asked, max, last: runs >= MAX_RUNS };
+        let Judgement { record, again } =
+            judge(plan, &observation, Judging { level: suite.level, ended_at_ms }, &stage);
+        let Some(again) = again else { return record };
+        // The slower run takes the client to react as fast as either measurement saw it (a
+        // calibration taken while the machine was busier cannot fail it on a lower bound).
+        let fresh = measure_reaction(suite).await;
+        reaction = reaction.reaching_down_to(&fresh);
+        let time_scale = again
+            .time_scale
+            .max(choose_scale(asked, max, &plan.margins(), &reaction, suite.calibration.machine()).time_scale);
+        let why = format!(
+            "{} (the client's reaction measured again: {:.1}–{:.1} ms real; running at {})",
+            again.why,
+            fresh.low_ms,
+            fresh.high_ms,
+            scale_name(time_scale)
+        );
+        choice = ScaleChoice {
+            time_scale,
+            note: Some(choice.note.map_or(why.clone(), |earlier| format!("{earlier}; {why}"))),
+            ..choice
+        };
+    }
+}
+
+/// The client's reaction measured now, as the run's calibration measured it (on the virtual
+/// clock there is none to measure).
+async fn measure_reaction(suite: &SuiteContext) -> Reaction {
+    if suite.calibration.is_virtual_clock() {
+        return suite.calibration.reaction.clone();
+    }
+    let calibration = calibrate(
+        &suite.server,
+        &suite.iut,
+        suite.time_scale,
+        suite.calibration_instances,
+        suite.case_timeout,
+        suite.seed,
+    )
+    .await;
+    calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
+}

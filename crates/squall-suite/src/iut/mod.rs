@@ -1,0 +1,247 @@
+//! Running an implementation under test (IUT) for one case, per the IUT contract
+//! (`docs/iut-contract.md`): the environment in, `result.json` + `events.jsonl` out.
+//!
+//! Two drivers: the reference implementation in-process (the default; no process spawn) and
+//! any command through `sh -c`. Both read the same files afterwards, so the contract is the
+//! same for both.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use squall::clock::Clock;
+
+/// Which implementation to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Iut {
+    /// `squall-reference`, in-process; optionally one of its deliberately broken mutants.
+    Reference {
+        /// The mutant's name (`never-retry-5xx`, ...), or `None` for the reference itself.
+        mutant: Option<String>,
+    },
+    /// An outside implementation, started with `sh -c COMMAND`.
+    Command(String),
+}
+
+impl Iut {
+    /// Whether it runs in squall's process on squall's virtual clock: the reference and its
+    /// mutants, when squall was built with it. Its waits then take no real time and every span
+    /// squall measures is exact.
+    pub fn runs_on_virtual_clock(&self) -> bool {
+        cfg!(feature = "reference") && matches!(self, Iut::Reference { .. })
+    }
+
+    /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command;
+    /// the reference names the API it speaks when `SQUALL_REFERENCE_PROVIDER` picks another.
+    pub fn describe(&self) -> String {
+        let api = std::env::var("SQUALL_REFERENCE_PROVIDER")
+            .ok()
+            .filter(|api| !api.is_empty() && api != "responses")
+            .map(|api| format!(", {api} API"))
+            .unwrap_or_default();
+        match self {
+            Iut::Reference { mutant: None } => format!("reference (in-process{api})"),
+            Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process{api})"),
+            Iut::Command(command) => command.clone(),
+        }
+    }
+}
+
+/// `SQUALL_TASK`: what the case asks of the IUT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskKind {
+    Stream,
+    Task,
+    Main,
+}
+
+impl TaskKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            TaskKind::Stream => "stream",
+            TaskKind::Task => "task",
+            TaskKind::Main => "main",
+        }
+    }
+}
+
+/// One case for the IUT.
+#[derive(Debug, Clone)]
+pub(crate) struct CaseSpec {
+    pub case: String,
+    pub task: TaskKind,
+    pub prompt: String,
+    pub base_url: String,
+    pub time_scale: f64,
+    pub profile: Option<String>,
+    pub fallback: Option<String>,
+    /// `providerRetry.maxRetries` to configure; `None` leaves the implementation's default.
+    pub max_retries: Option<u32>,
+    /// A seed for the implementation's jitter, when a reproducible run is wanted.
+    pub seed: Option<u64>,
+    /// The instance's number in a herd (`SQUALL_CLIENT`); `None` when it runs alone.
+    pub client: Option<u32>,
+    /// Real time the IUT gets before it is killed.
+    pub timeout: Duration,
+}
+
+/// How an implementation's process ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ProcessEnd {
+    /// The tail of its standard error.
+    pub stderr: String,
+    /// Its exit code; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// Killed at the case timeout.
+    pub timed_out: bool,
+}
+
+/// What an IUT left behind (clones share its output directory, removed with the last).
+#[derive(Debug, Clone)]
+pub(crate) struct IutRun {
+    pub out_dir: std::sync::Arc<tempfile::TempDir>,
+    pub result: Option<Value>,
+    pub events: Vec<Value>,
+    /// Problems reading the outputs (missing result, unparsable lines).
+    pub output_errors: Vec<String>,
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// The real time it was given.
+    pub timeout: Duration,
+}
+
+impl CaseSpec {
+    /// The spec of instance `client` of a herd whose clients use `base_url(client)`: its own
+    /// `SQUALL_CLIENT`, and its own jitter seed when one is set (the suite's seed plus its
+    /// number), so that a herd seeded for a reproducible run does not jitter in lockstep.
+    pub(crate) fn for_client(&self, client: u32, base_url: String) -> CaseSpec {
+        CaseSpec {
+            base_url,
+            client: Some(client),
+            seed: self.seed.map(|seed| seed.wrapping_add(u64::from(client))),
+            case: format!("{}/client-{client}", self.case),
+            ..self.clone()
+        }
+    }
+}
+
+impl IutRun {
+    /// Resolve a path the IUT reported (relative paths are relative to `SQUALL_OUT`).
+    pub(crate) fn resolve(&self, reported: &str) -> PathBuf {
+        let path = Path::new(reported);
+        if path.is_absolute() {
+            path.to_owned()
+        } else {
+            self.out_dir.path().join(path)
+        }
+    }
+}
+
+/// The contract's environment for a case.
+pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("OPENAI_BASE_URL", spec.base_url.clone()),
+        ("OPENAI_API_KEY", "sk-squall-test".to_owned()),
+        // The same run for Anthropic's SDKs, which read these and append `/v1/messages`.
+        ("ANTHROPIC_BASE_URL", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        ("ANTHROPIC_API_KEY", "sk-ant-squall-test".to_owned()),
+        // The same run for Google's google-genai SDKs, which read these and append
+        // `/v1beta/models/{model}:generateContent`.
+        ("GOOGLE_GEMINI_BASE_URL", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        ("GEMINI_API_KEY", "squall-gemini-test".to_owned()),
+        ("SQUALL_CASE", spec.case.clone()),
+        ("SQUALL_TASK", spec.task.as_str().to_owned()),
+        ("SQUALL_PROMPT", spec.prompt.clone()),
+        ("SQUALL_OUT", out.display().to_string()),
+        ("SQUALL_TIME_SCALE", spec.time_scale.to_string()),
+        ("SQUALL_PROFILE", spec.profile.clone().unwrap_or_else(|| "default".to_owned())),
+    ];
+    if let Some(fallback) = &spec.fallback {
+        env.push(("SQUALL_FALLBACK", fallback.clone()));
+    }
+    if let Some(max_retries) = spec.max_retries {
+        env.push(("SQUALL_MAX_RETRIES", max_retries.to_string()));
+    }
+    if let Some(seed) = spec.seed {
+        env.push(("SQUALL_SEED", seed.to_string()));
+    }
+    if let Some(client) = spec.client {
+        env.push(("SQUALL_CLIENT", client.to_string()));
+    }
+    env
+}
+
+/// Run one case, timed by `clock` (the server's: an outside process always runs in real time).
+pub(crate) async fn run(iut: &Iut, spec: &CaseSpec, clock: &Clock) -> std::io::Result<IutRun> {
+    let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
+    let env = contract_env(spec, out_dir.path());
+    let end = match iut {
+        Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
+        Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
+    };
+    let (result, events, output_errors) = read_outputs(out_dir.path());
+    Ok(IutRun {
+        out_dir: out_dir.into(),
+        result,
+        events,
+        output_errors,
+        stderr: end.stderr,
+        exit_code: end.exit_code,
+        timed_out: end.timed_out,
+        timeout: spec.timeout,
+    })
+}
+
+fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
+    let mut errors = Vec::new();
+    let result = match std::fs::read_to_string(out.join("result.json")) {
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(value) if value.is_object() => Some(value),
+            Ok(_) => {
+                errors.push("result.json is not a JSON object".to_owned());
+                None
+            }
+            Err(e) => {
+                errors.push(format!("result.json is not JSON: {e}"));
+                None
+            }
+        },
+        Err(e) => {
+            errors.push(format!("result.json: {e}"));
+            None
+        }
+    };
+    let mut events = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(out.join("events.jsonl")) {
+        for (number, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            match serde_json::from_str(line) {
+                Ok(event) => events.push(event),
+                Err(e) => errors.push(format!("events.jsonl line {}: {e}", number + 1)),
+            }
+        }
+    }
+    (result, events, errors)
+}
+
+mod command;
+#[cfg(feature = "reference")]
+mod reference;
+
+#[cfg(feature = "reference")]
+async fn run_reference(
+    env: &[(&'static str, String)],
+    mutant: Option<&str>,
+    timeout: Duration,
+    clock: &Clock,
+) -> ProcessEnd {
+    reference::run(env, mutant, timeout, clock).await
+}
+
+/// Without the `reference` feature the reference cannot run: every case of it is `error`.
+#[cfg(not(feature = "reference"))]
+async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration, _: &Clock) -> ProcessEnd {
+    let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
+    ProcessEnd { stderr, exit_code: Some(2), timed_out: false }
+}

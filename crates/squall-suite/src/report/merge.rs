@@ -1,0 +1,166 @@
+//! Joining the reports of a sharded run (`squall run --shard K/N` on N machines, then
+//! `squall report merge DIR…`): every case once, requirements and profiles judged again from
+//! the cases by the verdict module, so the merged report is the report one unsharded run of the
+//! same implementation would have written — same cases, verdicts and counts. Each shard took its
+//! own calibration; the merged report keeps the first and names them all.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::schema::{Profiles, Report, Timestamp};
+use crate::results::{by_profile, by_requirement, CaseRecord};
+use crate::{ProfileSelection, RunVerdict, Tally};
+
+/// Reports that cannot be joined.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("no report to merge: name the directories the shards wrote")]
+    Nothing,
+    /// A report that cannot be read.
+    #[error("{path}: cannot read report.json: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// Reports of different runs.
+    #[error("{path} is not a shard of the same run as {first}: its {field} is {found}, not {expected}")]
+    Mismatch {
+        /// The report that differs.
+        path: PathBuf,
+        /// The first report.
+        first: PathBuf,
+        /// What differs.
+        field: &'static str,
+        /// The first report's value.
+        expected: String,
+        /// This one's.
+        found: String,
+    },
+    /// A case judged in two reports: overlapping shards, or one shard given twice.
+    #[error("case `{case}` is in both {first} and {second}: shards are disjoint (was one given twice?)")]
+    Overlap {
+        /// The case (its feature and name).
+        case: String,
+        /// One report.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+    },
+}
+
+/// `report.json` in each directory (or the file itself), read.
+pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Report)>, MergeError> {
+    paths
+        .iter()
+        .map(|path| {
+            let file = if path.is_dir() { path.join("report.json") } else { path.clone() };
+            let read_error = |message: String| MergeError::Read { path: file.clone(), message };
+            let text = std::fs::read_to_string(&file).map_err(|e| read_error(e.to_string()))?;
+            let report: Report = serde_json::from_str(&text).map_err(|e| read_error(e.to_string()))?;
+            Ok((file, report))
+        })
+        .collect()
+}
+
+/// The reports of one run's shards, joined.
+pub fn merge(reports: Vec<(PathBuf, Report)>) -> Result<Report, MergeError> {
+    let mut reports = reports.into_iter();
+    let (first_path, first) = reports.next().ok_or(MergeError::Nothing)?;
+    let mut cases: BTreeMap<(String, String), (PathBuf, CaseRecord)> = BTreeMap::new();
+    let mut calibrations = Vec::new();
+    let mut merged = first.clone();
+    for (path, report) in std::iter::once((first_path.clone(), first.clone())).chain(reports) {
+        same_run(&first_path, &first, &path, &report)?;
+        calibrations.push(format!("{}: {}", path.display(), report.calibration.summary));
+        merged.started_at = Timestamp(merged.started_at.0.min(report.started_at.0));
+        merged.duration_ms = merged.duration_ms.max(report.duration_ms);
+        for case in unique_cases(&report) {
+            let key = (case.feature.clone(), case.name.clone());
+            if let Some((other, _)) = cases.get(&key) {
+                return Err(MergeError::Overlap {
+                    case: format!("{}: {}", key.0, key.1),
+                    first: other.clone(),
+                    second: path.clone(),
+                });
+            }
+            cases.insert(key, (path.clone(), case.clone()));
+        }
+    }
+    let cases: Vec<CaseRecord> = cases.into_values().map(|(_, case)| case).collect();
+    let judged: Vec<&str> = first.profiles.judged.iter().map(|p| p.id.as_str()).collect();
+    let selection = ProfileSelection::parse(&judged).unwrap_or_default();
+    let requirements = by_requirement(&cases);
+    let case_summary = Tally::of(cases.iter().map(|c| c.verdict));
+    merged.profiles = Profiles { judged: by_profile(&selection, &requirements), ..first.profiles.clone() };
+    merged.summary = Tally::of(requirements.iter().map(|r| r.verdict));
+    merged.verdict = RunVerdict::of(case_summary, requirements.iter().map(|r| r.verdict));
+    merged.case_summary = case_summary;
+    merged.requirements = requirements;
+    if calibrations.len() > 1 {
+        merged.calibration.summary = format!("each shard measured its own: {}", calibrations.join("; "));
+    }
+    Ok(merged)
+}
+
+/// Each case of a report once (a case of two requirements is listed under both).
+fn unique_cases(report: &Report) -> Vec<&CaseRecord> {
+    let mut seen = std::collections::BTreeSet::new();
+    report.cases().filter(|c| seen.insert((c.feature.as_str(), c.name.as_str()))).collect()
+}
+
+/// Shards of one run judge one implementation at one level, the same profiles and tags.
+fn same_run(first_path: &Path, first: &Report, path: &Path, report: &Report) -> Result<(), MergeError> {
+    let profiles = |r: &Report| r.profiles.judged.iter().map(|p| p.id.clone()).collect::<Vec<_>>().join(",");
+    let fields: [(&'static str, String, String); 4] = [
+        ("implementation (iut.run_as)", first.iut.run_as.clone(), report.iut.run_as.clone()),
+        ("level", first.iut.level.as_str().to_owned(), report.iut.level.as_str().to_owned()),
+        ("judged profiles", profiles(first), profiles(report)),
+        ("tag expression", format!("{:?}", first.tags), format!("{:?}", report.tags)),
+    ];
+    match fields.into_iter().find(|(_, expected, found)| expected != found) {
+        None => Ok(()),
+        Some((field, expected, found)) => {
+            Err(MergeError::Mismatch { path: path.to_owned(), first: first_path.to_owned(), field, expected, found })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept() -> Report {
+        serde_json::from_str(include_str!("../../../../reports/reference/report.json")).expect("the kept report reads")
+    }
+
+    #[test]
+    fn one_report_merges_into_itself() {
+        let report = kept();
+        let merged = merge(vec![("a".into(), report.clone())]).expect("merges");
+        assert_eq!(
+            (merged.verdict, merged.summary, merged.case_summary),
+            (report.verdict, report.summary, report.case_summary)
+        );
+        assert_eq!(merged.requirements, report.requirements);
+        assert_eq!(merged.profiles, report.profiles);
+    }
+
+    #[test]
+    fn reports_of_other_runs_are_refused_with_what_differs() {
+        let report = kept();
+        let mut other = report.clone();
+        other.iut.level = crate::Level::Wire;
+        other.requirements.clear();
+        let error = merge(vec![("a".into(), report.clone()), ("b".into(), other)]).expect_err("another level");
+        assert_eq!(error.to_string(), "b is not a shard of the same run as a: its level is wire, not tasks");
+        assert_eq!(
+            merge(Vec::new()).expect_err("nothing").to_string(),
+            "no report to merge: name the directories the shards wrote"
+        );
+        let unreadable = read_reports(&["no/such/dir".into()]).expect_err("no file").to_string();
+        assert!(unreadable.starts_with("no/such/dir: cannot read report.json"), "{unreadable}");
+    }
+}

@@ -1,0 +1,274 @@
+//! Running the features against an implementation: an in-process squall server, cucumber-rs
+//! driving the steps, and one [`CaseRecord`] per scenario collected from the worlds.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Context as _;
+use cucumber::event::ScenarioFinished;
+use cucumber::gherkin::tagexpr::TagOperation;
+use cucumber::tag::Ext as _;
+use cucumber::{gherkin, writer, WriterExt as _};
+use futures_util::FutureExt as _;
+
+use super::cases::{all_tags, case_id, read_scenario, Shard};
+use super::engine::SuiteContext;
+use super::requirements::{requirement_tags, ProfileSelection};
+use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
+use super::steps;
+use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
+use super::timing::Calibration;
+use super::verdict::{Level, RunVerdict, Tally};
+use super::world::SuiteWorld;
+use crate::iut::Iut;
+use squall::clock::{Clock, VirtualClock};
+use squall::scenario::Catalogue;
+use squall::server::{Server, ServerConfig};
+
+/// How to run the suite.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// The implementation to judge.
+    pub iut: Iut,
+    /// The IUT contract level it declares.
+    pub level: Level,
+    /// Production values run at this fraction of real time.
+    pub time_scale: f64,
+    /// The most a case's time scale may be raised to so that its timing checks can judge the
+    /// implementation's measured reaction (checks that would need more are `error`).
+    pub max_time_scale: f64,
+    /// The directory of `.feature` files.
+    pub features: PathBuf,
+    /// The scenarios the features can name.
+    pub catalogue: Catalogue,
+    /// The profiles judged: only cases of their requirements run.
+    pub profiles: ProfileSelection,
+    /// A tag expression such as `@wire and not @should`.
+    pub tags: Option<String>,
+    /// Cases run side by side.
+    pub concurrency: usize,
+    /// Real time an implementation gets per case before its process group is killed.
+    pub case_timeout: Duration,
+    /// A jitter seed for the implementation (`SQUALL_SEED`); `None` lets it pick its own. A
+    /// herd's client `k` gets this seed plus `k`.
+    pub seed: Option<u64>,
+    /// Instances of the implementation each herd case (a feature's `@herd` scenario) runs at once.
+    pub herd: u32,
+    /// Only the cases of this part (`--shard K/N`), by case id; `None`: every case.
+    pub shard: Option<Shard>,
+    /// Print cucumber's own progress to stdout.
+    pub console: bool,
+    /// Also write Cucumber JSON here.
+    pub cucumber_json: Option<PathBuf>,
+    /// Called as each case finishes (progress display).
+    pub progress: Option<Progress>,
+}
+
+/// A callback for each finished case.
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(&CaseRecord) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+/// What a suite run found.
+#[derive(Debug, Clone)]
+pub struct SuiteOutcome {
+    /// Every case that ran, by feature and name.
+    pub cases: Vec<CaseRecord>,
+    /// The requirements of those cases, in profile then id order.
+    pub requirements: Vec<RequirementResult>,
+    /// The selected profiles, each with its requirements' verdict.
+    pub profiles: Vec<ProfileResult>,
+    /// The profiles that were judged.
+    pub selection: ProfileSelection,
+    /// The tag expression the cases were filtered by, if any.
+    pub tags: Option<String>,
+    /// The implementation's reaction, measured before the cases ran.
+    pub calibration: Calibration,
+    /// When the run began.
+    pub started_at: SystemTime,
+    /// How long it took.
+    pub duration: Duration,
+}
+
+impl SuiteOutcome {
+    /// The cases by verdict.
+    pub fn cases_tally(&self) -> Tally {
+        Tally::of(self.cases.iter().map(|c| c.verdict))
+    }
+
+    /// The requirements by verdict.
+    pub fn requirements_tally(&self) -> Tally {
+        Tally::of(self.requirements.iter().map(|r| r.verdict))
+    }
+
+    /// Passed (every judged requirement passes, warnings allowed), failed, or empty.
+    pub fn verdict(&self) -> RunVerdict {
+        RunVerdict::of(self.cases_tally(), self.requirements.iter().map(|r| r.verdict))
+    }
+
+    /// Every judged requirement passes and something was judged.
+    pub fn passed(&self) -> bool {
+        self.verdict() == RunVerdict::Passed
+    }
+}
+
+type Collected = Arc<Mutex<Vec<CaseRecord>>>;
+
+/// Run the features against the implementation and judge every case. An implementation in
+/// squall's process runs on squall's virtual clock, on a thread of its own.
+pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
+    if !config.iut.runs_on_virtual_clock() {
+        return run_on(config, Clock::Real).await;
+    }
+    let config = config.clone();
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("squall-virtual-time".to_owned()).spawn(move || {
+        let outcome = match VirtualClock::runtime() {
+            Ok((runtime, clock)) => runtime.block_on(run_on(&config, Clock::Virtual(clock))),
+            Err(e) => Err(anyhow::Error::new(e).context("cannot start a runtime for the virtual clock")),
+        };
+        let _ = sender.send(outcome);
+    })?;
+    receiver.await.context("the suite's thread ended without an outcome")?
+}
+
+/// Run the suite with its server and implementation on `clock`.
+async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutcome> {
+    anyhow::ensure!(config.features.is_dir(), "the features directory {} does not exist", config.features.display());
+    let filter: Option<TagOperation> = match &config.tags {
+        Some(expr) => Some(expr.parse().map_err(|e| anyhow::anyhow!("--tags {expr:?}: {e}"))?),
+        None => None,
+    };
+    let server =
+        Server::start(ServerConfig { clock: clock.clone(), ..ServerConfig::loopback(config.catalogue.clone()) })
+            .await
+            .context("cannot start the squall server")?;
+    let started_at = SystemTime::now();
+    let began = Instant::now();
+    let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
+    let calibration = if clock.is_virtual() {
+        Calibration::virtual_clock()
+    } else {
+        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?
+    };
+    let ctx = Arc::new(SuiteContext::new(config, server, calibration, instances));
+    let collected: Collected = Arc::default();
+    match (&config.cucumber_json, config.console) {
+        (Some(path), _) => {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            drive(writer::Json::new(file), config, &ctx, &collected, filter).await;
+        }
+        (None, true) => drive(writer::Basic::stdout().summarized(), config, &ctx, &collected, filter).await,
+        (None, false) => {
+            drive(
+                writer::Basic::new(std::io::sink(), writer::Coloring::Never, writer::Verbosity::Default).summarized(),
+                config,
+                &ctx,
+                &collected,
+                filter,
+            )
+            .await
+        }
+    }
+    let mut cases = std::mem::take(&mut *collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    cases.sort_by(|a, b| (&a.feature, &a.name).cmp(&(&b.feature, &b.name)));
+    let requirements = by_requirement(&cases);
+    Ok(SuiteOutcome {
+        profiles: by_profile(&config.profiles, &requirements),
+        requirements,
+        calibration: Calibration { lockstep: ctx.lockstep.get().cloned(), ..ctx.calibration.clone() },
+        cases,
+        selection: config.profiles.clone(),
+        tags: config.tags.clone(),
+        started_at,
+        duration: began.elapsed(),
+    })
+}
+
+/// One cucumber run with the given writer; results land in `collected`.
+async fn drive<Wr>(
+    writer: Wr,
+    config: &SuiteConfig,
+    ctx: &Arc<SuiteContext>,
+    collected: &Collected,
+    filter: Option<TagOperation>,
+) where
+    Wr: cucumber::Writer<SuiteWorld> + cucumber::writer::Normalized,
+    Wr::Cli: Default,
+{
+    let before_ctx = ctx.clone();
+    let after_collected = collected.clone();
+    let progress = config.progress.clone();
+    let profiles = config.profiles.clone();
+    let shard = config.shard;
+    let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(
+        cucumber::parser::Basic::new(),
+        cucumber::runner::Basic::default(),
+        writer,
+    )
+    // Explicit options: cucumber would otherwise parse this process's arguments (a test
+    // filter, `squall run` flags) and exit on what it does not know.
+    .with_cli(cucumber::cli::Opts::<_, _, _, cucumber::cli::Empty>::default())
+    .steps(steps::collection())
+    .max_concurrent_scenarios(Some(config.concurrency.max(1)))
+    .before(move |feature, rule, scenario, world| {
+        world.ctx = Some(before_ctx.clone());
+        let file = feature_file(feature);
+        world.plan = Some(read_scenario(&file, feature, rule, scenario).map_err(|e| e.to_string()));
+        async {}.boxed_local()
+    })
+    .after(move |feature, rule, scenario, finished, world| {
+        let record = case_record(feature, rule, scenario, finished, world);
+        if let Some(progress) = &progress {
+            (progress.0)(&record);
+        }
+        after_collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(record);
+        async {}.boxed_local()
+    })
+    .filter_run(config.features.clone(), move |feature, rule, scenario| {
+        let tags = all_tags(feature, rule, scenario);
+        let in_shard = || shard.is_none_or(|shard| shard.contains(&case_id(&feature_file(feature), &scenario.name)));
+        profiles.judges(&requirement_tags(&tags))
+            && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
+            && in_shard()
+    })
+    .await;
+}
+
+/// The file name of a feature (what case ids are made from).
+fn feature_file(feature: &gherkin::Feature) -> String {
+    feature.path.as_ref().and_then(|p| p.file_name()).map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// The case's record: the engine's, or — when the engine never judged it — why not.
+fn case_record(
+    feature: &gherkin::Feature,
+    rule: Option<&gherkin::Rule>,
+    scenario: &gherkin::Scenario,
+    finished: &ScenarioFinished,
+    world: Option<&mut SuiteWorld>,
+) -> CaseRecord {
+    if let Some(record) = world.as_ref().and_then(|w| w.record.clone()) {
+        return record;
+    }
+    let why = match (world.and_then(|w| w.plan.take()), finished) {
+        (Some(Err(why)), _) => why,
+        (_, ScenarioFinished::StepSkipped) => {
+            "a step has no definition (the feature uses a step squall does not know)".to_owned()
+        }
+        (_, ScenarioFinished::BeforeHookFailed(_)) => "the harness could not prepare the case".to_owned(),
+        _ => "the case has no When step".to_owned(),
+    };
+    let name = CaseName {
+        name: scenario.name.clone(),
+        feature: feature.name.clone(),
+        tags: all_tags(feature, rule, scenario),
+    };
+    CaseRecord::judged(name, Vec::new(), Some(why))
+}

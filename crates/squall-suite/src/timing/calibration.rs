@@ -1,0 +1,294 @@
+//! Calibration: measuring how long the implementation under test takes of its own per retry,
+//! once per suite run, before any case is judged.
+//!
+//! Several instances run at once (so the machine is as busy as while cases run) on a scenario
+//! of 429 replies that each ask for `retry-after-ms: 1` — a wait PRD-0006 makes the client
+//! honour ("优先遵循 retryAfterMs") and that is nothing at any time scale — then a success. Half
+//! of them run at the suite's time scale and half at a second one, so that a client that waits
+//! anyway is told apart from a slow one ([`super::reaction`]).
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use serde::Serialize;
+
+use super::allowance::{Allowance, MOMENT};
+use super::asks::{gaps_after_asks, scenario, RETRIES};
+use super::lockstep::Lockstep;
+use super::reaction::{Reaction, ScaleSamples};
+use crate::execute::{execute, Execution};
+use crate::iut::{CaseSpec, Iut, TaskKind};
+use squall::server::Server;
+
+/// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
+pub const INSTANCES_PER_SCALE: usize = 4;
+
+/// The most real time one calibration instance gets at the first try (a quarter of the case
+/// timeout when that is less, but not under [`FIRST_TRY_FLOOR`]).
+const INSTANCE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The least real time one calibration instance gets at the first try (the whole case timeout
+/// when that is less: a short case timeout is not tried again).
+const FIRST_TRY_FLOOR: Duration = Duration::from_secs(5);
+
+/// What the calibration measured, as reports show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The samples at the suite's time scale and at the second scale.
+    pub samples: [ScaleSamples; 2],
+    /// The reaction the suite takes out of every wait.
+    pub reaction: Reaction,
+    /// Instances run at once.
+    pub instances: usize,
+    /// Real milliseconds the calibration took.
+    pub duration_ms: f64,
+    /// Times it was taken (more than once when instances timed out before they retried; 0 on
+    /// the virtual clock, where nothing is measured).
+    pub tries: usize,
+    /// How far a lockstep herd spread, when a herd case ran.
+    pub lockstep: Option<Lockstep>,
+}
+
+impl Calibration {
+    /// A calibration that measured `reaction` without samples (tests, recorded evidence).
+    pub fn assumed(reaction: Reaction) -> Calibration {
+        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0, tries: 1, lockstep: None }
+    }
+
+    /// No calibration: the implementation shares squall's virtual clock, so it spends no time
+    /// of its own between attempts and every span is exact.
+    pub fn virtual_clock() -> Calibration {
+        Calibration { tries: 0, ..Calibration::assumed(Reaction::exactly(0.0)) }
+    }
+
+    /// What a busy machine may hold the client back at each wait: nothing on the virtual clock.
+    pub fn machine(&self) -> Allowance {
+        if self.is_virtual_clock() {
+            Allowance::NONE
+        } else {
+            MOMENT
+        }
+    }
+
+    /// Whether the run was on squall's virtual clock.
+    pub fn is_virtual_clock(&self) -> bool {
+        self.tries == 0
+    }
+
+    /// One line for people: "client reaction: median 118 ms real (112–131 ms), 48 retries at 1/100 and 1/25".
+    pub fn summary(&self) -> String {
+        if self.is_virtual_clock() {
+            return "client reaction: none — it ran in squall's process on squall's virtual clock, every span exact"
+                .to_owned();
+        }
+        let r = &self.reaction;
+        if let Some(missing) = &r.missing {
+            return format!("client reaction: not measured — {missing}");
+        }
+        let scales: Vec<String> = self.samples.iter().map(|s| super::scale_name(s.time_scale)).collect();
+        let mut line = format!(
+            "client reaction: median {:.1} ms real ({:.1}–{:.1} ms), from {} retries at {}",
+            r.median_ms,
+            r.low_ms,
+            r.high_ms,
+            r.samples,
+            scales.join(" and ")
+        );
+        if !r.unasked_wait_ms.is_empty() {
+            let waits: Vec<String> = r.unasked_wait_ms.iter().map(|w| format!("{:.2}", w / 1000.0)).collect();
+            line.push_str(&format!(
+                "; asked to wait 1 ms, it waited [{}] s of policy time (taken out, not counted as reaction)",
+                waits.join(", ")
+            ));
+        }
+        if !r.unscaled_wait_ms.is_empty() {
+            let waits: Vec<String> = r.unscaled_wait_ms.iter().map(|w| format!("{:.2}", w / 1000.0)).collect();
+            line.push_str(&format!(
+                "; asked to wait 1 ms, it waited [{}] s of real time at every time scale (a backoff of its own it does not scale: not counted as reaction, which is taken as at most its fastest gap)",
+                waits.join(", ")
+            ));
+        }
+        if let Some(lockstep) = &self.lockstep {
+            line.push_str(&format!("; {}", lockstep.summary()));
+        }
+        if self.tries > 1 {
+            line.push_str(&format!(
+                "; measured at the {} try (the earlier ones' instances timed out before they retried)",
+                ordinal(self.tries)
+            ));
+        }
+        line
+    }
+}
+
+/// The second time scale: four times the suite's, or a quarter of it when that would pass 1.
+pub fn second_scale(time_scale: f64) -> f64 {
+    if time_scale * 4.0 <= 1.0 {
+        time_scale * 4.0
+    } else {
+        time_scale / 4.0
+    }
+}
+
+/// Times a calibration is taken before the run gives up measuring: a calibration whose
+/// instances timed out before they retried (a machine busy with other work) is taken again, each
+/// time with twice the instance timeout, up to the case timeout.
+pub const TRIES: usize = 3;
+
+/// Measure `implementation`'s reaction with `instances` instances at each of two scales, all
+/// at once; again, more patiently, while instances time out before anything is measured.
+pub(crate) async fn calibrate(
+    server: &Server,
+    implementation: &Iut,
+    time_scale: f64,
+    instances: usize,
+    case_timeout: Duration,
+    seed: Option<u64>,
+) -> Result<Calibration, CannotStart> {
+    let started = std::time::Instant::now();
+    let scales = [time_scale, second_scale(time_scale)];
+    let mut timeout = (case_timeout / 4).max(FIRST_TRY_FLOOR).min(INSTANCE_TIMEOUT).min(case_timeout);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let runs = scales.iter().flat_map(|scale| (0..instances).map(move |n| (n, *scale)));
+        let measured: Vec<InstanceRun> =
+            join_all(runs.map(|(n, scale)| run_instance(server, implementation, n, scale, timeout, seed))).await;
+        if let Some(why) = cannot_start(&measured) {
+            return Err(CannotStart { implementation: implementation.describe(), why });
+        }
+        let samples = scales.map(|scale| ScaleSamples {
+            time_scale: scale,
+            gaps_ms: measured.iter().filter(|run| run.time_scale == scale).map(|run| run.gaps_ms.clone()).collect(),
+        });
+        let mut reaction = Reaction::from_samples(&samples[0], &samples[1]);
+        let timed_out = measured.iter().filter(|run| run.timed_out).count();
+        let patient_enough = timeout >= case_timeout || tries >= TRIES;
+        if reaction.missing.is_some() && timed_out > 0 {
+            if !patient_enough {
+                timeout = (timeout * 2).min(case_timeout);
+                continue;
+            }
+            reaction = Reaction::unknown(format!(
+                "{timed_out} of {} calibration instances timed out (after {:.0} s real, in the last of {tries} tries) before the implementation retried a 429 that asked for retry-after-ms: 1 — the machine may be too busy, or the implementation too slow to start",
+                measured.len(),
+                timeout.as_secs_f64()
+            ));
+        }
+        return Ok(Calibration {
+            samples,
+            reaction,
+            instances: 2 * instances,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            tries,
+            lockstep: None,
+        });
+    }
+}
+
+/// "second", "third".
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".to_owned(),
+        2 => "second".to_owned(),
+        3 => "third".to_owned(),
+        n => format!("{n}th"),
+    }
+}
+
+/// What one calibration instance showed.
+struct InstanceRun {
+    time_scale: f64,
+    /// Real ms from the end of each 429 to the next request.
+    gaps_ms: Vec<f64>,
+    /// Why it did nothing at all, if it did nothing (see [`did_nothing`]).
+    did_nothing: Option<String>,
+    /// Killed at its timeout.
+    timed_out: bool,
+}
+
+/// Run calibration instance `n` at `time_scale`.
+async fn run_instance(
+    server: &Server,
+    implementation: &Iut,
+    n: usize,
+    time_scale: f64,
+    timeout: Duration,
+    seed: Option<u64>,
+) -> InstanceRun {
+    let spec = CaseSpec {
+        case: format!("squall calibration {n} at {time_scale}"),
+        task: TaskKind::Stream,
+        prompt: "Calibrate".to_owned(),
+        base_url: String::new(),
+        time_scale,
+        profile: None,
+        fallback: None,
+        max_retries: Some(RETRIES as u32),
+        seed,
+        client: None,
+        timeout,
+    };
+    match execute(server, implementation, scenario(), spec, None).await {
+        Ok(execution) => InstanceRun {
+            time_scale,
+            gaps_ms: gaps_after_asks(&execution.journal),
+            did_nothing: did_nothing(&execution),
+            timed_out: execution.iut.timed_out,
+        },
+        Err(e) => InstanceRun { time_scale, gaps_ms: Vec::new(), did_nothing: Some(e.to_string()), timed_out: false },
+    }
+}
+
+/// An implementation that did nothing in any calibration run: no case can be judged, so the run
+/// stops before its cases with this, and `squall run` exits 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the implementation cannot run a case: `{implementation}` {why}; check the command (try it by hand with the IUT contract's variables, docs/iut-contract.md)")]
+pub struct CannotStart {
+    /// The implementation, as reports name it.
+    pub implementation: String,
+    /// What every calibration run showed: the exit status, result.json missing, the stderr tail.
+    pub why: String,
+}
+
+/// Why the implementation did nothing, when it sent no request: it could not be started, it
+/// exited 126 or 127 (the shell found no such command, or could not execute it), or it exited
+/// 0 without writing `result.json`. `None` when it did something.
+fn did_nothing(execution: &Execution) -> Option<String> {
+    if execution.journal.iter().any(|e| e.attempt.is_some()) || execution.iut.timed_out {
+        return None;
+    }
+    let stderr = execution.iut.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+    let said = if stderr.is_empty() { String::new() } else { format!(" (its stderr ends: {stderr})") };
+    match (execution.iut.exit_code, execution.iut.result.is_some()) {
+        (Some(code @ (126 | 127)), _) => Some(format!("exited {code} without sending a request{said}")),
+        (Some(0), false) => {
+            Some(format!("exited 0 without sending a request or writing $SQUALL_OUT/result.json{said}"))
+        }
+        _ => None,
+    }
+}
+
+/// What every calibration run says about an implementation that did nothing in all of them.
+fn cannot_start(measured: &[InstanceRun]) -> Option<String> {
+    let reasons: Vec<&String> = measured.iter().map(|run| run.did_nothing.as_ref()).collect::<Option<_>>()?;
+    let first = reasons.first()?;
+    let runs = reasons.len();
+    Some(if reasons.iter().all(|r| r == first) {
+        format!("{first} in all {runs} calibration runs")
+    } else {
+        format!("did nothing in any of the {runs} calibration runs; the first {first}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_second_scale_stays_within_real_time() {
+        assert_eq!(second_scale(0.01), 0.04);
+        assert_eq!(second_scale(0.5), 0.125);
+        assert_eq!(second_scale(1.0), 0.25);
+    }
+}
