@@ -197,3 +197,28 @@ impl ScriptedRun {
         assert!(gap.is_some_and(|g| g >= ms), "expected a wait of at least {ms} ms after call {n}, saw {gap:?}");
     }
 }
+
+#[cfg(all(test, not(feature = "websocket")))]
+mod tests {
+    use super::MockProvider;
+    use crate::scenario::{Attempt, Scenario};
+
+    /// Without the feature an upgrade is refused, naming it, rather than served as a plain GET.
+    #[tokio::test]
+    async fn without_the_websocket_feature_an_upgrade_names_it() {
+        let provider = MockProvider::start().await;
+        let run = provider.run(Scenario::named("socket").attempt(Attempt::text("hi")));
+        let reply = reqwest::Client::new()
+            .get(format!("{}/responses", run.base_url()))
+            .header("upgrade", "websocket")
+            .header("connection", "Upgrade")
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(reply.status(), 501);
+        let body = reply.text().await.expect("a body");
+        assert!(body.contains("`websocket` feature"), "{body}");
+    }
+}

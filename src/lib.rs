@@ -1,4 +1,5 @@
 #![warn(missing_docs, unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //! squall: a fault-injecting server for the OpenAI (Responses, Chat Completions, the Responses
 //! WebSocket), Anthropic (Messages) and Google (Gemini) APIs, to test how LLM clients retry.
 //!
@@ -15,8 +16,8 @@
 //! The conformance suite that judges clients against PRD-0006 is the `squall-suite` crate
 //! (`crates/squall-suite`), the `squall` command line `squall-cli` (`crates/squall-cli`).
 //!
-//! Features (none by default): `upstream-tls` for a proxied `https://` upstream, `wiremock` the
-//! wiremock-rs bridge, `internals` what the fuzz targets and benches reach into.
+//! Features (none by default): `websocket` for the Responses API over WebSocket, `upstream-tls`
+//! for a proxied `https://` upstream, `wiremock` the wiremock-rs bridge.
 
 pub mod clock;
 pub mod embedded;
@@ -26,4 +27,5 @@ mod scenario_model;
 pub mod server;
 pub mod wire;
 #[cfg(feature = "wiremock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "wiremock")))]
 pub mod wiremock;

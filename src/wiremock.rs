@@ -15,11 +15,12 @@ use ::wiremock::{Request, Respond, ResponseTemplate};
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::journal::Api;
 use crate::scenario::headers::parse_header_template;
 use crate::scenario::routing::TrackScript;
 use crate::scenario::{AfterScript, Attempt, FaultKind, Scenario};
 use crate::wire::plan::Step;
-use crate::wire::reply::{build_reply, Api};
+use crate::wire::reply::build_reply;
 use crate::wire::{estimate_tokens, ReplyContext};
 
 /// A scenario attempt wiremock cannot play.

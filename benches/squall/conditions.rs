@@ -2,17 +2,17 @@
 //! track answers: the outage windows (one full, one ramping), the quota's two token buckets, and
 //! chaos's draw — each request at a new place (herd client, attempt) and a later moment. Then the
 //! same with the quota's rate-limit headers rendered, as every reply under a quota carries them.
-//! Built with the `internals` feature (`cargo bench --bench squall --features internals --
-//! run_conditions`): these are the server's own functions.
+//! `cargo bench --bench squall -- run_conditions`: these are the server's own functions, public
+//! but hidden from the docs for this.
 
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
 use criterion::Criterion;
+use squall::journal::Api;
 use squall::scenario::conditions::{chaos_taking, outage_taking, Place};
 use squall::scenario::{Attempt, Chaos, Outage, Quota};
 use squall::server::quota::{Admission, QuotaBuckets};
-use squall::wire::reply::Api;
 
 /// What one request meets: two outages, a quota and chaos, as a storm scenario would have them.
 struct Conditions {

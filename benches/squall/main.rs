@@ -9,7 +9,7 @@
 //! - `proxy` — what `squall serve --upstream` adds: round trip and the proxy's own CPU
 //! - `scale` — 10,000 streams held open with chaos and a quota: memory per stream, delays
 //! - `herd` — 50 reference clients through an outage, judged
-//! - `run_conditions` (with `--features internals`) — the outage/quota/chaos decision
+//! - `run_conditions` — the outage/quota/chaos decision
 //! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair) and
 //!   `benches/aimock.sh` (aimock side by side)
 //!

@@ -7,8 +7,8 @@
 use std::time::SystemTime;
 
 use bytes::Bytes;
+use squall::journal::Api;
 use squall::scenario::StreamSpec;
-use squall::wire::reply::Api;
 use squall::wire::{estimate_tokens, ReplyContext};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
+use squall::journal::Api;
 use squall::scenario::StreamSpec;
-use squall::wire::reply::Api;
 use squall::wire::ReplyContext;
 
 use super::common::{drain, runtime, scripted, server};

@@ -6,7 +6,8 @@
 use libfuzzer_sys::fuzz_target;
 use squall::scenario::Catalogue;
 use squall::server::create_run::parse_create_run;
-use squall::wire::reply::{build_reply, Api};
+use squall::journal::Api;
+use squall::wire::reply::build_reply;
 use squall::wire::ReplyContext;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use squall::scenario::load::{from_json_value, from_toml_str};
-use squall::wire::reply::{build_reply, Api};
+use squall::journal::Api;
+use squall::wire::reply::build_reply;
 use squall::wire::ReplyContext;
 
 fuzz_target!(|data: &[u8]| {

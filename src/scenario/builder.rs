@@ -10,7 +10,7 @@
 //! assert_eq!(scenario.attempts.len(), 3);
 //! ```
 
-use super::model::{
+use crate::scenario_model::{
     AfterScript, Attempt, Chaos, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Quota, Scenario,
     StreamFailure, StreamSpec,
 };

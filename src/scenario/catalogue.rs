@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::error::{FieldPath, ScenarioError};
 use super::load;
-use super::model::Scenario;
+use crate::scenario_model::Scenario;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_scenarios.rs"));
 

@@ -4,7 +4,7 @@
 //! fault). Each decision is a pure function of the scenario, the request's run time and its
 //! [`Place`] (client, track and attempt), so a run replays the same way.
 
-use super::model::{Chaos, ChaosOutcome, Outage};
+use crate::scenario_model::{Chaos, ChaosOutcome, Outage};
 
 /// Where a request stands in a run: which client of a herd sent it (`None` on the run's own
 /// base URL), on which track, as which attempt (0-based) of that client on that track.

@@ -121,7 +121,7 @@ impl fmt::Display for ScenarioError {
 }
 
 /// 1-based line and column of a byte offset in `text`.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let before = &text[..text.floor_char_boundary_compat(offset)];
     let line = before.matches('\n').count() + 1;

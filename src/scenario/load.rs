@@ -5,8 +5,8 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::error::{line_column, FieldPath, PathSegment, ScenarioError};
-use super::model::Scenario;
 use super::validate::validate;
+use crate::scenario_model::Scenario;
 
 /// Parse and validate a TOML scenario; `source_name` is used in error messages.
 pub fn from_toml_str(source_name: &str, text: &str) -> Result<Scenario, ScenarioError> {

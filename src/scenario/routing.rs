@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::model::{AfterScript, Attempt, Outage, Scenario, TrackMatch};
+use crate::scenario_model::{AfterScript, Attempt, Outage, Scenario, TrackMatch};
 
 /// The name of the implicit track made of a scenario's top-level `attempts`.
 pub(crate) const DEFAULT_TRACK: &str = "default";

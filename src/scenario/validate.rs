@@ -7,9 +7,9 @@ use super::limits::{
     check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
     MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
-use super::model::ChaosOutcome;
-use super::model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
-use crate::wire::reply::Api;
+use crate::journal::Api;
+use crate::scenario_model::ChaosOutcome;
+use crate::scenario_model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
 use crate::wire::ReplyContext;
 
 /// Check a scenario; the error names the first field at fault.

@@ -9,8 +9,8 @@ use hyper::body::Incoming;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
+use crate::journal::Api;
 use crate::wire::errors::error_body;
-use crate::wire::reply::Api;
 use crate::wire::{anthropic_errors, gemini_errors};
 
 /// Every response body squall sends.

@@ -1,7 +1,7 @@
 //! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
 //!
 //! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
-//!   (`judge_api`, carried to the suite's judge as [`case_judge`]'s types)
+//!   (`judge_api`, carried to the suite's judge as [`CaseJudge`]'s types)
 //! - `/runs/{id}/v1/...` — a run's model endpoints (`model_api`; `GET /responses` upgraded to a
 //!   WebSocket: `websocket`); a herd's client `k` uses
 //!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
@@ -12,15 +12,12 @@
 mod accept_errors;
 mod admin;
 mod base_path;
+mod case_judge;
 mod conn_io;
-// Public only with the `internals` feature, for the fuzz targets: what outside code scripts
-// against is the admin API (docs/server.md), not its parser.
-pub mod case_judge;
-#[cfg(feature = "internals")]
+// Public for the fuzz targets, hidden: what outside code scripts against is the admin API
+// (docs/server.md), not its parser.
+#[doc(hidden)]
 pub mod create_run;
-#[cfg(not(feature = "internals"))]
-#[allow(unreachable_pub)]
-pub(crate) mod create_run;
 mod hang_up;
 mod http_util;
 mod journal_out;
@@ -28,12 +25,9 @@ mod judge_api;
 mod model_api;
 mod proxied_body;
 mod recording;
-// Public with `internals` too, for the benches' timing of the quota's decision.
-#[cfg(feature = "internals")]
+// Public for the benches' timing of the quota's decision, hidden.
+#[doc(hidden)]
 pub mod quota;
-#[cfg(not(feature = "internals"))]
-#[allow(unreachable_pub)]
-mod quota;
 mod reply_body;
 mod run_conditions;
 pub(crate) mod runs;
@@ -41,6 +35,7 @@ mod serving_threads;
 mod upstream;
 #[cfg(feature = "upstream-tls")]
 mod upstream_tls;
+#[cfg(feature = "websocket")]
 mod websocket;
 
 use std::convert::Infallible;
@@ -58,7 +53,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use self::base_path::{split_base, MAX_CLIENTS};
-pub use self::case_judge::{CaseJudge, Judge};
+pub use self::case_judge::{
+    CaseJudge, CaseRunRequest, CasesQuery, Judge, JudgedRun, PostedEvents, PostedOutcome, PreparedRun, Refusal, RunUrls,
+};
 use self::conn_io::{KillSwitch, KillableStream};
 use self::hang_up::HangUp;
 use self::http_util::{openai_error, ResponseBody};
@@ -361,10 +358,26 @@ async fn model_request(
     base: base_path::BasePath<'_>,
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
-    if websocket::asks_upgrade(&request, base.rest) {
+    if asks_websocket(&request, base.rest) {
+        #[cfg(feature = "websocket")]
         return websocket::open(switch, run, base.client, request).await;
+        #[cfg(not(feature = "websocket"))]
+        return http_util::openai_error(
+            StatusCode::NOT_IMPLEMENTED,
+            "This squall was built without its `websocket` feature, which serves the Responses API over WebSocket",
+            "websocket_not_built",
+            None,
+        );
     }
     model_api::handle(state, switch, run, base, request).await
+}
+
+/// Whether `request` asks to open a WebSocket on `/responses`.
+fn asks_websocket(request: &Request<Incoming>, path: &str) -> bool {
+    let upgrade = request.headers().get(hyper::header::UPGRADE).and_then(|v| v.to_str().ok());
+    request.method() == hyper::Method::GET
+        && path == "/responses"
+        && upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket"))
 }
 
 async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {

@@ -32,8 +32,9 @@ use crate::scenario::FaultKind;
 use crate::scenario_model::Attempt;
 use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
+use crate::journal::Api;
 use crate::wire::gemini::GeminiCall;
-use crate::wire::reply::{build_reply, Api};
+use crate::wire::reply::build_reply;
 use crate::wire::template::ReplyTemplate;
 use crate::wire::{estimate_tokens, ReplyContext};
 
@@ -79,6 +80,7 @@ pub(super) async fn handle(
 }
 
 /// Answer an accepted model request (journaled as `entry`) with its attempt's scripted reply.
+#[cfg(feature = "websocket")]
 pub(super) async fn answer(
     run: &Run,
     switch: Arc<KillSwitch>,
@@ -265,6 +267,7 @@ pub(super) struct Accepted {
 impl Accepted {
     /// A Responses API request whose body is `raw` (a WebSocket's `response.create`, or `{}`
     /// for an upgrade), streamed as a WebSocket always is; `None` when `raw` is not a JSON object.
+    #[cfg(feature = "websocket")]
     pub(super) fn responses_over_websocket(raw: bytes::Bytes) -> Option<Accepted> {
         let body = ModelRequest::parse(&raw)?;
         let model = body.model.as_ref().and_then(Value::as_str).map(str::to_owned);

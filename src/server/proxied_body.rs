@@ -19,11 +19,11 @@ use hyper::body::Incoming;
 
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::reply_body::MoreSteps;
+use crate::journal::Api;
 use crate::scenario_model::{Fault, FaultPoint};
 use crate::wire::plan::{splice_fault, Kill, Step};
 use crate::wire::real_stream::{classify, first_event_len, is_terminal};
 use crate::wire::recorded_reply::UpstreamReply;
-use crate::wire::reply::Api;
 
 /// The steps of an upstream's reply, made as its body arrives.
 #[derive(Debug)]

@@ -6,8 +6,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use crate::journal::Api;
 use crate::scenario::Quota;
-use crate::wire::reply::Api;
 
 /// One bucket: `capacity` units that refill at `capacity` per minute of policy time.
 #[derive(Debug, Clone, Copy, PartialEq)]

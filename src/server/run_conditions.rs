@@ -4,13 +4,13 @@
 //! are in [`crate::scenario::conditions`] and [`super::quota`]; here they become replies.
 
 use super::runs::Run;
+use crate::journal::Api;
 use crate::scenario::conditions::{chaos_taking, outage_taking, Place};
 use crate::scenario::routing::{ReplySlot, TrackScript};
 use crate::scenario::validate::output_deltas;
 use crate::scenario::ChaosOutcome;
 use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint};
 use crate::wire::estimate_tokens;
-use crate::wire::reply::Api;
 use std::borrow::Cow;
 
 /// The track, attempt and script a request gets.

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use super::case_judge::CaseRun;
 use super::quota::QuotaBuckets;
 use crate::clock::Clock;
+use crate::journal::Api;
 use crate::journal::Journal;
-use crate::scenario::error::{FieldPath, ScenarioError};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::ReplySlot;
 use crate::scenario::{Attempt, Scenario};
-use crate::wire::reply::Api;
+use crate::scenario::{FieldPath, ScenarioError};
 use crate::wire::template::ReplyTemplate;
 
 /// One scripted conversation with a client.
@@ -26,6 +26,7 @@ pub(crate) struct Run {
     /// Attempts seen so far, per herd client (`None`: the run's own base URL) and track.
     attempts: Mutex<HashMap<(Option<u32>, String), u32>>,
     /// WebSockets opened so far (`GET /responses` upgraded).
+    #[cfg(feature = "websocket")]
     sockets: std::sync::atomic::AtomicU32,
     /// The upstream's replies to forwarded requests, for the run's recording.
     pub(crate) replies: Arc<super::recording::RecordedReplies>,
@@ -76,6 +77,7 @@ impl Run {
             time_scale,
             journal,
             attempts,
+            #[cfg(feature = "websocket")]
             sockets: std::sync::atomic::AtomicU32::new(0),
             replies: Arc::default(),
             templates,
@@ -111,19 +113,21 @@ impl Run {
         self.journal.ms_since_start(at) / self.time_scale
     }
 
-    /// The next 0-based attempt number of `client` on `track`: each client of a herd has its own
-    /// counters, so each meets the script from its first attempt.
     /// The attempt the next request of `client` on `track` will get, without counting one.
+    #[cfg(feature = "websocket")]
     pub(crate) fn peek_attempt(&self, client: Option<u32>, track: &str) -> u32 {
         let attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         attempts.get(&(client, track.to_owned())).copied().unwrap_or(0)
     }
 
     /// A new WebSocket's number in this run (from 1), as the journal names it.
+    #[cfg(feature = "websocket")]
     pub(crate) fn next_socket(&self) -> u32 {
         self.sockets.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
+    /// The next 0-based attempt number of `client` on `track`: each client of a herd has its own
+    /// counters, so each meets the script from its first attempt.
     pub(crate) fn next_attempt(&self, client: Option<u32>, track: &str) -> u32 {
         let mut attempts = self.attempts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let counter = attempts.entry((client, track.to_owned())).or_insert(0);

@@ -21,8 +21,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+use crate::journal::Api;
 use crate::journal::CREDENTIAL_HEADERS;
-use crate::wire::reply::Api;
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1), and those squall sets itself.
 const NOT_FORWARDED: [&str; 8] =
@@ -265,11 +265,21 @@ mod tests {
             (root.url().as_str(), root.target(Api::Chat, "/chat/completions", None).as_str()),
             ("http://localhost", "/chat/completions")
         );
-        let provider = Upstream::parse("https://api.openai.com/v1", None).expect("valid");
-        assert_eq!(
-            (provider.url().as_str(), provider.authority.as_str()),
-            ("https://api.openai.com/v1", "api.openai.com")
-        );
+    }
+
+    #[test]
+    fn an_https_upstream_needs_the_tls_feature_and_says_so_without_it() {
+        let provider = Upstream::parse("https://api.openai.com/v1", None);
+        if cfg!(feature = "upstream-tls") {
+            let provider = provider.expect("valid");
+            assert_eq!(
+                (provider.url().as_str(), provider.authority.as_str()),
+                ("https://api.openai.com/v1", "api.openai.com")
+            );
+        } else {
+            let refused = provider.expect_err("no TLS").to_string();
+            assert!(refused.contains("`upstream-tls` feature"), "{refused}");
+        }
     }
 
     #[cfg(feature = "upstream-tls")]

@@ -25,7 +25,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Map, Value};
 use tokio::time::Instant;
@@ -41,21 +41,13 @@ use super::model_api::{answer, choose, render_and_wait, Accepted};
 use super::reply_body::EntryHandle;
 use super::runs::Run;
 use crate::clock::deadline_after;
+use crate::journal::Api;
 use crate::journal::{Arrival, EndKind, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
 use crate::scenario::FaultKind;
 use crate::wire::plan::Step;
-use crate::wire::reply::Api;
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
-
-/// Whether `request` asks to open a WebSocket on `/responses`.
-pub(super) fn asks_upgrade(request: &Request<Incoming>, path: &str) -> bool {
-    let upgrade = request.headers().get(UPGRADE).and_then(|v| v.to_str().ok());
-    request.method() == Method::GET
-        && path == "/responses"
-        && upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket"))
-}
 
 /// Open a socket for `client` on `run`, or refuse it: with a 400 when the handshake is not a
 /// WebSocket version 13 one, with the next attempt's status reply when it has one.

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::reply::Api;
+use crate::journal::Api;
 
 /// What one complete SSE event of `api`'s stream is, read from its `data:` lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::real_stream::{classify, first_event_len};
-use super::reply::Api;
+use crate::journal::Api;
 use crate::scenario_model::{
     Attempt, ErrorSpec, FailureEvent, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec,
 };

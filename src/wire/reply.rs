@@ -14,7 +14,7 @@ use super::{anthropic_errors, chat, gemini, gemini_errors, messages, responses, 
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
-pub use crate::journal::Api;
+use crate::journal::Api;
 
 /// What each API sends for a scripted reply.
 impl Api {

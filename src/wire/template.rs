@@ -13,8 +13,9 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
-use super::reply::{render, Api, Rendered, Reply};
+use super::reply::{render, Rendered, Reply};
 use super::ReplyContext;
+use crate::journal::Api;
 use crate::scenario_model::Attempt;
 
 /// The id seed sentinel: ids are `resp_<seed>`, `msg_<seed>`, ...

@@ -1,5 +1,7 @@
-//! The layout stays a layering: in neither crate does a top-level module reach, through its
-//! `crate::` paths, a module that reaches it back (test modules aside: they may look anywhere).
+//! The layout stays a layering. Across crates Cargo holds it (`squall` ← `squall-suite` ←
+//! `squall-cli`); here, that the library stays light, and that in no crate does a top-level
+//! module reach, through its `crate::` paths, a module that reaches it back (test modules
+//! aside: they may look anywhere).
 //! The scenario model is its own module so that the wire renders from it while the scenario's
 //! loading measures faults against the wire; the provider owns an attempt's context and failure
 //! so that the engine drives providers without providers reaching into the engine.
@@ -63,8 +65,34 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     found
 }
 
+/// The crates `cargo tree` says `package` builds with (`-e normal,build`), each once.
+fn crates_of(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", package, "-e", "normal,build", "--prefix", "none"])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+/// A Rust team's `squall = "…"` gets the test double alone: docs/embedded.md gives the count.
 #[test]
-fn neither_crate_has_an_import_circle() {
+fn the_library_a_test_depends_on_is_light() {
+    let crates = crates_of("squall");
+    assert!(crates.contains("hyper") && crates.contains("squall"), "the walk found the crates: {crates:?}");
+    for heavy in ["clap", "cucumber", "squall-suite", "squall-reference", "tokio-tungstenite", "rustls"] {
+        assert!(!crates.contains(heavy), "{heavy} is built for a plain `squall` dependency");
+    }
+    assert!(crates.len() <= 60, "{} crates: {crates:?}", crates.len());
+    assert!(crates_of("squall-cli").contains("cucumber"), "the command line has the suite");
+}
+
+#[test]
+fn no_crate_has_an_import_circle() {
     for src in ["src", "crates/squall-suite/src", "reference-impl/src"] {
         let graph = module_graph(&root().join(src));
         assert!(graph.len() > 5, "{src}: the walk found the modules: {graph:?}");

@@ -1,5 +1,5 @@
 //! The reference implementation behind squall's IUT contract (`docs/iut-contract.md`): read
-//! the case from the environment ([`env`]), run it ([`cases`]), write
+//! the case from the environment ([`env`]), run it (`cases`), write
 //! `$SQUALL_OUT/result.json` and `$SQUALL_OUT/events.jsonl`. The same function runs in-process
 //! for `cargo test` and in the `squall-reference-iut` binary, so the contract itself is
 //! exercised. A mutant (`SQUALL_REFERENCE_MUTANT`) bends the run at the points marked.

@@ -4,7 +4,7 @@
 //! A suite that passes a mutant is missing a check; a mutant that fails an unlisted
 //! requirement means a check judges more than its requirement.
 //!
-//! [`bugs`] holds the switches each mutant flips: in the policy, in what an attempt reports,
+//! `bugs` holds the switches each mutant flips: in the policy, in what an attempt reports,
 //! in the outputs it leaves.
 
 mod bugs;
@@ -106,7 +106,7 @@ mutants! {
         Only(&["REQ-0006-030"]);
     OkTrueTaskFailure = "ok-true-task-failure": "A failed deep-research task reports ok: true.",
         Only(&["REQ-0006-020"]);
-    EventsOutsideSession = "events-outside-session": "The sub-session's events are not under .agents/sessions/<id>/.",
+    EventsOutsideSession = "events-outside-session": "The sub-session's events are not under `.agents/sessions/<id>/`.",
         Only(&["REQ-0003-020"]);
     NoToolOutputBudget = "no-tool-output-budget": "Tool outputs reach the provider whole.",
         Only(&["REQ-0003-001"]);

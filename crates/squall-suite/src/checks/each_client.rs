@@ -1,4 +1,4 @@
-//! "every client of the herd: <step>": any check, judged on every instance of a herd alone —
+//! `every client of the herd: <step>`: any check, judged on every instance of a herd alone —
 //! its own requests (those at its client base URL) and its own outputs — as if it had been the
 //! only client. What holds for one client of a case holds for a herd's clients one by one: a
 //! batch of module calls each degrades in time (seed 004), each of a herd of main sessions

@@ -1,6 +1,6 @@
 //! The judge as a service (public contract, `docs/service.md`): the suite's cases as data, runs
 //! created for them, and verdicts on what a client posts — decided by the case engine's own
-//! judge ([`crate::engine`]), so a test runner in any language gets the verdict `squall
+//! judge (the `engine` module), so a test runner in any language gets the verdict `squall
 //! run` would give. Where the judge would run a case again slower, the service says so in the
 //! verdict's `confirm`. [`CaseService`] is the server's [`CaseJudge`]; `squall serve` starts with
 //! one.
@@ -30,7 +30,7 @@ use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
 use squall::scenario::limits::check_time_scale;
 use squall::scenario::Catalogue;
-use squall::server::case_judge::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
+use squall::server::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
 
 /// The schema of a verdict's reply.
 pub const VERDICT_SCHEMA: &str = "squall.verdict/1";

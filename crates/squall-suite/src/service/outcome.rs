@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::iut::IutRun;
-use squall::server::case_judge::{PostedEvents, PostedOutcome, Refusal};
+use squall::server::{PostedEvents, PostedOutcome, Refusal};
 
 /// The posted outcome as runs of the implementation: one, or a herd's, client 0 first.
 pub(super) fn runs(outcome: &PostedOutcome, herd: Option<u32>) -> Result<Vec<IutRun>, Refusal> {

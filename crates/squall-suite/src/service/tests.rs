@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::doc_examples::{json_blocks, paths};
-use squall::server::case_judge::PostedOutcome;
+use squall::server::PostedOutcome;
 
 fn service() -> CaseService {
     let plans = crate::cases::from_texts(crate::features::embedded_features().iter().copied())
