@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use squall_suite::report::read::read_report;
 use squall_suite::report::Report;
 
 use super::suite_kit::{root, take_turn_blocking};
@@ -30,10 +31,10 @@ const STREAM_TAGS: &str = "@REQ-0006-010 and not @herd";
 
 type Verdicts = BTreeMap<(String, String, String), String>;
 
-/// A report.json, read as the report type (a kept report that no longer reads is stale too).
+/// A report (a directory's, kept compressed or not), read as the report type (a kept report
+/// that no longer reads is stale too).
 fn read(path: &Path) -> Report {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    read_report(path).unwrap_or_else(|e| panic!("{e}")).1
 }
 
 /// (requirement, feature, case) → verdict.
@@ -84,7 +85,7 @@ struct FreshRun {
 }
 
 fn start(name: &'static str, tags: Option<&'static str>) -> FreshRun {
-    let kept = read(&root().join("reports").join(name).join("report.json"));
+    let kept = read(&root().join("reports").join(name));
     let dir = tempfile::tempdir().expect("tempdir");
     let args = arguments(&kept, tags);
     let child = Command::new(env!("CARGO_BIN_EXE_squall"))
@@ -130,7 +131,7 @@ fn differences(run: FreshRun) -> Vec<String> {
             String::from_utf8_lossy(&output.stderr)
         )];
     }
-    let fresh = read(&dir.path().join("report.json"));
+    let fresh = read(dir.path());
     let (before, now) = (verdicts(&kept), verdicts(&fresh));
     let mut differences: Vec<String> = now
         .iter()

@@ -26,9 +26,10 @@ fn verdicts(file: &Path) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// Each case's verdict in a kept report (`reports/NAME/report.json`).
+/// Each case's verdict in a kept report (`reports/NAME/report.json.gz`).
 fn kept(name: &str) -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(root().join("reports").join(name).join("report.json")).expect("a kept report");
+    let file = squall_suite::report::read::report_file(&root().join("reports").join(name));
+    let text = squall_suite::report::read::report_text(&file).expect("a kept report");
     let report: Value = serde_json::from_str(&text).expect("JSON");
     let cases = report["requirements"].as_array().expect("requirements").iter().flat_map(|r| {
         r["cases"]

@@ -198,3 +198,33 @@ fn usage_errors_exit_2_with_one_clear_line() {
     assert_eq!(output.status.code(), Some(2));
     assert!(!dir.path().join("report.json").exists(), "no report is written for a usage error");
 }
+
+/// A kept report (`reports/*/report.json.gz`) renders again into the four formats, which agree
+/// with each other and hold the kept data unchanged; a report that is not one is named.
+#[test]
+fn a_kept_report_renders_again_into_all_four_formats() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let kept = super::suite_kit::root().join("reports/python-openai");
+    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["report", "render"])
+        .arg(&kept)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .expect("squall runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let verdicts = reports_agree(dir.path());
+    assert!(verdicts.values().any(|(verdict, _, _)| verdict == "fail"), "the kept verdicts: {verdicts:?}");
+    let (_, data) = squall_suite::report::read::read_report(&kept).expect("the kept report");
+    let (_, rendered) = squall_suite::report::read::read_report(dir.path()).expect("the rendered report");
+    assert_eq!(rendered, data, "the rendered report.json holds the kept data");
+    let broken = dir.path().join("broken.json.gz");
+    std::fs::write(&broken, b"{}").expect("written");
+    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["report", "render"])
+        .arg(&broken)
+        .output()
+        .expect("squall runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.code() == Some(2) && stderr.contains(&broken.display().to_string()), "{stderr}");
+}

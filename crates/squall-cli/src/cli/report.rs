@@ -1,12 +1,14 @@
 //! `squall report merge`: one report, in all four formats, from the reports of a sharded run's
 //! shards (`squall run --shard K/N`); exit code as `squall run`'s for the merged verdict.
-//! `squall report matrix`: several clients' reports side by side.
+//! `squall report matrix`: several clients' reports side by side. `squall report render`: every
+//! format of one report written again from its data (a kept `report.json.gz`, or a report.json).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use squall_suite::report::matrix::render;
 use squall_suite::report::merge::{merge, read_reports};
+use squall_suite::report::read::read_report;
 use squall_suite::report::{write_atomically, write_report};
 use squall_suite::RunVerdict;
 
@@ -22,6 +24,15 @@ pub enum ReportCommand {
         reports: Vec<PathBuf>,
         /// Where the merged reports go.
         #[arg(long, default_value = "target/squall/merged")]
+        out: PathBuf,
+    },
+    /// Write every format of a report again (report.json, acceptance.md, junit.xml, index.html)
+    /// from its data: a report directory (a run's, or a kept one's `report.json.gz`) or file.
+    Render {
+        /// The report's directory, or its report.json or report.json.gz.
+        report: PathBuf,
+        /// Where the formats go.
+        #[arg(long, default_value = "target/squall/rendered")]
         out: PathBuf,
     },
     /// The resilience matrix of several clients' reports: each requirement's and each fault
@@ -50,6 +61,16 @@ pub fn report(command: ReportCommand) -> anyhow::Result<ExitCode> {
             }
             write_atomically(&out, &text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
             stdout::line(format_args!("matrix of {} clients: {}", reports.len(), out.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ReportCommand::Render { report, out } => {
+            let (file, report) = read_report(&report).map_err(anyhow::Error::msg)?;
+            let written = write_report(&out, &report)?;
+            stdout::line(format_args!(
+                "rendered {}: {}",
+                file.display(),
+                written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         ReportCommand::Merge { reports, out } => {

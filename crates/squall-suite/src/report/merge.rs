@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::read::read_report;
 use super::schema::{Profiles, Report, Timestamp};
 use crate::results::{by_profile, by_requirement, CaseRecord};
 use crate::{ProfileSelection, RunVerdict, Tally};
@@ -17,14 +18,9 @@ pub enum MergeError {
     /// Nothing to merge.
     #[error("no report to merge: name the directories the shards wrote")]
     Nothing,
-    /// A report that cannot be read.
-    #[error("{path}: cannot read report.json: {message}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
+    /// A report that cannot be read: the message names the file.
+    #[error("{0}")]
+    Read(String),
     /// Reports of different runs.
     #[error("{path} is not a shard of the same run as {first}: its {field} is {found}, not {expected}")]
     Mismatch {
@@ -51,18 +47,9 @@ pub enum MergeError {
     },
 }
 
-/// `report.json` in each directory (or the file itself), read.
+/// The report in each directory (or the file itself), read ([`super::read::read_report`]).
 pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Report)>, MergeError> {
-    paths
-        .iter()
-        .map(|path| {
-            let file = if path.is_dir() { path.join("report.json") } else { path.clone() };
-            let read_error = |message: String| MergeError::Read { path: file.clone(), message };
-            let text = std::fs::read_to_string(&file).map_err(|e| read_error(e.to_string()))?;
-            let report: Report = serde_json::from_str(&text).map_err(|e| read_error(e.to_string()))?;
-            Ok((file, report))
-        })
-        .collect()
+    paths.iter().map(|path| read_report(path).map_err(MergeError::Read)).collect()
 }
 
 /// The reports of one run's shards, joined.
@@ -133,7 +120,8 @@ mod tests {
     use super::*;
 
     fn kept() -> Report {
-        serde_json::from_str(include_str!("../../../../reports/reference/report.json")).expect("the kept report reads")
+        let text = super::super::read::gunzip(include_bytes!("../../../../reports/reference/report.json.gz"));
+        serde_json::from_str(&text.expect("the kept report decompresses")).expect("the kept report reads")
     }
 
     #[test]
@@ -161,6 +149,6 @@ mod tests {
             "no report to merge: name the directories the shards wrote"
         );
         let unreadable = read_reports(&["no/such/dir".into()]).expect_err("no file").to_string();
-        assert!(unreadable.starts_with("no/such/dir: cannot read report.json"), "{unreadable}");
+        assert!(unreadable.starts_with("no/such/dir: cannot read the report"), "{unreadable}");
     }
 }

@@ -8,7 +8,8 @@
 //!
 //! Every format renders the same [`Report`]; each file is written atomically, so a reader never
 //! sees half a report. A sharded run's reports join into one ([`merge`]); several clients' reports
-//! make the resilience matrix ([`matrix`]).
+//! make the resilience matrix ([`matrix`]); a report is read back, kept compressed or not, by
+//! [`read`].
 
 mod herd_timeline;
 mod html;
@@ -16,6 +17,7 @@ mod junit;
 pub(crate) mod markdown;
 pub mod matrix;
 pub mod merge;
+pub mod read;
 pub mod schema;
 mod timeline;
 

@@ -1,5 +1,5 @@
 //! The checks judged again, as plain functions, on the evidence the kept reports recorded
-//! (`reports/*/report.json`: the reference and the official SDKs' adapters), and on evidence
+//! (`reports/*/report.json.gz`: the reference and the official SDKs' adapters), and on evidence
 //! written here for the cases those runs do not show.
 
 use std::collections::BTreeSet;
@@ -16,11 +16,11 @@ fn kept_reports() -> Vec<(String, Report)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
     let mut reports: Vec<(String, Report)> = std::fs::read_dir(&dir)
         .expect("reports/")
-        .filter_map(|entry| {
-            let path = entry.expect("an entry").path().join("report.json");
-            let text = std::fs::read_to_string(&path).ok()?;
-            let report = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            Some((path.display().to_string(), report))
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.is_dir())
+        .map(|path| {
+            let (file, report) = crate::report::read::read_report(&path).unwrap_or_else(|e| panic!("{e}"));
+            (file.display().to_string(), report)
         })
         .collect();
     reports.sort_by(|a, b| a.0.cmp(&b.0));
