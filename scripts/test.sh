@@ -57,8 +57,11 @@ if ! wait "$sdk_setup_pid"; then
 fi
 # Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
 # quick tests go on while they wait for it (a waiting test holds a thread).
+# The slow tests (whole suites, the SDKs) are `#[ignore]`d with the reason, for the quick loop:
+# here every one runs. Arguments go to the test binaries (a name filter).
 workspace_tests() {
-  RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features "$@" 2>&1 | tee target/test-output.log
+  RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features -- --include-ignored "$@" 2>&1 \
+    | tee target/test-output.log
 }
 step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's

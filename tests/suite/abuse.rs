@@ -8,22 +8,19 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::num::NonZeroUsize;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
-use squall::scenario::{Attempt, Catalogue, Scenario};
-use squall::server::{ServerConfig, Serving};
+use squall::scenario::{Attempt, Scenario};
+use squall::server::Serving;
 
-use super::support::{json_reply, require};
-
-async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
-    let mut config = ServerConfig::loopback(Catalogue::default());
-    change(&mut config);
-    MockProvider::start_with(config).await
-}
+use crate::kit::command::squall;
+use crate::kit::harness::{json_reply, require};
+use crate::kit::server::create_run;
+use crate::kit::server::server_with;
 
 /// Wait (up to `limit`) for `done`, checking every 20 ms.
 async fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
@@ -236,14 +233,13 @@ struct Served {
 
 impl Served {
     /// A run of the inline `scenario`, as the admin API describes it.
-    async fn create_run(&self, client: &reqwest::Client, scenario: Value) -> Value {
-        let reply = client.post(format!("{}/__squall/runs", self.origin)).json(&json!({"scenario": scenario}));
-        reply.send().await.expect("sent").json().await.expect("json")
+    async fn create_run(&self, scenario: Value) -> Value {
+        create_run(&self.origin, &json!({"scenario": scenario})).await.1
     }
 }
 
 fn serve(args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let mut child = squall()
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(args)
         .stdout(Stdio::piped())
@@ -267,8 +263,7 @@ fn peak_kib(pid: u32) -> u64 {
 async fn reading_a_journal_of_large_bodies_costs_about_what_it_stores() {
     let mut served = serve(&[]);
     let client = reqwest::Client::new();
-    let created =
-        served.create_run(&client, json!({"name": "big", "attempts": [{"status": 400}, {"status": 400}]})).await;
+    let created = served.create_run(json!({"name": "big", "attempts": [{"status": 400}, {"status": 400}]})).await;
     let base = created["base_url"].as_str().expect("base_url").to_owned();
     // 8 MiB of small numbers: a JSON tree of it is some thirty times larger.
     let body = format!("{{\"model\":\"m\",\"input\":[{}1]}}", "1,".repeat(4 << 20));
@@ -309,7 +304,7 @@ async fn sigterm_lets_a_reply_in_progress_finish_and_exits_0() {
     let mut served = serve(&[]);
     let client = reqwest::Client::new();
     let paced = json!({"name": "paced", "attempts": [{"stream": {"text": "a b c d e f g h", "event_delay_ms": 100}}]});
-    let base = served.create_run(&client, paced).await["base_url"].as_str().expect("base_url").to_owned();
+    let base = served.create_run(paced).await["base_url"].as_str().expect("base_url").to_owned();
     let reply = client
         .post(format!("{base}/responses"))
         .json(&json!({"model": "m", "input": "x", "stream": true}))

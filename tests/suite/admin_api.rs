@@ -5,24 +5,19 @@ use serde_json::{json, Value};
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
 
-use super::support::json_reply;
+use crate::kit::harness::json_reply;
+use crate::kit::server::create_run;
 
 async fn server() -> (Server, reqwest::Client) {
     let catalogue = Catalogue::embedded().expect("embedded catalogue");
     (Server::start(ServerConfig::loopback(catalogue)).await.expect("starts"), reqwest::Client::new())
 }
 
-async fn create(server: &Server, client: &reqwest::Client, body: Value) -> (u16, Value) {
-    let response = client.post(format!("{}/__squall/runs", server.origin())).json(&body).send().await.expect("sent");
-    let status = response.status().as_u16();
-    (status, response.json().await.expect("json"))
-}
-
 #[tokio::test]
 async fn create_run_by_catalogue_name_gives_an_sdk_ready_base_url() {
     let (server, client) = server().await;
     let (status, run) =
-        create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": 0.5})).await;
+        create_run(server.origin(), &json!({"scenario": "reset-after-3-events-then-ok", "time_scale": 0.5})).await;
     assert_eq!(status, 201);
     let id = run["id"].as_str().expect("id");
     assert_eq!(run["base_url"], format!("{}/runs/{id}/v1", server.origin()));
@@ -40,25 +35,25 @@ async fn create_run_by_catalogue_name_gives_an_sdk_ready_base_url() {
 
 #[tokio::test]
 async fn unknown_scenario_name_is_a_404_naming_it() {
-    let (server, client) = server().await;
-    let (status, body) = create(&server, &client, json!({"scenario": "no-such-thing"})).await;
+    let (server, _) = server().await;
+    let (status, body) = create_run(server.origin(), &json!({"scenario": "no-such-thing"})).await;
     assert_eq!(status, 404);
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("no-such-thing"), "{body}");
 }
 
 #[tokio::test]
 async fn invalid_inline_scenario_is_a_400_naming_field_and_value() {
-    let (server, client) = server().await;
+    let (server, _) = server().await;
     let inline = json!({"name": "x", "attempts": [{"fault": {"kind": "explode"}}]});
-    let (status, body) = create(&server, &client, json!({"scenario": inline})).await;
+    let (status, body) = create_run(server.origin(), &json!({"scenario": inline})).await;
     assert_eq!(status, 400);
     assert_eq!(body["error"]["param"], "scenario.attempts[0].fault.kind");
     assert!(body["error"]["message"].as_str().unwrap_or("").contains("explode"), "{body}");
 
     let (status, body) =
-        create(&server, &client, json!({"scenario": "reset-after-3-events-then-ok", "time_scale": -1})).await;
+        create_run(server.origin(), &json!({"scenario": "reset-after-3-events-then-ok", "time_scale": -1})).await;
     assert_eq!((status, body["error"]["param"].clone()), (400, json!("time_scale")));
-    let (status, body) = create(&server, &client, json!({"scenaro": "typo"})).await;
+    let (status, body) = create_run(server.origin(), &json!({"scenaro": "typo"})).await;
     assert_eq!((status, body["error"]["param"].clone()), (400, json!("scenaro")));
 }
 
@@ -66,7 +61,7 @@ async fn invalid_inline_scenario_is_a_400_naming_field_and_value() {
 async fn inline_scenarios_run_like_catalogue_ones() {
     let (server, client) = server().await;
     let inline = json!({"name": "inline", "attempts": [{"status": 503}, {"stream": {"text": "ok"}}]});
-    let (_, run) = create(&server, &client, json!({"scenario": inline})).await;
+    let (_, run) = create_run(server.origin(), &json!({"scenario": inline})).await;
     let url = format!("{}/responses", run["base_url"].as_str().expect("base_url"));
     let statuses = [
         client.post(&url).json(&json!({"model": "m", "input": "x"})).send().await.expect("sent").status().as_u16(),

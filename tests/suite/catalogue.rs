@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use squall::scenario::{Catalogue, FaultKind};
 
 fn shipped() -> Catalogue {
-    Catalogue::load_dir(&super::suite_kit::root().join("scenarios")).expect("every scenario file is valid")
+    Catalogue::load_dir(&crate::kit::suites::root().join("scenarios")).expect("every scenario file is valid")
 }
 
 #[test]

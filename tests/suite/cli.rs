@@ -1,15 +1,12 @@
 //! The `squall` binary as a user runs it.
 
+use crate::kit::command::{squall, squall_bin};
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-
-fn squall() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_squall"))
-}
+use std::process::Stdio;
 
 #[test]
 fn help_never_shows_the_admin_token_or_the_upstream_key_from_the_environment() {
-    let help = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let help = squall()
         .args(["serve", "--help"])
         .env("SQUALL_ADMIN_TOKEN", "s3cret-token")
         .env("SQUALL_UPSTREAM_KEY", "sk-upstream-s3cret")
@@ -41,7 +38,7 @@ fn an_upstream_squall_cannot_forward_to_is_refused_at_start_with_the_reason() {
 fn first_line_serving_on(addr: &str) -> String {
     let mut child = squall()
         .args(["serve", "--addr", addr])
-        .current_dir(super::suite_kit::root())
+        .current_dir(crate::kit::suites::root())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -88,10 +85,10 @@ fn scenarios_check_reports_each_file() {
 #[test]
 fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leaves_the_checkout_alone() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = super::suite_kit::root();
+    let root = crate::kit::suites::root();
     // Task cases at the wire level: nothing is judged, which --allow-empty accepts. The command
     // runs the reference (an implementation that does nothing at all stops the run instead).
-    let command = format!("OPENAI_X=1 sh -c '{} reference-iut'", env!("CARGO_BIN_EXE_squall"));
+    let command = format!("OPENAI_X=1 sh -c '{} reference-iut'", squall_bin());
     let output = squall()
         .args(["run", "--iut", &command, "--level", "wire", "--tags", "@REQ-0006-030", "--allow-empty"])
         .arg("--features")
@@ -117,7 +114,7 @@ fn squall_run_writes_under_target_squall_named_after_the_implementation_and_leav
 
 #[test]
 fn the_catalogue_lists_each_scenario_with_its_description() {
-    let list = squall().args(["scenarios", "list"]).current_dir(super::suite_kit::root()).output().expect("runs");
+    let list = squall().args(["scenarios", "list"]).current_dir(crate::kit::suites::root()).output().expect("runs");
     let text = String::from_utf8_lossy(&list.stdout);
     let lines: Vec<&str> = text.lines().collect();
     let at = lines.iter().position(|l| l.starts_with("outage-40s-then-ok ")).expect("the outage scenario is listed");
@@ -148,7 +145,7 @@ fn run_command_iut(command: &str) -> (Option<i32>, String, Vec<std::path::PathBu
     let output = squall()
         .args(["run", "--iut", command, "--report-dir"])
         .arg(&reports)
-        .current_dir(super::suite_kit::root())
+        .current_dir(crate::kit::suites::root())
         .output()
         .expect("runs");
     let written =

@@ -9,17 +9,19 @@ use std::time::{Duration, Instant};
 use squall_suite::iut::Iut;
 use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
-use super::suite_kit::{config, failing, staggered, take_turn};
-use super::support::require;
+use crate::kit::command::squall_bin;
+use crate::kit::harness::require;
+use crate::kit::suites::{config, failing, staggered, take_turn};
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
     outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
     let _one = take_turn().await;
-    let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
+    let command = format!("'{}' reference-iut", squall_bin());
     let (in_process_suite, external_suite) = (config(Iut::Reference { mutant: None }), config(Iut::Command(command)));
     let (in_process, external) = staggered(run_suite(&in_process_suite), run_suite(&external_suite)).await;
     let (in_process, external) = (in_process.expect("suite runs"), external.expect("suite runs"));
@@ -35,6 +37,7 @@ async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
     let _one = take_turn().await;
     let mut wire_only = config(Iut::Reference { mutant: None });
@@ -49,12 +52,13 @@ async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as_evidence() {
     let _one = take_turn().await;
     // It makes exactly the right calls — through the reference — and then dies without a result.
     let command = format!(
         "'{}' reference-iut; rm -f \"$SQUALL_OUT/result.json\"; echo 'adapter exploded' >&2; exit 3",
-        env!("CARGO_BIN_EXE_squall")
+        squall_bin()
     );
     let mut crashing = config(Iut::Command(command));
     crashing.level = Level::Wire;
@@ -78,12 +82,13 @@ async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
     let _one = take_turn().await;
     // The reference, with a CLI's habit: exit 1 when the call failed (ok: false in result.json).
     let command = format!(
         "'{}' reference-iut && grep -q '\"ok\": false' \"$SQUALL_OUT/result.json\" && exit 1; exit 0",
-        env!("CARGO_BIN_EXE_squall")
+        squall_bin()
     );
     let mut cli_habit = config(Iut::Command(command));
     cli_habit.tags = Some("@REQ-0006-001".to_owned());
@@ -94,6 +99,7 @@ async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
     let _one = take_turn().await;
     // The shell waits on a child that keeps the stderr pipe open and never ends.
@@ -124,6 +130,7 @@ async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn cucumber_json_output_is_available() {
     let _one = take_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");

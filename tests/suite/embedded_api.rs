@@ -48,7 +48,7 @@ fn the_example_runs() {
     let output = std::process::Command::new(env!("CARGO"))
         // The features `cargo test --all-features` built with, so nothing is compiled again.
         .args(["run", "--quiet", "-p", "squall", "--all-features", "--example", "embedded"])
-        .current_dir(super::suite_kit::root())
+        .current_dir(crate::kit::suites::root())
         .output()
         .expect("cargo runs the example");
     let stdout = String::from_utf8_lossy(&output.stdout);

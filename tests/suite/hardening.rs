@@ -2,24 +2,20 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::num::NonZeroUsize;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use super::suite_kit::take_turn;
-use super::support::{json_reply, require};
+use crate::kit::command::squall;
+use crate::kit::harness::{json_reply, require};
+use crate::kit::server::server_with;
+use crate::kit::suites::take_turn;
 use serde_json::{json, Value};
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
-use squall::scenario::{Attempt, Catalogue, Scenario};
-use squall::server::{ServerConfig, Serving};
-
-async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
-    let mut config = ServerConfig::loopback(Catalogue::default());
-    change(&mut config);
-    MockProvider::start_with(config).await
-}
+use squall::scenario::{Attempt, Scenario};
+use squall::server::Serving;
 
 /// Wait (up to 2 s) for the server to have no connection left.
 async fn connections_drain(provider: &MockProvider) -> usize {
@@ -56,13 +52,12 @@ async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
 
 #[test]
 fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
-    let refused =
-        Command::new(env!("CARGO_BIN_EXE_squall")).args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
+    let refused = squall().args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let mut child = squall()
         .args(["serve", "--addr", "0.0.0.0:0", "--allow-remote"])
-        .current_dir(super::suite_kit::root())
+        .current_dir(crate::kit::suites::root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -202,6 +197,7 @@ async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_soak_of_thousands_of_runs_does_not_grow() {
     // Heavy: never beside a timing-sensitive suite run.
     let _one = take_turn().await;

@@ -2,17 +2,17 @@
 //! shared with the reference) passes: every `prd-0006` MUST, exit 0 under the default profile,
 //! its SHOULD misses reported as warnings in every report format.
 
-use std::process::Command;
-
 use serde_json::Value;
 use squall_suite::{run_suite, Strength, Verdict};
 
-use super::suite_kit::{
+use crate::kit::command::squall;
+use crate::kit::harness::require;
+use crate::kit::suites::{
     failing, independent_command, independent_config, root, take_turn, take_turn_blocking, INDEPENDENT_WARNS,
 };
-use super::support::require;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
     let _one = take_turn().await;
     let outcome = run_suite(&independent_config(None)).await.expect("the suite runs");
@@ -29,11 +29,12 @@ async fn an_independent_correct_implementation_passes_every_profile_with_its_sho
 }
 
 #[test]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn squall_run_exits_0_and_every_report_shows_the_warnings() {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = independent_command(None);
     let _one = take_turn_blocking();
-    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let output = squall()
         .args(["run", "--iut", &command, "--level", "tasks", "--tags", "@REQ-0006-001", "--report-dir"])
         .arg(dir.path())
         .current_dir(root())

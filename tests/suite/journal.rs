@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use squall::journal::EndKind;
 
-use super::support::{read_body, Harness};
+use crate::kit::harness::{read_body, Harness};
 
 #[tokio::test]
 async fn attempts_count_per_track_and_tracks_route_by_content() {

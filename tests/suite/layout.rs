@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::suite_kit::root;
+use crate::kit::suites::root;
 
 /// Top-level module → the top-level modules its non-test code names with `crate::`.
 fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {

@@ -1,42 +1,40 @@
-//! Integration tests against a real squall server on loopback.
+//! Integration tests against a real squall server on loopback, a module per topic. Tests
+//! marked (slow) run whole suites and (SDKs) need the packages scripts/setup-sdks.sh installs:
+//! they are `#[ignore]`d for the quick loop and run by scripts/test.sh.
 
-mod abuse;
-mod admin_api;
-mod catalogue;
-mod ci_recipe;
-mod cli;
-mod committed_reports;
-mod conformance_suite;
-mod embedded_api;
-mod hardening;
-mod herd_server;
-mod independent_iut;
-mod integrations;
-mod journal;
-mod layout;
-mod mutation_matrix;
-mod proxy;
-mod proxy_tls;
-mod recording;
-mod reference_kit;
-mod reference_retry;
-mod reference_tasks;
-mod reports;
-mod robustness;
-mod run_conditions;
-mod run_verdicts;
-mod sdk;
-mod server_faults;
-mod server_gemini;
-mod server_messages;
-mod server_websocket;
-mod server_wire;
-mod service;
-mod service_client;
-mod shards;
-mod slow_clients;
-mod soak;
-mod suite_kit;
-mod support;
-mod timing_verdicts;
-mod wiremock_bridge;
+mod abuse; // a hostile client: slowloris, floods, resets mid-request; the journal still agrees with the wire
+mod admin_api; // the admin API: runs created by name or inline, read, deleted; errors that name the field
+mod catalogue; // the shipped scenario catalogue loads and covers every fault
+mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
+mod cli; // the `squall` binary as a user runs it
+mod committed_reports; // the kept reports agree with fresh runs, and the matrix with the kept reports (SDKs)
+mod conformance_suite; // the suite itself: the IUT contract's external path, levels, crashes, hangs (slow)
+mod embedded_api; // `squall::embedded`: runs scripted in code, the journal asserted on
+mod hardening; // security defaults, bad input, load
+mod herd_server; // a herd on one run: each client's base URL, attempts counted per client
+mod independent_iut; // an independent correct implementation passes every profile (slow)
+mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
+mod journal; // the journal: complete under every ending, with timings a client can trust
+mod layout; // the library stays light, and no crate has an import circle
+mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
+mod proxy; // squall in front of an upstream: forwarded, faults placed in the upstream's stream
+mod proxy_tls; // squall in front of an `https://` upstream
+mod recording; // what an upstream answers becomes a scenario that replays it
+mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff
+mod reference_tasks; // sessions and Task(deep-research) against scripted runs
+mod reports; // `squall run`'s four report files agree; a kept report renders again
+mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
+mod run_conditions; // outages, chaos and quotas over real HTTP
+mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
+mod sdk; // the official SDKs parse every stream squall sends (SDKs)
+mod server_faults; // each fault, seen by a real client over loopback TCP
+mod server_gemini; // the Gemini API under every run
+mod server_messages; // the Anthropic Messages API under every run
+mod server_websocket; // the Responses API over WebSocket
+mod server_wire; // the OpenAI wire format: statuses, headers and bodies as scripted
+mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes
+mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report (slow)
+mod slow_clients; // a client's own time per retry is never read as its policy (slow)
+mod soak; // `squall soak`: the reference passes, a truncation bug is caught
+mod timing_verdicts; // time squall cannot read as policy: inconclusive, error or real time (slow)
+mod wiremock_bridge; // scenarios played by wiremock-rs

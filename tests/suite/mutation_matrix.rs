@@ -14,8 +14,8 @@ use squall_suite::iut::Iut;
 use squall_suite::requirements::requirement_title;
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
-use super::suite_kit::{config, failing, independent_config, run_side_by_side, take_turn, unexpected_findings};
-use super::support::require;
+use crate::kit::harness::require;
+use crate::kit::suites::{config, failing, independent_config, run_side_by_side, take_turn, unexpected_findings};
 
 /// The independent implementation's bugs (`tests/iut/prd0006/bugs.py`) and what they break.
 const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
@@ -212,6 +212,7 @@ fn judged(outcome: &SuiteOutcome) -> Vec<String> {
 /// On the virtual clock the reference's mutants run in squall's process with every span exact:
 /// the whole matrix of them twice, and the second run's reports are the first's, check by check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn every_reference_mutant_fails_exactly_the_requirements_it_breaks_and_twice_alike() {
     let subjects = reference_subjects();
     let configs: Vec<SuiteConfig> = subjects.iter().map(|s| s.config.clone()).collect();
@@ -231,6 +232,7 @@ async fn every_reference_mutant_fails_exactly_the_requirements_it_breaks_and_twi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn every_bug_of_the_independent_implementation_fails_exactly_the_requirements_it_breaks() {
     let _one = take_turn().await;
     let mut subjects = independent_subjects();
@@ -246,6 +248,7 @@ async fn every_bug_of_the_independent_implementation_fails_exactly_the_requireme
 const LONGEST: [&str; 2] = ["prd0006:sleep-3x-announced", "prd0006:never-retries"];
 
 #[test]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn every_requirement_is_failed_by_at_least_one_broken_implementation() {
     let covered: BTreeSet<String> = subjects().into_iter().flat_map(|s| s.breaks).collect();
     let uncovered: Vec<&str> = REQUIREMENTS.iter().copied().filter(|r| !covered.contains(*r)).collect();
@@ -279,11 +282,13 @@ async fn nothing_passes(mutant: Mutant, case_timeout: Duration) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_crashing_implementation_passes_nothing() {
     nothing_passes(Mutant::Crash, Duration::from_secs(60)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_hanging_implementation_passes_nothing_and_the_suite_still_ends() {
     nothing_passes(Mutant::Hang, Duration::from_secs(2)).await;
 }
@@ -333,7 +338,7 @@ fn matrix_markdown() -> String {
 /// Checks the table in `docs/requirements.md`; with `SQUALL_BLESS=1` rewrites it instead.
 #[test]
 fn the_documented_matrix_is_the_tested_one() {
-    let path = super::suite_kit::root().join("docs/requirements.md");
+    let path = crate::kit::suites::root().join("docs/requirements.md");
     let doc = std::fs::read_to_string(&path).expect("docs/requirements.md");
     let (start, end) = ("<!-- mutation-matrix:start -->\n", "<!-- mutation-matrix:end -->");
     let (before, rest) = doc.split_once(start).expect("the start marker");

@@ -16,7 +16,7 @@ use squall::server::{ServerConfig, Upstream};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
-use super::support::{parse_sse, read_body};
+use crate::kit::harness::{parse_sse, read_body};
 
 /// A Responses API stream of three text deltas, as an upstream sends it.
 const STREAM: &str = concat!(

@@ -20,10 +20,10 @@ use tokio_rustls::rustls::ServerConfig as TlsServerConfig;
 use tokio_rustls::TlsAcceptor;
 
 use super::proxy::stream_request;
-use super::support::read_body;
+use crate::kit::harness::read_body;
 
 fn fixture(name: &str) -> PathBuf {
-    super::suite_kit::root().join("tests/fixtures/tls").join(name)
+    crate::kit::suites::root().join("tests/fixtures/tls").join(name)
 }
 
 /// A TLS front on a loopback port for `backend` (`host:port`): every connection's handshake

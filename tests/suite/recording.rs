@@ -4,8 +4,9 @@
 //! writes it as a scenario file without the client's key.
 
 use std::io::{BufRead as _, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::kit::command::squall;
 use serde_json::{json, Value};
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
@@ -129,7 +130,7 @@ fn squall_record_writes_a_scenario_file_without_the_key() {
     let real_run = real.run(from_toml_str("real", SCRIPT).expect("valid"));
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("provider-says-slow-down.toml");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let mut child = squall()
         .args(["record", "--upstream", real_run.base_url(), "--addr", "127.0.0.1:0", "--requests", "2", "--out"])
         .arg(&out)
         .stdout(Stdio::piped())
@@ -167,7 +168,7 @@ fn squall_record_writes_a_scenario_file_without_the_key() {
 
 #[tokio::test]
 async fn a_reply_that_broke_off_is_recorded_as_the_fault_it_was() {
-    let path = super::suite_kit::root().join("scenarios/reset-after-3-events-then-ok.toml");
+    let path = crate::kit::suites::root().join("scenarios/reset-after-3-events-then-ok.toml");
     let script = std::fs::read_to_string(path).expect("a catalogue scenario");
     let recorded = record(&script, "responses", true).await;
     let broken = recorded.attempts[0].fault.as_ref().expect("the reset is recorded");

@@ -7,7 +7,7 @@ use squall_reference::decide::classify::RETRYABLE_STATUSES;
 use squall_reference::decide::policy::{AgentProfile, RetryPolicy};
 use squall_reference::provider::{Api, OutputMode};
 
-use super::reference_kit::{scenario, Call, OK};
+use crate::kit::reference::{scenario, Call, OK};
 
 #[tokio::test]
 async fn req_0006_001_timeout_then_success_ends_without_runtime_error() {
@@ -275,7 +275,7 @@ async fn the_websocket_provider_is_retried_the_same_way() {
 }
 
 fn catalogue_file(name: &str) -> String {
-    let path = super::suite_kit::root().join("scenarios").join(format!("{name}.toml"));
+    let path = crate::kit::suites::root().join("scenarios").join(format!("{name}.toml"));
     std::fs::read_to_string(path).expect("a catalogue file")
 }
 

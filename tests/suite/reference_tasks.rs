@@ -13,7 +13,7 @@ use squall_reference::session::{Fallback, Session, SessionConfig, TurnOutcome};
 use squall_reference::task::research::FixtureBackend;
 use squall_reference::task::{run_main_turn, TaskConfig, TaskTool};
 
-use super::support::Harness;
+use crate::kit::harness::Harness;
 
 const SCALE: f64 = 0.005;
 

@@ -3,25 +3,20 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use regex::Regex;
 
-use super::suite_kit::take_turn_blocking;
+use crate::kit::command::{squall, squall_run};
 use serde_json::Value;
 
 /// A subset that runs in about a second and has a requirement `give-up-after-3` breaks.
 const TAGS: &str = "(@REQ-0006-002 and not @events) or @SEED-002-PROFILES or @REQ-0006-021";
 
-fn squall_run(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
-    let _one = take_turn_blocking();
-    Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["run", "--iut", iut, "--profile", "all", "--tags", TAGS, "--report-dir"])
-        .arg(dir)
-        .args(extra)
-        .current_dir(super::suite_kit::root())
-        .output()
-        .expect("squall runs")
+/// `squall run` of the subset on `iut`, every profile judged.
+fn run_subset(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
+    let args: Vec<&str> =
+        ["--iut", iut, "--profile", "all", "--tags", TAGS].into_iter().chain(extra.iter().copied()).collect();
+    squall_run(&args, dir)
 }
 
 /// Requirement id → (verdict, cases passed, cases judged), as each format states it. JUnit has
@@ -143,7 +138,7 @@ fn umask() -> u32 {
 #[test]
 fn the_reference_passes_and_all_four_reports_agree() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = squall_run("reference", dir.path(), &[]);
+    let output = run_subset("reference", dir.path(), &[]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let verdicts = reports_agree(dir.path());
     assert!(verdicts.values().all(|(v, ..)| v == "pass"), "{verdicts:?}");
@@ -154,7 +149,7 @@ fn the_reference_passes_and_all_four_reports_agree() {
 #[test]
 fn a_failing_implementation_exits_1_and_its_reports_agree_on_what_failed() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = squall_run("reference:give-up-after-3", dir.path(), &[]);
+    let output = run_subset("reference:give-up-after-3", dir.path(), &[]);
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     let verdicts = reports_agree(dir.path());
     assert_eq!(verdicts["REQ-0006-002"].0, "fail");
@@ -166,7 +161,7 @@ fn a_failing_implementation_exits_1_and_its_reports_agree_on_what_failed() {
 #[test]
 fn checks_above_the_level_are_reported_as_not_applicable() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = squall_run("reference", dir.path(), &["--level", "wire"]);
+    let output = run_subset("reference", dir.path(), &["--level", "wire"]);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -186,15 +181,12 @@ fn usage_errors_exit_2_with_one_clear_line() {
         (vec!["--time-scale", "7"], "--time-scale 7"),
         (vec!["--features", "/no/such/features"], "/no/such/features"),
     ] {
-        let output = squall_run("reference", dir.path(), &args);
+        let output = run_subset("reference", dir.path(), &args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
-    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["run", "--iut", "reference:no-such-mutant"])
-        .output()
-        .expect("runs");
+    let output = squall().args(["run", "--iut", "reference:no-such-mutant"]).output().expect("runs");
     assert_eq!(output.status.code(), Some(2));
     assert!(!dir.path().join("report.json").exists(), "no report is written for a usage error");
 }
@@ -204,14 +196,9 @@ fn usage_errors_exit_2_with_one_clear_line() {
 #[test]
 fn a_kept_report_renders_again_into_all_four_formats() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let kept = super::suite_kit::root().join("reports/python-openai");
-    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["report", "render"])
-        .arg(&kept)
-        .arg("--out")
-        .arg(dir.path())
-        .output()
-        .expect("squall runs");
+    let kept = crate::kit::suites::root().join("reports/python-openai");
+    let output =
+        squall().args(["report", "render"]).arg(&kept).arg("--out").arg(dir.path()).output().expect("squall runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let verdicts = reports_agree(dir.path());
     assert!(verdicts.values().any(|(verdict, _, _)| verdict == "fail"), "the kept verdicts: {verdicts:?}");
@@ -220,11 +207,7 @@ fn a_kept_report_renders_again_into_all_four_formats() {
     assert_eq!(rendered, data, "the rendered report.json holds the kept data");
     let broken = dir.path().join("broken.json.gz");
     std::fs::write(&broken, b"{}").expect("written");
-    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["report", "render"])
-        .arg(&broken)
-        .output()
-        .expect("squall runs");
+    let output = squall().args(["report", "render"]).arg(&broken).output().expect("squall runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.code() == Some(2) && stderr.contains(&broken.display().to_string()), "{stderr}");
 }

@@ -3,7 +3,7 @@
 //! bound, and arbitrary JSON as an inline scenario. After each, the server still serves.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -13,21 +13,13 @@ use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
 
-use super::suite_kit::{take_turn, take_turn_blocking};
-use super::support::require;
+use crate::kit::command::squall;
+use crate::kit::harness::require;
+use crate::kit::server::create_run;
+use crate::kit::suites::{take_turn, take_turn_blocking};
 
 async fn server() -> Server {
     Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("starts")
-}
-
-async fn create(server: &Server, body: &Value) -> (u16, Value) {
-    let reply = reqwest::Client::new()
-        .post(format!("{}/__squall/runs", server.origin()))
-        .json(body)
-        .send()
-        .await
-        .expect("the server answers");
-    (reply.status().as_u16(), reply.json().await.unwrap_or(Value::Null))
 }
 
 async fn still_serving(server: &Server) {
@@ -44,7 +36,7 @@ fn is_openai_error(body: &Value) -> bool {
 async fn a_type_error_under_a_header_name_with_brackets_is_a_400_naming_it() {
     let server = server().await;
     let body = json!({"scenario": {"name": "x", "attempts": [{"status": 429, "headers": {"a]b[c": 7}}]}});
-    let (status, reply) = create(&server, &body).await;
+    let (status, reply) = create_run(server.origin(), &body).await;
     assert_eq!(status, 400, "{reply}");
     assert_eq!(reply["error"]["param"], r#"scenario.attempts[0].headers["a]b[c"]"#, "{reply}");
     still_serving(&server).await;
@@ -71,13 +63,14 @@ async fn numbers_out_of_range_are_refused_where_they_are_read() {
             "a week",
         ),
     ] {
-        let (status, reply) = create(&server, &json!({"scenario": {"name": "x", "attempts": [attempt]}})).await;
+        let (status, reply) =
+            create_run(server.origin(), &json!({"scenario": {"name": "x", "attempts": [attempt]}})).await;
         assert_eq!(status, 400, "{reply}");
         assert_eq!(reply["error"]["param"], param, "{reply}");
         let message = reply["error"]["message"].as_str().unwrap_or("");
         assert!(message.contains("out of range") && message.contains(range), "{message}");
     }
-    let (status, reply) = create(&server, &json!({"scenario": {"name": "x"}, "time_scale": 1e300})).await;
+    let (status, reply) = create_run(server.origin(), &json!({"scenario": {"name": "x"}, "time_scale": 1e300})).await;
     assert_eq!((status, reply["error"]["param"].as_str()), (400, Some("time_scale")), "{reply}");
     still_serving(&server).await;
 }
@@ -144,9 +137,9 @@ fn a_closed_stdout_is_a_clean_exit_for_every_listing_command() {
     std::fs::write(&good, "name = \"good\"\n").expect("write");
     let good = good.display().to_string();
     for args in [vec!["scenarios", "list"], vec!["scenarios", "check", good.as_str()], vec!["--help"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+        let mut child = squall()
             .args(&args)
-            .current_dir(super::suite_kit::root())
+            .current_dir(crate::kit::suites::root())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -164,7 +157,7 @@ async fn a_journal_keeps_its_cap_and_counts_what_it_dropped() {
     let mut config = ServerConfig::loopback(Catalogue::default());
     config.journal_max = 3;
     let server = Server::start(config).await.expect("starts");
-    let (status, run) = create(&server, &json!({"scenario": {"name": "soak"}})).await;
+    let (status, run) = create_run(server.origin(), &json!({"scenario": {"name": "soak"}})).await;
     assert_eq!(status, 201, "{run}");
     let client = reqwest::Client::new();
     for _ in 0..5 {

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Outage, Scenario};
 
-use super::support::Harness;
+use crate::kit::harness::Harness;
+use crate::kit::server::create_run;
 
 #[tokio::test]
 async fn an_outage_answers_every_request_in_its_window_and_the_script_answers_after_it() {
@@ -61,13 +62,7 @@ async fn a_ramp_takes_its_share_of_requests_and_the_same_ones_for_one_seed() {
 
 /// `POST /__squall/runs` with `scenario`: the status and the reply.
 async fn create(provider: &MockProvider, scenario: Value) -> (u16, Value) {
-    let reply = reqwest::Client::new()
-        .post(format!("{}/__squall/runs", provider.server().origin()))
-        .json(&json!({"scenario": scenario}))
-        .send()
-        .await
-        .expect("the server answers");
-    (reply.status().as_u16(), reply.json().await.unwrap_or(Value::Null))
+    create_run(provider.server().origin(), &json!({"scenario": scenario})).await
 }
 
 #[tokio::test]

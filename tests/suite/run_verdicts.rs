@@ -3,24 +3,12 @@
 //! production seconds — each case un-scaled by its own time scale.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use regex::Regex;
 
-use super::suite_kit::take_turn_blocking;
+use crate::kit::command::squall_run;
 use serde_json::Value;
-
-fn squall_run(args: &[&str], dir: &Path) -> Output {
-    let _one = take_turn_blocking();
-    Command::new(env!("CARGO_BIN_EXE_squall"))
-        .arg("run")
-        .args(args)
-        .arg("--report-dir")
-        .arg(dir)
-        .current_dir(super::suite_kit::root())
-        .output()
-        .expect("squall runs")
-}
 
 fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))

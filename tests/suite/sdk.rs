@@ -12,7 +12,7 @@ use std::process::Command;
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
 
-use super::suite_kit::take_turn;
+use crate::kit::suites::take_turn;
 
 const CASES: &[(&str, &str)] = &[
     ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
@@ -28,11 +28,11 @@ const CASES: &[(&str, &str)] = &[
 fn sdk_dir() -> PathBuf {
     std::env::var_os("SQUALL_SDK_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| super::suite_kit::root().to_path_buf().join("target/sdk"))
+        .unwrap_or_else(|| crate::kit::suites::root().to_path_buf().join("target/sdk"))
 }
 
 fn checker(relative: &str) -> PathBuf {
-    super::suite_kit::root().to_path_buf().join("tests/sdk").join(relative)
+    crate::kit::suites::root().to_path_buf().join("tests/sdk").join(relative)
 }
 
 /// The Messages API cases; the checkers read each run at its Anthropic base URL.
@@ -169,11 +169,13 @@ fn node_checker(name: &str, package: &str) -> PathBuf {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn python_openai_sdk_parses_every_stream() {
     run_checker(python(), checker("python/parse_streams.py"), Wire::OpenAi).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn python_openai_sdk_parses_every_response_over_websocket() {
     let runs = run_checker(python(), checker("python/parse_responses_websocket.py"), Wire::OpenAiWebSocket).await;
     // Both turns of the first socket are journaled with it, and the upgrade the 503 refused
@@ -188,17 +190,20 @@ async fn python_openai_sdk_parses_every_response_over_websocket() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn node_openai_sdk_parses_every_stream() {
     run_checker(PathBuf::from("node"), node_checker("parse_streams.mjs", "openai"), Wire::OpenAi).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn python_anthropic_sdk_parses_every_messages_stream() {
     let runs = run_checker(python(), checker("python/parse_anthropic.py"), Wire::Anthropic).await;
     assert_529_retried(&runs);
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn node_anthropic_sdk_parses_every_messages_stream() {
     let script = node_checker("parse_anthropic.mjs", "@anthropic-ai/sdk");
     let runs = run_checker(PathBuf::from("node"), script, Wire::Anthropic).await;
@@ -206,6 +211,7 @@ async fn node_anthropic_sdk_parses_every_messages_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn python_google_genai_sdk_parses_every_gemini_stream() {
     let runs = run_checker(python(), checker("python/parse_gemini.py"), Wire::Gemini).await;
     // Both API versions' paths were journaled as Gemini requests, and the SDK retried the 503.
@@ -217,6 +223,7 @@ async fn python_google_genai_sdk_parses_every_gemini_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn node_google_genai_sdk_parses_every_gemini_stream() {
     let script = node_checker("parse_gemini.mjs", "@google/genai");
     run_checker(PathBuf::from("node"), script, Wire::Gemini).await;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use squall::journal::EndKind;
 use squall::scenario::FaultKind;
 
-use super::support::{read_body, Harness};
+use crate::kit::harness::{read_body, Harness};
 
 fn one_attempt(stream: &str, fault: &str) -> String {
     format!("name = \"t\"\n[[attempts]]\nstream = {stream}\nfault = {fault}\n")

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 use squall::journal::{Api, EndKind};
 
-use super::support::{read_body, Harness};
+use crate::kit::harness::{read_body, Harness};
 
 const STREAM: &str = "/v1beta/models/gemini-x:streamGenerateContent?alt=sse";
 const WHOLE: &str = "/v1beta/models/gemini-x:generateContent";
@@ -19,7 +19,7 @@ async fn gemini(h: &Harness, path: &str) -> reqwest::Response {
 }
 
 fn chunks(text: &str) -> Vec<Value> {
-    super::support::parse_sse(text)
+    crate::kit::harness::parse_sse(text)
         .into_iter()
         .map(|(_, data)| serde_json::from_str(&data).expect("every data line is JSON"))
         .collect()

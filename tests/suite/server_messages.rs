@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use squall::journal::EndKind;
 
-use super::support::{json_reply, read_body, Harness};
+use crate::kit::harness::{json_reply, read_body, Harness};
 
 async fn messages(h: &Harness, stream: bool) -> reqwest::Response {
     let body = json!({"model": "claude-x", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": "hi"}]});

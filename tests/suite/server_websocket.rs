@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error, Message};
 use tokio_tungstenite::WebSocketStream;
 
-use super::support::{json_reply, Harness};
+use crate::kit::harness::{json_reply, Harness};
 
 type Socket = WebSocketStream<TcpStream>;
 

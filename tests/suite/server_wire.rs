@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use squall::journal::EndKind;
 
-use super::support::{read_body, Harness};
+use crate::kit::harness::{read_body, Harness};
 
 #[tokio::test]
 async fn every_scripted_status_and_header_arrives_exactly() {

@@ -12,9 +12,10 @@ use squall_suite::iut::Iut;
 use squall_suite::service::CaseService;
 use squall_suite::{run_suite, Level, Verdict};
 
-use super::service_client::Judge;
-use super::suite_kit::{config, independent_command, root, staggered, take_turn};
-use super::support::require;
+use crate::kit::command::{squall, squall_bin};
+use crate::kit::harness::require;
+use crate::kit::service_client::Judge;
+use crate::kit::suites::{config, independent_command, root, staggered, take_turn};
 
 /// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
 /// near a bound (its first backoff, 1–2 s, against an in-stream ask of 3 s) is the same wait.
@@ -72,15 +73,17 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn through_the_service_the_reference_gets_squall_runs_verdict_on_every_case() {
     let _one = take_turn().await;
-    let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
+    let command = format!("'{}' reference-iut", squall_bin());
     let verdicts = same_verdicts_both_ways(&command).await;
     require(verdicts.len() > 40, &format!("{} cases", verdicts.len()));
     require(verdicts.values().all(|v| *v == Verdict::Pass), &format!("the reference passes: {verdicts:?}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn through_the_service_the_independent_implementation_gets_squall_runs_verdict_on_every_case() {
     let _one = take_turn().await;
     let verdicts = same_verdicts_both_ways(&independent_command(None)).await;
@@ -94,7 +97,7 @@ async fn through_the_service_the_independent_implementation_gets_squall_runs_ver
 async fn a_client_that_does_not_retry_fails_with_its_check_named() {
     let server = judging_server().await;
     let judge = Judge::new(server.origin());
-    let command = format!("'{}' reference-iut", env!("CARGO_BIN_EXE_squall"));
+    let command = format!("'{}' reference-iut", squall_bin());
     let run = judge.create_run("req-0006-001/status-503-is-retried", json!({})).await;
     // The bug, from outside: the client is told to make no retry.
     let mut env = run["env"].clone();
@@ -160,7 +163,7 @@ async fn requests_the_judge_cannot_take_are_refused_with_the_field_at_fault() {
 
 #[test]
 fn squall_cases_prints_the_cases_as_json_and_as_lines() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_squall"))
+    let output = squall()
         .args(["cases", "--format", "json", "--profile", "prd-0006", "--level", "wire"])
         .current_dir(root())
         .output()
@@ -170,11 +173,7 @@ fn squall_cases_prints_the_cases_as_json_and_as_lines() {
     assert_eq!(list["schema"], "squall.cases/1");
     let cases = list["cases"].as_array().expect("cases");
     assert!(cases.len() > 30 && cases.iter().all(|c| c["level"] == "wire"), "{} cases", cases.len());
-    let text = std::process::Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["cases", "--level", "tasks"])
-        .current_dir(root())
-        .output()
-        .expect("squall runs");
+    let text = squall().args(["cases", "--level", "tasks"]).current_dir(root()).output().expect("squall runs");
     assert_eq!(text.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&text.stderr).contains("level `tasks`"),

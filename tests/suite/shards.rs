@@ -3,7 +3,6 @@
 //! writes — same cases, verdicts and counts.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use serde_json::Value;
 use squall_suite::cases::Shard;
@@ -11,8 +10,9 @@ use squall_suite::iut::Iut;
 use squall_suite::report::{write_all, ReportMeta};
 use squall_suite::{Level, SuiteConfig, SuiteOutcome};
 
-use super::suite_kit::{config, run_side_by_side, take_turn};
-use super::support::require;
+use crate::kit::command::squall;
+use crate::kit::harness::require;
+use crate::kit::suites::{config, run_side_by_side, take_turn};
 
 fn meta(config: &SuiteConfig) -> ReportMeta {
     ReportMeta {
@@ -46,6 +46,7 @@ fn case_verdicts(report: &Value) -> BTreeSet<(String, String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unsharded_one() {
     let _one = take_turn().await;
     let whole = config(Iut::Reference { mutant: None });
@@ -75,12 +76,8 @@ async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unshard
         shard_dirs.push(shard_dir);
     }
     let merged_dir = dir.path().join("merged");
-    let output = Command::new(env!("CARGO_BIN_EXE_squall"))
-        .args(["report", "merge", "--out"])
-        .arg(&merged_dir)
-        .args(&shard_dirs)
-        .output()
-        .expect("squall runs");
+    let output =
+        squall().args(["report", "merge", "--out"]).arg(&merged_dir).args(&shard_dirs).output().expect("squall runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     require(output.status.code() == Some(0), &format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)));
     for file in squall_suite::report::FILES {
@@ -104,7 +101,7 @@ async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unshard
     require(merged["iut"]["level"] == serde_json::json!(Level::Tasks.as_str()), "the shards' level");
 
     // One shard given twice is refused, naming the case and both reports.
-    let twice = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let twice = squall()
         .args(["report", "merge", "--out"])
         .arg(dir.path().join("twice"))
         .arg(&shard_dirs[0])

@@ -8,10 +8,10 @@
 use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
-use super::suite_kit::{
+use crate::kit::harness::require;
+use crate::kit::suites::{
     independent_command, independent_config, run_side_by_side, slow_independent_config, staggered, take_turn, verdicts,
 };
-use super::support::require;
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
@@ -67,6 +67,7 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
     let _one = take_turn().await;
     // The jittery twin, judged up to 1/4 of real time (beyond it, an explained `inconclusive`),
@@ -95,6 +96,7 @@ async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
 /// The independent implementation ignores "try again in 3s" in an in-stream rate limit and
 /// backs off 1-2 s (seed 002): slowed by 300 ms, it must still be caught at any time scale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
     let _one = take_turn().await;
     // The five scales at once: each is one case that mostly waits.
@@ -125,6 +127,7 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
 /// every timing check unjudged: 6 s of start-up against a 12 s case timeout times out the first
 /// try's 5 s instances and fits the second's 10 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_implementation_slow_to_start_is_calibrated_again_more_patiently() {
     let _one = take_turn().await;
     let config = SuiteConfig {

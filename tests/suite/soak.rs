@@ -4,7 +4,6 @@
 //! cannot soak.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::time::Duration;
 
 use squall::scenario::Catalogue;
@@ -12,7 +11,8 @@ use squall_suite::iut::Iut;
 use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
 use squall_suite::Verdict;
 
-use super::suite_kit::{independent_command, root, take_turn_blocking};
+use crate::kit::command::squall;
+use crate::kit::suites::{independent_command, root, take_turn_blocking};
 
 const SCENARIO: &str = "chaos-30-percent";
 
@@ -102,6 +102,7 @@ fn each_check_is_failed_alone_by_the_bug_it_exists_for() {
 
 /// The independent implementation (tests/iut/prd0006), correct and with its truncation bug.
 #[test]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn the_independent_implementation_passes_and_its_truncation_bug_is_caught() {
     let _one = take_turn_blocking();
     let correct = soak(&config(Iut::Command(independent_command(None)), 100));
@@ -120,14 +121,7 @@ fn the_independent_implementation_passes_and_its_truncation_bug_is_caught() {
 #[test]
 fn the_command_line_writes_both_reports_and_refuses_what_it_cannot_soak() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let soak = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_squall"))
-            .arg("soak")
-            .args(args)
-            .current_dir(root())
-            .output()
-            .expect("squall runs")
-    };
+    let soak = |args: &[&str]| squall().arg("soak").args(args).current_dir(root()).output().expect("squall runs");
     let report_dir = dir.path().join("soak");
     let ok = soak(&[
         "--scenario",

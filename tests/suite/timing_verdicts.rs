@@ -9,15 +9,17 @@ use std::time::Duration;
 use squall_suite::iut::Iut;
 use squall_suite::{run_suite, SuiteConfig, Verdict};
 
-use super::suite_kit::{config, independent_config, python, root, take_turn};
-use super::support::require;
+use crate::kit::command::squall_bin;
+use crate::kit::harness::require;
+use crate::kit::suites::{config, independent_config, python, root, take_turn};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_implementation_that_reports_another_time_scale_cannot_be_judged() {
     let _one = take_turn().await;
     // The reference, with an adapter that claims it ran in real time.
     let rewrite = r#"import json, os; p = os.path.join(os.environ["SQUALL_OUT"], "result.json"); r = json.load(open(p)); r["time_scale"] = 1.0; json.dump(r, open(p, "w"))"#;
-    let command = format!("'{}' reference-iut && {} -c '{rewrite}'", env!("CARGO_BIN_EXE_squall"), python());
+    let command = format!("'{}' reference-iut && {} -c '{rewrite}'", squall_bin(), python());
     let config = SuiteConfig { tags: Some("@SEED-002-SESSION".to_owned()), ..config(Iut::Command(command)) };
     let outcome = run_suite(&config).await.expect("the suite runs");
     let case = outcome.cases.first().expect("one case");
@@ -53,6 +55,7 @@ time.sleep(1e6)
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_hangs_elsewhere_is_an_error() {
     let _one = take_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
@@ -84,6 +87,7 @@ async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_ha
 /// never pass seed 002's spread MUST (they fail it, or it cannot decide), while the reference's
 /// jittered herd, on the virtual clock, passes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_herd_without_jitter_never_passes_the_spread_and_a_jittered_one_does() {
     let _one = take_turn().await;
     let spread = "Clients that failed at once spread their first retries";
@@ -110,6 +114,7 @@ async fn a_herd_without_jitter_never_passes_the_spread_and_a_jittered_one_does()
 /// seconds, `retry-after` ignored — run at real time: its backoff is named as a wait of its own,
 /// not read as its reaction, and the asked waits it ignores by seconds are judged failed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_client_that_cannot_scale_its_sleeps_is_judged_at_real_time() {
     let _one = take_turn().await;
     // Only the three asked waits: at real time every other case waits out the client's backoff.

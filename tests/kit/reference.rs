@@ -13,8 +13,8 @@ use squall_reference::run::call::stream_call;
 use squall_reference::run::engine::{CallFailure, OnRetry, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 
-use super::suite_kit::take_turn;
-use super::support::Harness;
+use super::harness::Harness;
+use super::suites::take_turn;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
 pub const SCALE: f64 = 0.005;

@@ -25,7 +25,7 @@ impl Harness {
 
     /// A run of a scenario from the shipped catalogue (`scenarios/NAME.toml`).
     pub async fn catalogue(name: &str, time_scale: f64) -> Harness {
-        let path = super::suite_kit::root().join("scenarios").join(format!("{name}.toml"));
+        let path = super::suites::root().join("scenarios").join(format!("{name}.toml"));
         Self::scaled(&std::fs::read_to_string(&path).expect("catalogue scenario exists"), time_scale).await
     }
 

@@ -1,0 +1,16 @@
+//! What the integration tests share, so a test reads as its topic:
+//!
+//! - [`command`] — the `squall` binary this build made, as a command or a path
+//! - [`server`] — an in-process server configured for a test, and runs created through the
+//!   admin API as an outside user creates them
+//! - [`harness`] — one run scripted in TOML, reqwest to call it, bodies and SSE read back
+//! - [`reference`] — the reference pipeline on one scripted run: its events and the journal
+//! - [`suites`] — whole suite runs: configurations, taking turns on the machine, verdicts
+//! - [`service_client`] — a test runner's side of the judge as a service, over HTTP only
+
+pub mod command;
+pub mod harness;
+pub mod reference;
+pub mod server;
+pub mod service_client;
+pub mod suites;
