@@ -14,6 +14,7 @@ mod admin;
 mod base_path;
 mod case_judge;
 mod conn_io;
+mod entry_handle;
 // Public for the fuzz targets, hidden: what outside code scripts against is the admin API
 // (docs/server.md), not its parser.
 #[doc(hidden)]
@@ -23,6 +24,7 @@ mod http_util;
 mod journal_out;
 mod judge_api;
 mod model_api;
+mod playback;
 mod proxied_body;
 mod recording;
 // Public for the benches' timing of the quota's decision, hidden.

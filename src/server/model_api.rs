@@ -18,9 +18,10 @@ use tokio::time::Instant;
 
 use super::base_path::BasePath;
 use super::conn_io::KillSwitch;
+use super::entry_handle::EntryHandle;
 use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
 use super::proxied_body::{Recording, UpstreamSteps};
-use super::reply_body::{EntryHandle, ScriptedBody};
+use super::reply_body::ScriptedBody;
 use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
 use super::upstream::Upstream;
@@ -438,6 +439,18 @@ fn respond(
     if close {
         out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
     }
+    insert_reply_headers(out, rate_headers, scripted, wall_now);
+    response
+}
+
+/// A reply's own headers, over HTTP or in a WebSocket's `error` event: the quota's rate-limit
+/// headers, then the attempt's scripted ones (which win).
+pub(super) fn insert_reply_headers(
+    out: &mut http::HeaderMap,
+    rate_headers: &[(String, String)],
+    scripted: Option<&ScriptedHeaders>,
+    wall_now: std::time::SystemTime,
+) {
     for (name, value) in rate_headers {
         if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
             out.insert(name, value);
@@ -446,7 +459,6 @@ fn respond(
     if let Some(scripted) = scripted {
         scripted.insert_into(out, wall_now);
     }
-    response
 }
 
 /// The parts of a model request squall acts on. The rest of the body is checked to be JSON

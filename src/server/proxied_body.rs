@@ -17,8 +17,8 @@ use bytes::Bytes;
 use http_body::Body as _;
 use hyper::body::Incoming;
 
+use super::playback::MoreSteps;
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
-use super::reply_body::MoreSteps;
 use crate::journal::Api;
 use crate::scenario_model::{Fault, FaultPoint};
 use crate::wire::plan::{splice_fault, Kill, Step};

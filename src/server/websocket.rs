@@ -35,17 +35,15 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use super::conn_io::{Kill, KillSwitch};
+use super::conn_io::KillSwitch;
+use super::entry_handle::EntryHandle;
 use super::http_util::{openai_error, ResponseBody};
-use super::model_api::{answer, choose, render_and_wait, Accepted};
-use super::reply_body::EntryHandle;
+use super::model_api::{answer, choose, insert_reply_headers, render_and_wait, Accepted};
+use super::playback::{kill_ending, Cue, Playback};
 use super::runs::Run;
-use crate::clock::deadline_after;
-use crate::journal::Api;
-use crate::journal::{Arrival, EndKind, RecordedHeaders};
+use crate::journal::{Api, Arrival, EndKind, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
-use crate::scenario::FaultKind;
-use crate::wire::plan::Step;
+use crate::wire::plan::{Span, GARBAGE_FRAME};
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 
@@ -164,7 +162,7 @@ impl OpenSocket {
         };
         let index = self.run.journal.begin(arrival, arrived);
         self.run.journal.record_body(index, body.clone());
-        let mut entry = EntryHandle::new(self.run.journal.clone(), index);
+        let entry = EntryHandle::new(self.run.journal.clone(), index);
         entry.update(|e| {
             e.api = Some(Api::Responses);
             e.socket = Some(self.number);
@@ -173,23 +171,16 @@ impl OpenSocket {
         let (chosen, ctx) = choose(&self.run, &entry, self.client, &request, &self.headers, arrived);
         let reply = render_and_wait(&self.run, &entry, &chosen, &request, &ctx, arrived).await;
         let close_code = chosen.script.fault.as_ref().and_then(|f| f.close_code).unwrap_or(1000);
-        if !reply.status.is_success() {
+        // A status reply is an `error` event on the socket, with the reply's headers inside.
+        let error = (!reply.status.is_success()).then(|| {
             let mut headers = http::HeaderMap::new();
-            for (name, value) in &chosen.rate_headers {
-                if let (Ok(name), Ok(value)) =
-                    (http::HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value))
-                {
-                    headers.insert(name, value);
-                }
-            }
-            if let Some(scripted) = self.run.headers(chosen.track, chosen.slot) {
-                scripted.insert_into(&mut headers, self.run.journal.clock().wall_now());
-            }
+            let scripted = self.run.headers(chosen.track, chosen.slot);
+            insert_reply_headers(&mut headers, &chosen.rate_headers, scripted, self.run.journal.clock().wall_now());
             self.run.journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
-            let plan = error_event_plan(reply.plan.steps, reply.status, &headers);
-            return Player { socket, entry: &mut entry, switch: &self.switch, close_code }.play(plan).await;
-        }
-        Player { socket, entry: &mut entry, switch: &self.switch, close_code }.play(reply.plan.steps).await
+            ErrorEvent::new(reply.status, &headers)
+        });
+        let player = Player { socket, switch: &self.switch, close_code, spans: reply.spans, error };
+        player.play(Playback::new(reply.plan.steps, entry)).await
     }
 }
 
@@ -210,134 +201,142 @@ fn response_create(text: &[u8]) -> Result<Bytes, String> {
     Ok(Bytes::from(Value::Object(event).to_string()))
 }
 
-/// A status reply's steps with its body turned into one `error` event: what OpenAI sends on a
-/// socket instead of an HTTP status, with the reply's headers inside.
-fn error_event_plan(
-    steps: std::collections::VecDeque<Step>,
+/// A status reply as OpenAI sends it on a socket: an `error` event with the status and the
+/// reply's headers inside.
+struct ErrorEvent {
     status: StatusCode,
-    headers: &http::HeaderMap,
-) -> std::collections::VecDeque<Step> {
-    let headers: Map<String, Value> = headers
-        .iter()
-        .filter_map(|(name, value)| Some((name.as_str().to_owned(), Value::String(value.to_str().ok()?.to_owned()))))
-        .collect();
-    steps
-        .into_iter()
-        .map(|step| match step {
-            Step::Data { bytes, .. } => {
-                let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                let mut error = match body.get("error") {
-                    Some(Value::Object(error)) => error.clone(),
-                    _ => Map::from_iter([(
-                        "message".to_owned(),
-                        Value::String(String::from_utf8_lossy(&bytes).into_owned()),
-                    )]),
-                };
-                if !headers.is_empty() {
-                    error.insert("headers".to_owned(), Value::Object(headers.clone()));
-                }
-                let event = json!({"type": "error", "status": status.as_u16(), "error": error});
-                let mut sse = b"event: error\ndata: ".to_vec();
-                sse.extend_from_slice(event.to_string().as_bytes());
-                sse.extend_from_slice(b"\n\n");
-                Step::Data { bytes: Bytes::from(sse), events: 1, terminal: false }
-            }
-            other => other,
-        })
-        .collect()
+    headers: Map<String, Value>,
 }
 
-/// Plays one reply's steps over a socket and completes its journal entry.
+impl ErrorEvent {
+    fn new(status: StatusCode, headers: &http::HeaderMap) -> Self {
+        let headers = headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), Value::String(value.to_str().ok()?.to_owned())))
+            })
+            .collect();
+        ErrorEvent { status, headers }
+    }
+
+    /// The event for the reply's JSON error `body` (its `error` object; any other body is the
+    /// message).
+    fn frame(&self, body: &[u8]) -> String {
+        let mut error = match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(mut object)) if object.get("error").is_some_and(Value::is_object) => {
+                match object.remove("error") {
+                    Some(Value::Object(error)) => error,
+                    _ => Map::new(),
+                }
+            }
+            _ => Map::from_iter([("message".to_owned(), Value::String(String::from_utf8_lossy(body).into_owned()))]),
+        };
+        if !self.headers.is_empty() {
+            error.insert("headers".to_owned(), Value::Object(self.headers.clone()));
+        }
+        json!({"type": "error", "status": self.status.as_u16(), "error": error}).to_string()
+    }
+}
+
+/// Sends one reply's cues over a socket as frames and completes its journal entry.
 struct Player<'a> {
     socket: &'a mut Socket,
-    entry: &'a mut EntryHandle,
     switch: &'a KillSwitch,
     close_code: u16,
+    /// The pieces of the reply's body, in order: each becomes a frame once all its bytes have
+    /// been played (a frame is never split).
+    spans: Vec<Span>,
+    /// A status reply's `error` event, which its body becomes.
+    error: Option<ErrorEvent>,
 }
 
 impl Player<'_> {
-    async fn play(self, steps: std::collections::VecDeque<Step>) -> After {
-        let Player { socket, entry, switch, close_code } = self;
-        let clock = entry.clock().clone();
-        let mut unsent = Vec::new();
-        let mut deadline = clock.now();
-        // When the reply's last frame went out: taken before it is sent, as the HTTP body does
-        // (reply_body.rs), so that the wait the journal shows before the next attempt can only
-        // be longer than the client's, never shorter (a serving thread held back after the
-        // flush would otherwise take time from the client's wait).
-        let mut ended_at: Option<Instant> = None;
-        let mut steps = steps;
-        while let Some(step) = steps.pop_front() {
-            match step {
-                Step::Data { bytes, terminal, .. } => {
-                    if steps.iter().all(|s| matches!(s, Step::End(_) | Step::FaultFired(_))) {
-                        ended_at = Some(clock.now());
+    async fn play(mut self, mut playback: Playback) -> After {
+        let clock = playback.entry().clock().clone();
+        // The bytes of the piece being played, and which piece it is.
+        let (mut unsent, mut piece) = (Vec::new(), 0);
+        loop {
+            let cue = if playback.in_stall() {
+                // The client may give up on the silence: it closes or sends something.
+                tokio::select! {
+                    cue = playback.next() => cue,
+                    _ = self.socket.next() => {
+                        playback.entry().finish_now(EndKind::Stalled);
+                        return After::Closed;
                     }
-                    unsent.extend_from_slice(&bytes);
-                    let frames = whole_events(&mut unsent);
-                    let (count, len) = (frames.len() as u32, frames.iter().map(String::len).sum::<usize>() as u64);
-                    if send_all(socket, frames).await == After::Closed {
-                        entry.finish(EndKind::ClientClosed, clock.now());
+                }
+            } else {
+                playback.next().await
+            };
+            match cue {
+                Some(Cue::Data { bytes, events: _, terminal, ending }) => {
+                    // The end is taken before the last frame goes out, as the HTTP body does.
+                    let ended_at = clock.now();
+                    let frames = if ending == Some(EndKind::Garbage) {
+                        vec![GARBAGE_FRAME.to_owned()]
+                    } else {
+                        unsent.extend_from_slice(&bytes);
+                        self.whole_pieces(&mut unsent, &mut piece)
+                    };
+                    let events = if ending == Some(EndKind::Garbage) { 0 } else { frames.len() as u32 };
+                    let len = frames.iter().map(String::len).sum::<usize>() as u64;
+                    if send_all(self.socket, frames).await == After::Closed {
+                        playback.entry().finish_now(EndKind::ClientClosed);
                         return After::Closed;
                     }
                     // Only the bytes and events that went out as frames count.
-                    entry.update(|e| {
+                    playback.entry().update(|e| {
                         e.bytes_sent += len;
-                        e.events_sent += count;
+                        e.events_sent += events;
                         e.terminal_sent |= terminal && unsent.is_empty();
                     });
-                }
-                Step::Wait(wait) => {
-                    // Waits follow one running deadline unless the reply fell behind it (a slow client).
-                    let behind = clock.now().checked_sub(wait).map_or(deadline, |t| deadline.max(t));
-                    deadline = deadline_after(behind, wait);
-                    clock.sleep_until(deadline).await;
-                }
-                Step::Stall(duration) => {
-                    entry.update(|e| e.fault = Some(FaultKind::Stall));
-                    let silence = async {
-                        match duration {
-                            Some(wait) => clock.sleep(wait).await,
-                            None => std::future::pending().await,
-                        }
-                    };
-                    // The client may give up on the silence: it closes or sends something.
-                    tokio::select! {
-                        () = silence => {}
-                        _ = socket.next() => {
-                            entry.finish(EndKind::Stalled, clock.now());
-                            return After::Closed;
-                        }
+                    if let Some(end) = ending {
+                        return self.end(playback.entry(), end, ended_at).await;
                     }
                 }
-                Step::Kill(kill) => {
-                    switch.arm(kill);
-                    let _ = socket.flush().await;
-                    let (fault, end) = match kill {
-                        Kill::Eof => (FaultKind::Eof, EndKind::Eof),
-                        Kill::Reset => (FaultKind::Reset, EndKind::Reset),
-                    };
+                Some(Cue::Stalling | Cue::StallOver) => {}
+                Some(Cue::Kill(kill)) => {
+                    self.switch.arm(kill);
+                    let _ = self.socket.flush().await;
+                    let (fault, end) = kill_ending(kill);
+                    let entry = playback.entry();
                     entry.update(|e| e.fault = Some(fault));
-                    entry.finish(end, switch.fired_at().unwrap_or_else(|| clock.now()));
+                    entry.finish(end, self.switch.fired_at().unwrap_or_else(|| clock.now()));
                     return After::Closed;
                 }
-                Step::FaultFired(kind) => entry.update(|e| e.fault = Some(kind)),
-                Step::End(end @ (EndKind::Truncated | EndKind::Garbage)) => {
-                    let frame =
-                        CloseFrame { code: CloseCode::from(close_code), reason: "squall: scripted close".into() };
-                    let closed_at = ended_at.unwrap_or_else(|| clock.now());
-                    let _ = socket.close(Some(frame)).await;
-                    entry.finish(end, closed_at);
-                    return After::Closed;
-                }
-                Step::End(end) => {
-                    entry.finish(end, ended_at.unwrap_or_else(|| clock.now()));
+                Some(Cue::End(end)) => return self.end(playback.entry(), end, clock.now()).await,
+                None => {
+                    playback.entry().finish_now(EndKind::Completed);
                     return After::Open;
                 }
             }
         }
-        entry.finish(EndKind::Completed, ended_at.unwrap_or_else(|| clock.now()));
-        After::Open
+    }
+
+    /// The frames of the pieces whose bytes are all in `unsent`, taken out of it: an event's
+    /// payload, or a status reply's body as its `error` event.
+    fn whole_pieces(&self, unsent: &mut Vec<u8>, piece: &mut usize) -> Vec<String> {
+        let mut frames = Vec::new();
+        while let Some(span) = self.spans.get(*piece).filter(|span| span.len <= unsent.len()) {
+            let bytes: Vec<u8> = unsent.drain(..span.len).collect();
+            frames.push(match &self.error {
+                Some(error) => error.frame(&bytes),
+                None => String::from_utf8_lossy(&bytes[span.payload()]).into_owned(),
+            });
+            *piece += 1;
+        }
+        frames
+    }
+
+    /// End the reply: a `truncate` or `garbage` fault closes the socket with a close frame.
+    async fn end(&mut self, entry: &mut EntryHandle, end: EndKind, at: Instant) -> After {
+        entry.finish(end, at);
+        if !matches!(end, EndKind::Truncated | EndKind::Garbage) {
+            return After::Open;
+        }
+        let frame = CloseFrame { code: CloseCode::from(self.close_code), reason: "squall: scripted close".into() };
+        let _ = self.socket.close(Some(frame)).await;
+        After::Closed
     }
 }
 
@@ -354,35 +353,9 @@ async fn send_all(socket: &mut Socket, frames: Vec<String>) -> After {
     }
 }
 
-/// Take every whole SSE event out of `unsent` and return their data, one frame each: what the
-/// reply writes as `event: …\ndata: {…}\n\n` goes over a socket as the `{…}` alone.
-fn whole_events(unsent: &mut Vec<u8>) -> Vec<String> {
-    let mut frames = Vec::new();
-    while let Some(end) = unsent.windows(2).position(|w| w == b"\n\n") {
-        let event: Vec<u8> = unsent.drain(..end + 2).collect();
-        let text = String::from_utf8_lossy(&event);
-        let data: Vec<&str> = text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(|data| data.strip_prefix(' ').unwrap_or(data))
-            .collect();
-        if !data.is_empty() {
-            frames.push(data.join("\n"));
-        }
-    }
-    frames
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn whole_events_become_their_data_and_a_cut_event_waits() {
-        let mut unsent = b"event: a\ndata: {\"n\":1}\n\nevent: b\ndata: {\"n\":2}\n\nevent: c\ndata: {\"n\"".to_vec();
-        assert_eq!(whole_events(&mut unsent), vec![r#"{"n":1}"#.to_owned(), r#"{"n":2}"#.to_owned()]);
-        assert_eq!(unsent, b"event: c\ndata: {\"n\"".to_vec());
-    }
 
     #[test]
     fn a_response_create_is_its_fields_streamed_and_other_events_are_named() {

@@ -70,6 +70,11 @@ impl SseEvent {
         Bytes::from(out)
     }
 
+    /// Where its `data:` text starts in [`SseEvent::write_to`]'s bytes.
+    pub(crate) fn data_from(&self) -> usize {
+        self.event.as_ref().map_or(0, |event| "event: ".len() + event.len() + 1) + "data: ".len()
+    }
+
     /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line).
     pub fn write_to(&self, out: &mut Vec<u8>) {
         if let Some(event) = &self.event {

@@ -17,6 +17,11 @@ use crate::scenario_model::{Fault, FaultKind, FaultPoint};
 pub(crate) const GARBAGE: &[u8] =
     b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
 
+/// What a `garbage` fault sends over a WebSocket: a text frame that is not JSON (the payload of
+/// [`GARBAGE`]'s `data:` line).
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) const GARBAGE_FRAME: &str = "{\"type\": squall garbage, not json";
+
 /// How a reply kills its connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kill {
@@ -75,6 +80,22 @@ pub(crate) struct Span {
     pub terminal: bool,
     /// It carries output: an output delta event, or a whole body.
     pub output: bool,
+    /// Where its payload starts: after an event's `event:` line and `data: ` (0 for a whole
+    /// body). A WebSocket frame is an event's payload alone ([`Span::payload`]).
+    pub data_from: usize,
+}
+
+impl Span {
+    /// Where its payload lies within it: an event's `data:` text without the blank line that
+    /// ends it, or the whole body.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) fn payload(&self) -> std::ops::Range<usize> {
+        if self.is_event {
+            self.data_from..self.len.saturating_sub(2).max(self.data_from)
+        } else {
+            0..self.len
+        }
+    }
 }
 
 /// A reply's whole body and its pieces, in order.
@@ -99,6 +120,7 @@ impl Body {
                 is_event: true,
                 terminal: event.terminal,
                 output: event.output,
+                data_from: event.data_from(),
             });
         }
         Body { bytes: Bytes::from(buffer), spans }
@@ -106,7 +128,7 @@ impl Body {
 
     /// One whole body (a JSON object or error).
     pub(crate) fn whole(bytes: Bytes) -> Body {
-        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true }];
+        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true, data_from: 0 }];
         Body { bytes, spans }
     }
 }
@@ -122,11 +144,11 @@ impl ReplyPlan {
 /// server writes its events into one body first and calls [`plan_stream`]).
 #[cfg(test)]
 fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
-    plan_stream(Body::of_events(events), fault, event_delay, time_scale)
+    plan_stream(&Body::of_events(events), fault, event_delay, time_scale)
 }
 
 /// Plan a streamed reply whose events are already written into one body.
-pub(crate) fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+pub(crate) fn plan_stream(body: &Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     let mut plan = build(body, EndKind::Completed, fault, event_delay, time_scale);
     // Event streams are sent chunked, as OpenAI does, even when their length is known.
     plan.exact_len = None;
@@ -136,7 +158,7 @@ pub(crate) fn plan_stream(body: Body, fault: Option<&Fault>, event_delay: Durati
 /// Plan a whole-body reply (a JSON object or error). An offset of 0 events or 0 deltas fires
 /// before the body, a larger one after it.
 pub(crate) fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
-    build(Body::whole(body), end, fault, Duration::ZERO, time_scale)
+    build(&Body::whole(body), end, fault, Duration::ZERO, time_scale)
 }
 
 /// Scale a scripted number of milliseconds by the run's time scale. Both are range-checked
@@ -180,7 +202,7 @@ impl Run {
     }
 }
 
-fn build(body: Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
     let mut plan = ReplyPlan {
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),

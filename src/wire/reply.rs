@@ -9,7 +9,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
-use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan};
+use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan, Span};
 use super::{anthropic_errors, chat, gemini, gemini_errors, messages, responses, ReplyContext, SseEvent};
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
@@ -83,6 +83,10 @@ pub struct Reply {
     pub content_type: &'static str,
     /// The body, its waits and its fault.
     pub plan: ReplyPlan,
+    /// The pieces of the body, in order (events, or one whole body): where a WebSocket finds
+    /// each event's frame in the bytes the plan sends.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) spans: Vec<Span>,
 }
 
 /// A reply rendered for one context, before its fault and timing are planned.
@@ -105,12 +109,12 @@ pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyCo
     let rendered = render(script, api, wants_stream, ctx);
     let fault = script.fault.as_ref();
     let plan = if rendered.stream {
-        plan_stream(rendered.body, fault, scaled_ms(script.event_delay_ms(), time_scale), time_scale)
+        plan_stream(&rendered.body, fault, scaled_ms(script.event_delay_ms(), time_scale), time_scale)
     } else {
         plan_body(rendered.body.bytes, rendered.end, fault, time_scale)
     }
     .with_header_delay(script, time_scale);
-    Reply { status: rendered.status, content_type: rendered.content_type, plan }
+    Reply { status: rendered.status, content_type: rendered.content_type, plan, spans: rendered.body.spans }
 }
 
 /// The status, content type and body the script answers with, for this context.

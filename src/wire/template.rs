@@ -160,12 +160,12 @@ impl ReplyTemplate {
         let body = self.fill(ctx);
         let fault = self.fault.as_ref();
         let plan = if self.rendered.stream {
-            plan_stream(body, fault, self.event_delay, self.time_scale)
+            plan_stream(&body, fault, self.event_delay, self.time_scale)
         } else {
             plan_body(body.bytes, self.rendered.end, fault, self.time_scale)
         };
         let plan = ReplyPlan { header_delay: self.header_delay, ..plan };
-        Reply { status: self.rendered.status, content_type: self.rendered.content_type, plan }
+        Reply { status: self.rendered.status, content_type: self.rendered.content_type, plan, spans: body.spans }
     }
 }
 
