@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// One scripted conversation: per-attempt replies, optionally split into tracks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Scenario {
     /// Catalogue name: in a file, its stem unless given (and then it must be the stem).
     #[serde(default)]
@@ -194,6 +195,7 @@ pub struct TrackMatch {
 /// One scripted reply. A status reply when `status` is set (and not 200); otherwise a stream.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Attempt {
     /// HTTP status for an error reply (`429`, `503`, ...).
     #[serde(default)]

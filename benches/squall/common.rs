@@ -16,8 +16,8 @@ pub fn runtime() -> Runtime {
 
 /// A server that serves connections as `squall serve` does: on threads of its own.
 pub async fn server() -> MockProvider {
-    let config =
-        ServerConfig { serving: Serving::one_thread_per_core(), ..ServerConfig::loopback(Catalogue::default()) };
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    config.serving = Serving::one_thread_per_core();
     MockProvider::start_with(config).await
 }
 

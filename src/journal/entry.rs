@@ -49,6 +49,7 @@ impl EndKind {
 
 /// One request as the server saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JournalEntry {
     /// 0-based position in the run.
     pub index: usize,

@@ -83,6 +83,7 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How to start a server.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// Where to listen; port 0 picks a free one.
     pub addr: SocketAddr,

@@ -95,7 +95,8 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
 /// A squall server forwarding to `upstream` (with a key of its own, if given), and one run.
 async fn proxy(upstream: &str, key: Option<&str>, toml: &str) -> (MockProvider, squall::embedded::ScriptedRun) {
     let upstream = Upstream::parse(upstream, key.map(str::to_owned)).expect("a valid upstream");
-    let config = ServerConfig { upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    config.upstream = Some(upstream);
     let provider = MockProvider::start_with(config).await;
     let run = provider.run(from_toml_str("proxy", &format!("name = \"proxy\"\n{toml}")).expect("valid"));
     (provider, run)

@@ -70,7 +70,8 @@ async fn provider_over_tls(toml: &str) -> (MockProvider, squall::embedded::Scrip
 }
 
 async fn proxy(upstream: Upstream, toml: &str) -> (MockProvider, squall::embedded::ScriptedRun) {
-    let config = ServerConfig { upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    config.upstream = Some(upstream);
     let provider = MockProvider::start_with(config).await;
     let run = provider.run(from_toml_str("proxy", &format!("name = \"proxy\"\n{toml}")).expect("valid"));
     (provider, run)

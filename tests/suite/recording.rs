@@ -27,7 +27,8 @@ stream = { reasoning = "The user wants research.", text = "Let me delegate that.
 /// A squall server forwarding to `upstream_base`, and a run that forwards everything.
 async fn recorder(upstream_base: &str) -> (MockProvider, ScriptedRun) {
     let upstream = Upstream::parse(upstream_base, None).expect("a valid upstream");
-    let config = ServerConfig { upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    config.upstream = Some(upstream);
     let provider = MockProvider::start_with(config).await;
     let run = provider.run(from_toml_str("rec", "name = \"rec\"\nafter = \"ok\"\n").expect("valid"));
     (provider, run)

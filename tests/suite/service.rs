@@ -26,9 +26,9 @@ async fn judging_server() -> Server {
     let catalogue = Catalogue::load_dir(&root().join("scenarios")).expect("catalogue");
     let judge =
         CaseService::from_features(Some(&root().join("features")), catalogue.clone()).expect("the features read");
-    Server::start(ServerConfig { judge: Some(squall::server::Judge::new(judge)), ..ServerConfig::loopback(catalogue) })
-        .await
-        .expect("server starts")
+    let mut config = ServerConfig::loopback(catalogue);
+    config.judge = Some(squall::server::Judge::new(judge));
+    Server::start(config).await.expect("server starts")
 }
 
 /// Every case the service exports, judged through it and by `squall run`'s suite: the verdicts

@@ -145,10 +145,13 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutco
         Some(expr) => Some(expr.parse().map_err(|e| anyhow::anyhow!("--tags {expr:?}: {e}"))?),
         None => None,
     };
-    let server =
-        Server::start(ServerConfig { clock: clock.clone(), ..ServerConfig::loopback(config.catalogue.clone()) })
-            .await
-            .context("cannot start the squall server")?;
+    let server = Server::start({
+        let mut server = ServerConfig::loopback(config.catalogue.clone());
+        server.clock = clock.clone();
+        server
+    })
+    .await
+    .context("cannot start the squall server")?;
     let started_at = SystemTime::now();
     let began = Instant::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);

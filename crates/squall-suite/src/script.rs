@@ -63,7 +63,9 @@ impl ScriptBuilder {
         if let Some(every) = &self.every {
             attempts.push(every.clone());
         }
-        Ok(Scenario { attempts, outage: self.outages.clone(), quota: self.quota.clone(), ..Scenario::named(name) })
+        let mut scenario = Scenario::named(name);
+        (scenario.attempts, scenario.outage, scenario.quota) = (attempts, self.outages.clone(), self.quota.clone());
+        Ok(scenario)
     }
 }
 
@@ -74,10 +76,7 @@ mod tests {
 
     #[test]
     fn unscripted_attempts_get_the_every_reply_and_it_repeats() {
-        let mut builder = ScriptBuilder {
-            every: Some(Attempt { status: Some(503), ..Attempt::default() }),
-            ..ScriptBuilder::default()
-        };
+        let mut builder = ScriptBuilder { every: Some(Attempt::status(503)), ..ScriptBuilder::default() };
         builder.attempt(2).status = Some(400);
         let scenario = builder.build("t", &Catalogue::default()).expect("builds");
         let statuses: Vec<Option<u16>> = scenario.attempts.iter().map(|a| a.status).collect();

@@ -160,20 +160,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let header_timeout = Duration::from_secs(header_timeout);
             let judge = CaseService::from_features(features.as_deref(), catalogue.clone())?;
             let upstream = upstream.map(|url| upstream_access.upstream(&url)).transpose()?;
-            serve(ServerConfig {
-                addr,
-                catalogue,
-                body_limit,
-                admin_token,
-                max_runs,
-                journal_max,
-                serving,
-                header_timeout,
-                judge: Some(squall::server::Judge::new(judge)),
-                upstream,
-                clock: squall::clock::Clock::Real,
-            })
-            .await
+            let mut config = ServerConfig::loopback(catalogue);
+            (config.addr, config.body_limit, config.admin_token, config.max_runs) =
+                (addr, body_limit, admin_token, max_runs);
+            (config.journal_max, config.serving, config.header_timeout) = (journal_max, serving, header_timeout);
+            (config.judge, config.upstream) = (Some(squall::server::Judge::new(judge)), upstream);
+            serve(config).await
         }
         Command::Run(args) => run::run(args).await,
         Command::Soak(args) => soak::soak(args).await,

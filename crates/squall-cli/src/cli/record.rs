@@ -37,13 +37,14 @@ pub struct RecordArgs {
 pub async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let name = scenario_name(&args.out)?;
     let upstream = args.upstream_access.upstream(&args.upstream)?;
-    let config =
-        ServerConfig { addr: args.addr, upstream: Some(upstream), ..ServerConfig::loopback(Catalogue::default()) };
+    let mut config = ServerConfig::loopback(Catalogue::default());
+    (config.addr, config.upstream) = (args.addr, Some(upstream));
     if !config.addr.ip().is_loopback() {
         bail!("--addr {}: squall records on a loopback address only", config.addr);
     }
     let provider = MockProvider::start_with(config).await;
-    let script = Scenario { after: AfterScript::Ok, ..Scenario::named(&name) };
+    let mut script = Scenario::named(&name);
+    script.after = AfterScript::Ok;
     let run = provider.try_run(script)?;
     stdout::line(format_args!("squall recording at {}", run.base_url()))?;
     eprintln!(

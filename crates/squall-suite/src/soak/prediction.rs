@@ -166,7 +166,8 @@ mod tests {
         assert_eq!(predict(&scenario, 6, 10).expect_err("no chaos"), "the scenario has no chaos");
         let catalogue = Catalogue::embedded().expect("the embedded catalogue");
         let outage = catalogue.get("outage-40s-then-ok").expect("an outage scenario");
-        let chaos_in_an_outage = Scenario { outage: outage.outage.clone(), ..chaos_30() };
+        let mut chaos_in_an_outage = chaos_30();
+        chaos_in_an_outage.outage.clone_from(&outage.outage);
         assert!(predict(&chaos_in_an_outage, 6, 10).expect_err("an outage").contains("scripts more than chaos"));
     }
 }

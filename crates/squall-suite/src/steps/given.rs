@@ -49,15 +49,13 @@ pub(crate) fn find(step: &str) -> Option<(GivenFn, Vec<String>)> {
 const TEXT: &str = "The quick brown fox jumps over the lazy dog";
 
 fn status_reply(status: u16) -> Attempt {
-    Attempt { status: Some(status), ..Attempt::default() }
+    Attempt::status(status)
 }
 
 fn broken(kind: FaultKind, point: FaultPoint) -> Attempt {
-    Attempt {
-        stream: Some(StreamSpec { text: Some(TEXT.to_owned()), ..StreamSpec::default() }),
-        fault: Some(Fault::at(kind, point)),
-        ..Attempt::default()
-    }
+    let mut attempt = Attempt::text(TEXT);
+    attempt.fault = Some(Fault::at(kind, point));
+    attempt
 }
 
 /// Where in the stream a step's fault fires. The API-neutral points name what the client has
@@ -110,7 +108,9 @@ fn every_status(setup: &mut CaseSetup, args: &Args) {
 }
 
 fn silent(seconds: u64) -> Attempt {
-    Attempt { delay_ms: Some(seconds.saturating_mul(1000)), ..Attempt::default() }
+    let mut attempt = Attempt::default();
+    attempt.delay_ms = Some(seconds.saturating_mul(1000));
+    attempt
 }
 
 fn no_headers(setup: &mut CaseSetup, args: &Args) {
@@ -123,10 +123,7 @@ fn every_no_headers(setup: &mut CaseSetup, args: &Args) {
 
 fn succeeds(setup: &mut CaseSetup, args: &Args) {
     let text = Some(arg(args, 2)).filter(|t| !t.is_empty()).unwrap_or(TEXT);
-    *setup.script.attempt(num(args, 1)) = Attempt {
-        stream: Some(StreamSpec { text: Some(text.to_owned()), ..StreamSpec::default() }),
-        ..Attempt::default()
-    };
+    *setup.script.attempt(num(args, 1)) = Attempt::text(text);
 }
 
 fn breaks(setup: &mut CaseSetup, args: &Args) {
@@ -165,8 +162,9 @@ fn stream_failure(setup: &mut CaseSetup, args: &Args) {
         message: Some(arg(args, 3).to_owned()).filter(|m| !m.is_empty()),
         ..StreamFailure::default()
     };
-    *setup.script.attempt(num(args, 1)) =
-        Attempt { stream: Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() }), ..Attempt::default() };
+    let attempt = setup.script.attempt(num(args, 1));
+    *attempt = Attempt::default();
+    attempt.stream = Some(StreamSpec { fail: Some(fail), ..StreamSpec::default() });
 }
 
 fn catalogue(setup: &mut CaseSetup, args: &Args) {
