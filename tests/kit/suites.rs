@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt as _};
 use squall::scenario::Catalogue;
 use squall_suite::iut::Iut;
-use squall_suite::{run_suite, ProfileSelection, SuiteConfig, SuiteOutcome, Verdict};
+use squall_suite::requirements::ProfileSelection;
+use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
 /// Tests that run suites or measure precise timing take turns in this binary; within one such
 /// test, suites may run side by side ([`run_side_by_side`]): a verdict must not depend on

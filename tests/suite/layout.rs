@@ -111,3 +111,47 @@ fn a_circle_is_found() {
     .into();
     assert_eq!(circles(&graph), ["a <-> b", "a <-> c", "b <-> c"]);
 }
+
+/// What `cargo package -p PACKAGE --list` would publish.
+fn packaged(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["package", "--offline", "--allow-dirty", "--list", "-p", package])
+        .current_dir(root())
+        .output()
+        .expect("cargo package runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect()
+}
+
+/// The names of the files in `dir` ending in `.ext`, as `dir/name`.
+fn files_in(dir: &str, ext: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
+        .expect("a directory")
+        .map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(ext))
+        .map(|name| format!("{dir}/{name}"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The published crates carry what they embed at build time (`cargo package --workspace`
+/// verifies that they build from what they carry: docs/testing.md).
+#[test]
+fn the_published_crates_carry_what_they_embed() {
+    let library = packaged("squall");
+    let suite = packaged("squall-suite");
+    let scenarios = files_in("scenarios", ".toml");
+    let features = files_in("features", ".feature");
+    assert!(scenarios.len() > 10 && features.len() > 10, "{scenarios:?} {features:?}");
+    let lacking = |package: &BTreeSet<String>, needed: Vec<String>| -> Vec<String> {
+        needed.into_iter().filter(|file| !package.contains(file)).collect()
+    };
+    let needed = ["build.rs", "crates/embed_files.rs", "docs/embedded.md"].map(str::to_owned);
+    let missing = lacking(&library, needed.into_iter().chain(scenarios).collect());
+    assert!(missing.is_empty(), "squall's package lacks {missing:?}");
+    let missing =
+        lacking(&suite, ["build.rs", "embed_files.rs"].map(str::to_owned).into_iter().chain(features).collect());
+    assert!(missing.is_empty(), "squall-suite's package lacks {missing:?}");
+    assert!(!library.iter().any(|f| f.starts_with("tests/") || f.starts_with("reports/")), "{library:?}");
+}

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use crate::SuiteError;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_features.rs"));
 
@@ -41,19 +41,19 @@ impl FeaturesDir {
 
 /// The features to run: `explicit` when given (it must be a directory), else `./features`
 /// when it exists, else the ones compiled in.
-pub fn features_dir(explicit: Option<&Path>) -> anyhow::Result<FeaturesDir> {
+pub fn features_dir(explicit: Option<&Path>) -> Result<FeaturesDir, SuiteError> {
     match explicit {
         Some(dir) if dir.is_dir() => Ok(FeaturesDir::Path(dir.to_owned())),
-        Some(dir) => anyhow::bail!("--features {}: not a directory", dir.display()),
+        Some(dir) => Err(SuiteError::Usage(format!("--features {}: not a directory", dir.display()))),
         None if Path::new("features").is_dir() => Ok(FeaturesDir::Path(PathBuf::from("features"))),
         None => {
             let dir = tempfile::Builder::new()
                 .prefix("squall-features-")
                 .tempdir()
-                .context("cannot create a temporary directory")?;
+                .map_err(SuiteError::io("cannot create a temporary directory"))?;
             for (name, text) in embedded_features() {
                 std::fs::write(dir.path().join(name), text)
-                    .with_context(|| format!("cannot write the embedded feature {name}"))?;
+                    .map_err(SuiteError::io(format!("cannot write the embedded feature {name}")))?;
             }
             Ok(FeaturesDir::Embedded(dir))
         }

@@ -4,9 +4,10 @@
 //! its requirement ids; the acceptance reports; soak.
 //!
 //! - [`iut`] — how an implementation under test is run (the IUT contract)
-//! - [`verdict`] — how checks, cases, requirements, profiles and runs are judged (one place)
+//! - `verdict` — how checks, cases, requirements, profiles and runs are judged, in one place
+//!   ([`Verdict`], [`Level`], [`Strength`], [`Tally`], [`RunVerdict`])
 //! - [`requirements`] — the requirement ids, their titles and their profiles
-//! - [`results`] — what a run found, as data
+//! - `results` — what a run found, as data ([`CaseRecord`], [`RequirementResult`], …)
 //! - `conversation` — what a journaled request says: instructions, tool outputs
 //! - `script` — the scenario and configuration a case's Given steps set up
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
@@ -17,7 +18,7 @@
 //! - `engine` — the one case engine: a case run, judged, and run again slower where its evidence
 //!   cannot decide; [`service`] — the judge as a service, judging posted outcomes with it
 //! - `steps`, `world` — cucumber's glue, shared by `cargo test` and `squall run`
-//! - `runner` — one suite run: server, IUT, cucumber, collected results
+//! - `runner` — one suite run ([`run_suite`]): server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
 //!   flags or environment to a configuration, the one-line-per-requirement summary
 //! - [`report`] — the acceptance reports: report.json, acceptance.md, junit.xml, index.html
@@ -31,12 +32,13 @@ mod conversation;
 #[cfg(test)]
 mod doc_examples;
 pub(crate) mod engine;
+mod error;
 pub(crate) mod execute;
 pub mod features;
 pub mod iut;
 pub mod report;
 pub mod requirements;
-pub mod results;
+mod results;
 mod runner;
 pub(crate) mod script;
 pub mod service;
@@ -45,10 +47,10 @@ pub mod soak;
 mod steps;
 pub mod summary;
 pub mod timing;
-pub mod verdict;
+mod verdict;
 mod world;
 
-pub use requirements::{Profile, ProfileSelection, UnknownProfile};
-pub use results::{CaseRecord, ProfileResult, RequirementResult};
+pub use error::SuiteError;
+pub use results::{CaseRecord, CheckRecord, ClientOutputs, Evidence, ProfileResult, RequirementResult};
 pub use runner::{run_suite, Progress, SuiteConfig, SuiteOutcome};
 pub use verdict::{Level, RunVerdict, Strength, Tally, Verdict};

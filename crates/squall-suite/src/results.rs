@@ -197,7 +197,7 @@ pub struct ProfileResult {
 }
 
 /// Group cases by requirement id (a case may count for several), in id order.
-pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
+pub(crate) fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
     let mut ids: Vec<&str> = cases.iter().flat_map(|c| c.requirements.iter().map(String::as_str)).collect();
     ids.sort_unstable_by_key(|id| (profile_rank(id), *id));
     ids.dedup();
@@ -220,7 +220,7 @@ pub fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
 
 /// The selected profiles with the requirements judged in each (`custom` only when some
 /// feature of one's own was run).
-pub fn by_profile(selection: &ProfileSelection, requirements: &[RequirementResult]) -> Vec<ProfileResult> {
+pub(crate) fn by_profile(selection: &ProfileSelection, requirements: &[RequirementResult]) -> Vec<ProfileResult> {
     selection
         .profiles()
         .iter()

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::Context as _;
 use cucumber::event::ScenarioFinished;
 use cucumber::gherkin::tagexpr::TagOperation;
 use cucumber::tag::Ext as _;
@@ -22,6 +21,7 @@ use super::timing::Calibration;
 use super::verdict::{Level, RunVerdict, Tally};
 use super::world::SuiteWorld;
 use crate::iut::Iut;
+use crate::SuiteError;
 use squall::clock::{Clock, VirtualClock};
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
@@ -122,27 +122,32 @@ type Collected = Arc<Mutex<Vec<CaseRecord>>>;
 
 /// Run the features against the implementation and judge every case. An implementation in
 /// squall's process runs on squall's virtual clock, on a thread of its own.
-pub async fn run_suite(config: &SuiteConfig) -> anyhow::Result<SuiteOutcome> {
+pub async fn run_suite(config: &SuiteConfig) -> Result<SuiteOutcome, SuiteError> {
     if !config.iut.runs_on_virtual_clock() {
         return run_on(config, Clock::Real).await;
     }
     let config = config.clone();
     let (sender, receiver) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new().name("squall-virtual-time".to_owned()).spawn(move || {
-        let outcome = match VirtualClock::runtime() {
-            Ok((runtime, clock)) => runtime.block_on(run_on(&config, Clock::Virtual(clock))),
-            Err(e) => Err(anyhow::Error::new(e).context("cannot start a runtime for the virtual clock")),
-        };
-        let _ = sender.send(outcome);
-    })?;
-    receiver.await.context("the suite's thread ended without an outcome")?
+    std::thread::Builder::new()
+        .name("squall-virtual-time".to_owned())
+        .spawn(move || {
+            let outcome = match VirtualClock::runtime() {
+                Ok((runtime, clock)) => runtime.block_on(run_on(&config, Clock::Virtual(clock))),
+                Err(e) => Err(SuiteError::io("cannot start a runtime for the virtual clock")(e)),
+            };
+            let _ = sender.send(outcome);
+        })
+        .map_err(SuiteError::io("cannot start the suite's thread"))?;
+    receiver.await.map_err(|_| SuiteError::Harness("the suite's thread ended without an outcome".to_owned()))?
 }
 
 /// Run the suite with its server and implementation on `clock`.
-async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutcome> {
-    anyhow::ensure!(config.features.is_dir(), "the features directory {} does not exist", config.features.display());
+async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, SuiteError> {
+    if !config.features.is_dir() {
+        return Err(SuiteError::Usage(format!("the features directory {} does not exist", config.features.display())));
+    }
     let filter: Option<TagOperation> = match &config.tags {
-        Some(expr) => Some(expr.parse().map_err(|e| anyhow::anyhow!("--tags {expr:?}: {e}"))?),
+        Some(expr) => Some(expr.parse().map_err(|e| SuiteError::Usage(format!("--tags {expr:?}: {e}")))?),
         None => None,
     };
     let server = Server::start({
@@ -151,7 +156,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutco
         server
     })
     .await
-    .context("cannot start the squall server")?;
+    .map_err(SuiteError::io("cannot start the squall server"))?;
     let started_at = SystemTime::now();
     let began = Instant::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
@@ -164,7 +169,8 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> anyhow::Result<SuiteOutco
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
         (Some(path), _) => {
-            let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let file =
+                std::fs::File::create(path).map_err(SuiteError::io(format!("cannot create {}", path.display())))?;
             drive(writer::Json::new(file), config, &ctx, &collected, filter).await;
         }
         (None, true) => drive(writer::Basic::stdout().summarized(), config, &ctx, &collected, filter).await,

@@ -113,8 +113,8 @@ pub enum SettingsError {
     #[error(transparent)]
     Scenarios(#[from] ScenarioError),
     /// The features directory cannot be used.
-    #[error("{0:#}")]
-    Features(anyhow::Error),
+    #[error(transparent)]
+    Features(crate::SuiteError),
 }
 
 /// A resolved configuration and the features directory it reads (kept alive while it runs).

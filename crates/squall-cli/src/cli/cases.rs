@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use squall::scenario::Catalogue;
 use squall_suite::cases::export::{describe, CaseQuery};
+use squall_suite::requirements::ProfileSelection;
 use squall_suite::settings::DEFAULT_TIME_SCALE;
-use squall_suite::{Level, ProfileSelection};
+use squall_suite::Level;
 
 use super::stdout;
 

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use super::read::read_report;
 use super::schema::{Profiles, Report, Timestamp};
+use crate::requirements::ProfileSelection;
 use crate::results::{by_profile, by_requirement, CaseRecord};
-use crate::{ProfileSelection, RunVerdict, Tally};
+use crate::{RunVerdict, Tally};
 
 /// Reports that cannot be joined.
 #[derive(Debug, thiserror::Error)]

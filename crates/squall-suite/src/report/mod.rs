@@ -25,9 +25,7 @@ pub use schema::Report;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
-use crate::{Level, SuiteOutcome};
+use crate::{Level, SuiteError, SuiteOutcome};
 
 /// Who was tested, how, and when.
 #[derive(Debug, Clone)]
@@ -55,15 +53,17 @@ pub struct ReportMeta {
 pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "index.html"];
 
 /// Write all four reports into `dir`; returns their paths.
-pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> anyhow::Result<Vec<PathBuf>> {
+pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> Result<Vec<PathBuf>, SuiteError> {
     write_report(dir, &Report::new(meta, outcome))
 }
 
 /// Write `report` in all four formats into `dir`; returns their paths.
-pub fn write_report(dir: &Path, report: &Report) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create the report directory {}", dir.display()))?;
+pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<PathBuf>, SuiteError> {
+    std::fs::create_dir_all(dir)
+        .map_err(SuiteError::io(format!("cannot create the report directory {}", dir.display())))?;
     let contents = [
-        serde_json::to_string_pretty(report).context("cannot serialize report.json")?,
+        serde_json::to_string_pretty(report)
+            .map_err(|e| SuiteError::Harness(format!("cannot serialize report.json: {e}")))?,
         markdown::render(report),
         junit::render(report),
         html::render(report),
@@ -71,7 +71,7 @@ pub fn write_report(dir: &Path, report: &Report) -> anyhow::Result<Vec<PathBuf>>
     let mut written = Vec::new();
     for (file, text) in FILES.iter().zip(contents) {
         let path = dir.join(file);
-        write_atomically(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        write_atomically(&path, &text).map_err(SuiteError::io(format!("cannot write {}", path.display())))?;
         written.push(path);
     }
     Ok(written)

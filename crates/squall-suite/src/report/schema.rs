@@ -249,9 +249,10 @@ mod tests {
 
     use super::{cut_long_strings, Report, Timestamp};
     use crate::report::ReportMeta;
+    use crate::requirements::ProfileSelection;
     use crate::results::{by_profile, by_requirement, CaseRecord, CheckRecord, ClientOutputs, Evidence};
     use crate::timing::{Calibration, Lockstep, Reaction};
-    use crate::{Level, ProfileSelection, Strength, SuiteOutcome, Verdict};
+    use crate::{Level, Strength, SuiteOutcome, Verdict};
     use serde_json::json;
 
     /// A run of one case with one failed check, every optional field filled.

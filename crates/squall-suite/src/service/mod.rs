@@ -28,6 +28,7 @@ use super::timing::lockstep;
 use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs, MOMENT};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
+use crate::SuiteError;
 use squall::scenario::limits::check_time_scale;
 use squall::scenario::Catalogue;
 use squall::server::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
@@ -71,7 +72,7 @@ impl CaseService {
 
     /// A judge of the features in `dir` (`None`: `./features` when it exists, else the ones
     /// built into squall), whose scenarios may name `catalogue`'s.
-    pub fn from_features(dir: Option<&std::path::Path>, catalogue: Catalogue) -> anyhow::Result<CaseService> {
+    pub fn from_features(dir: Option<&std::path::Path>, catalogue: Catalogue) -> Result<CaseService, SuiteError> {
         let plans = super::cases::from_dir_or_embedded(dir)?;
         Ok(CaseService::new(plans, catalogue))
     }

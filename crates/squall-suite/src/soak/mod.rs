@@ -17,13 +17,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use futures_util::stream::{self, StreamExt as _};
 use serde::Serialize;
 
 use crate::execute::execute;
 use crate::iut::{CaseSpec, Iut, TaskKind};
-use crate::Verdict;
+use crate::{SuiteError, Verdict};
 use squall::scenario::{Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
 
@@ -136,25 +135,28 @@ pub struct SoakOutcome {
 }
 
 /// Run the soak: `config.runs` runs, `config.concurrency` at a time, each on a run of its own.
-pub async fn run_soak(config: &SoakConfig) -> anyhow::Result<SoakOutcome> {
-    anyhow::ensure!(config.runs >= 1, "a soak needs at least one run");
-    anyhow::ensure!(
-        config.scenario.chaos.is_some(),
-        "scenario `{}` has no [chaos]: a soak draws each run's faults from it",
-        config.scenario.name
-    );
+pub async fn run_soak(config: &SoakConfig) -> Result<SoakOutcome, SuiteError> {
+    if config.runs < 1 {
+        return Err(SuiteError::Usage("a soak needs at least one run".to_owned()));
+    }
+    if config.scenario.chaos.is_none() {
+        return Err(SuiteError::Usage(format!(
+            "scenario `{}` has no [chaos]: a soak draws each run's faults from it",
+            config.scenario.name
+        )));
+    }
     let server = Server::start(ServerConfig::loopback(config.catalogue.clone()))
         .await
-        .context("cannot start the squall server")?;
+        .map_err(SuiteError::io("cannot start the squall server"))?;
     let seed = config.seed.unwrap_or_else(squall::scenario::fresh_seed);
     let started = Instant::now();
     let runs: Vec<SoakRun> = stream::iter(0..config.runs)
         .map(|index| one_run(&server, config, index, seed.wrapping_add(index as u64)))
         .buffer_unordered(config.concurrency.max(1))
-        .collect::<Vec<anyhow::Result<SoakRun>>>()
+        .collect::<Vec<Result<SoakRun, SuiteError>>>()
         .await
         .into_iter()
-        .collect::<anyhow::Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     let mut runs = runs;
     runs.sort_by_key(|r| r.index);
     let prediction = prediction::predict(&config.scenario, config.max_retries, config.runs);
@@ -162,7 +164,7 @@ pub async fn run_soak(config: &SoakConfig) -> anyhow::Result<SoakOutcome> {
 }
 
 /// Run `index`, drawing from `seed`.
-async fn one_run(server: &Server, config: &SoakConfig, index: usize, seed: u64) -> anyhow::Result<SoakRun> {
+async fn one_run(server: &Server, config: &SoakConfig, index: usize, seed: u64) -> Result<SoakRun, SuiteError> {
     let mut scenario = (*config.scenario).clone();
     if let Some(chaos) = scenario.chaos.as_mut() {
         chaos.seed = Some(seed);
@@ -180,7 +182,7 @@ async fn one_run(server: &Server, config: &SoakConfig, index: usize, seed: u64) 
         client: None,
         timeout: config.case_timeout,
     };
-    let execution = execute(server, &config.iut, scenario, spec, None).await.map_err(anyhow::Error::msg)?;
+    let execution = execute(server, &config.iut, scenario, spec, None).await.map_err(SuiteError::Harness)?;
     let replay = format!("{} --runs 1 --seed {seed}", config.replay);
     Ok(judge::run_record(index, seed, &execution, replay))
 }

@@ -8,20 +8,22 @@ use std::path::{Path, PathBuf};
 use super::SoakOutcome;
 use crate::report::markdown::cell;
 use crate::report::write_atomically;
+use crate::SuiteError;
 
 /// Runs with problems the Markdown report lists (the JSON has every run).
 const LISTED: usize = 20;
 
 /// Write both reports into `dir` (created if missing); their paths.
-pub fn write(dir: &Path, outcome: &SoakOutcome) -> anyhow::Result<Vec<PathBuf>> {
+pub fn write(dir: &Path, outcome: &SoakOutcome) -> Result<Vec<PathBuf>, SuiteError> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create the report directory {}: {e}", dir.display()))?;
-    let json = serde_json::to_string_pretty(outcome)?;
+        .map_err(SuiteError::io(format!("cannot create the report directory {}", dir.display())))?;
+    let json = serde_json::to_string_pretty(outcome)
+        .map_err(|e| SuiteError::Harness(format!("cannot serialize soak.json: {e}")))?;
     let written = [("soak.json", json), ("soak.md", markdown(outcome))];
     let mut paths = Vec::new();
     for (name, text) in written {
         let path = dir.join(name);
-        write_atomically(&path, &text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        write_atomically(&path, &text).map_err(SuiteError::io(format!("cannot write {}", path.display())))?;
         paths.push(path);
     }
     Ok(paths)

@@ -6,16 +6,16 @@ use squall::journal::{EndKind, JournalEntry};
 use squall::scenario::{Attempt, Scenario};
 
 /// 429s before the success, in each instance.
-pub const RETRIES: usize = 6;
+pub(crate) const RETRIES: usize = 6;
 
 /// The scenario every instance runs: [`RETRIES`] 429s asking for 1 ms, then a success.
-pub fn scenario() -> Scenario {
+pub(crate) fn scenario() -> Scenario {
     asking_each(&[1; RETRIES])
 }
 
 /// The calibration's shape with an ask of its own for each 429 (`retries_after_ms[k]` for the
 /// `k`-th), then a success.
-pub fn asking_each(retries_after_ms: &[u64]) -> Scenario {
+pub(crate) fn asking_each(retries_after_ms: &[u64]) -> Scenario {
     retries_after_ms
         .iter()
         .fold(Scenario::named("squall-calibration"), |scenario, ms| {

@@ -21,7 +21,7 @@ use crate::iut::{CaseSpec, Iut, TaskKind};
 use squall::server::Server;
 
 /// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
-pub const INSTANCES_PER_SCALE: usize = 4;
+pub(crate) const INSTANCES_PER_SCALE: usize = 4;
 
 /// The most real time one calibration instance gets at the first try (a quarter of the case
 /// timeout when that is less, but not under [`FIRST_TRY_FLOOR`]).
@@ -122,7 +122,7 @@ impl Calibration {
 }
 
 /// The second time scale: four times the suite's, or a quarter of it when that would pass 1.
-pub fn second_scale(time_scale: f64) -> f64 {
+pub(crate) fn second_scale(time_scale: f64) -> f64 {
     if time_scale * 4.0 <= 1.0 {
         time_scale * 4.0
     } else {
@@ -133,7 +133,7 @@ pub fn second_scale(time_scale: f64) -> f64 {
 /// Times a calibration is taken before the run gives up measuring: a calibration whose
 /// instances timed out before they retried (a machine busy with other work) is taken again, each
 /// time with twice the instance timeout, up to the case timeout.
-pub const TRIES: usize = 3;
+pub(crate) const TRIES: usize = 3;
 
 /// Measure `implementation`'s reaction with `instances` instances at each of two scales, all
 /// at once; again, more patiently, while instances time out before anything is measured.

@@ -79,11 +79,11 @@ impl Lockstep {
 /// The real time each of the lockstep herd's 429s asks for, in order: a herd case's first retry
 /// comes 5-20 ms after its failure at 1/100 and 100-400 ms at 1/5 (seed 002's first wait,
 /// "第 1 次 | 1-2 秒"; 0.5 s in the OpenAI and Anthropic SDKs), in the middle of the herd's start.
-pub const ASKED_REAL_MS: [f64; asks::RETRIES] = [12.5, 25.0, 50.0, 100.0, 200.0, 400.0];
+pub(crate) const ASKED_REAL_MS: [f64; asks::RETRIES] = [12.5, 25.0, 50.0, 100.0, 200.0, 400.0];
 
 /// What a lockstep herd runs at `time_scale`: the calibration with [`ASKED_REAL_MS`] as policy
 /// time, each ask never over the 30 s a quota asks and clients honour.
-pub fn scenario(time_scale: f64) -> Scenario {
+pub(crate) fn scenario(time_scale: f64) -> Scenario {
     let asked_ms = ASKED_REAL_MS.map(|real| (real / time_scale).min(30_000.0).round() as u64);
     asks::asking_each(&asked_ms)
 }

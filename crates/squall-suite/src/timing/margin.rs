@@ -142,12 +142,12 @@ const LADDER: [f64; 9] = [0.01, 0.02, 0.04, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0];
 
 /// The first time scale of the ladder above `current` that is at least twice it, if any up to
 /// `max`: where a case runs again to confirm what a timing check found.
-pub fn slower(current: f64, max: f64) -> Option<f64> {
+pub(crate) fn slower(current: f64, max: f64) -> Option<f64> {
     LADDER.iter().copied().find(|s| *s >= 2.0 * current - 1e-12 && *s <= max)
 }
 
 /// The first time scale of the ladder at or above `needed`, as people read it; or that none is.
-pub fn describe_needed(needed: f64) -> String {
+pub(crate) fn describe_needed(needed: f64) -> String {
     match LADDER.iter().find(|s| **s >= needed) {
         Some(scale) => format!("a time scale of {} or more", super::scale_name(*scale)),
         None => "more than real time: it cannot be judged at any scale".to_owned(),

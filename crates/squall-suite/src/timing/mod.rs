@@ -2,26 +2,26 @@
 //! what the wire shows back to policy time. A verdict is a claim about the client's policy, not
 //! its machine, so what a client spends of its own per retry is measured and taken out:
 //!
-//! - [`calibration`] — runs the implementation on retries that ask for no wait, at two scales;
-//!   [`asks`] — that scenario: 429s asking for a wait, and the gaps that follow them
-//! - [`allowance`] — what a busy machine may add to a client's spans, and which outcome it fakes
-//! - [`reaction`] — the statistics: the client's reaction interval from those samples
-//! - [`lockstep`] — how far a herd asked for the same wait spreads anyway on this machine
-//! - [`estimate`] — real spans as policy time with their noise, for one case
-//! - [`margin`] — what each timing check must tell apart, and the scale that lets it
+//! - `calibration` — runs the implementation on retries that ask for no wait, at two scales;
+//!   `asks` — that scenario: 429s asking for a wait, and the gaps that follow them
+//! - `allowance` — what a busy machine may add to a client's spans, and which outcome it fakes
+//! - `reaction` — the statistics: the client's reaction interval from those samples
+//! - `lockstep` — how far a herd asked for the same wait spreads anyway on this machine
+//! - `estimate` — real spans as policy time with their noise, for one case
+//! - `margin` — what each timing check must tell apart, and the scale that lets it
 //!
 //! The method and its guarantees are in `docs/requirements.md` ("Timing").
 
-pub mod allowance;
-pub mod asks;
-pub mod calibration;
-pub mod estimate;
-pub mod lockstep;
-pub mod margin;
-pub mod reaction;
+pub(crate) mod allowance;
+pub(crate) mod asks;
+pub(crate) mod calibration;
+pub(crate) mod estimate;
+pub(crate) mod lockstep;
+pub(crate) mod margin;
+pub(crate) mod reaction;
 
 pub use allowance::{Allowance, Lengthened, MOMENT, STALL};
-pub use calibration::Calibration;
+pub use calibration::{Calibration, CannotStart};
 pub use estimate::{CaseClock, Estimate, SpanShape};
 pub use lockstep::Lockstep;
 pub use margin::{choose_scale, Doubt, Margin, Measured, Reading, ScaleChoice};

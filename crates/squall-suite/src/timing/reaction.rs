@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Real milliseconds of timer noise on every measured span beyond what the calibration saw: a
 /// long sleep may overshoot a little more than the calibration's near-zero ones.
-pub const TIMER_NOISE_MS: f64 = 1.0;
+pub(crate) const TIMER_NOISE_MS: f64 = 1.0;
 
 /// The samples taken at one time scale: gaps in real ms, by calibration instance, in retry order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -240,7 +240,7 @@ pub(super) fn cases() -> Vec<(&'static str, Observation, Verdict)> {
             refused_herd(&[0, 0], &[1_000.0, 1_000.0]),
             Inconclusive,
         ),
-        // Asked to wait, no client came back at all: none came back early (issue 47).
+        // Asked to wait, no client came back at all: none came back early.
         (
             "every client of the herd waits each 429's retry-after before its next attempt",
             refused_herd_of(1, &[30, 12], &[0.0, 0.0]),

@@ -1,0 +1,1 @@
+../embed_files.rs
