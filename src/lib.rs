@@ -1,4 +1,3 @@
-#![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 //! squall: a fault-injecting server for the OpenAI (Responses, Chat Completions, the Responses
 //! WebSocket), Anthropic (Messages) and Google (Gemini) APIs, to test how LLM clients retry.

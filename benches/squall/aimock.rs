@@ -15,7 +15,7 @@ use super::same_bytes::{fifty_event_text, WARM_UP_REQUESTS};
 use super::server_cpu::{server_cpu, squall_server, warm_up_and_compare, wiremock_server, ServerProcess};
 
 /// The argument that runs this comparison: `--aimock-side-by-side <aimock's dist/cli.js>`.
-pub const AIMOCK_SIDE_BY_SIDE: &str = "--aimock-side-by-side";
+pub(crate) const AIMOCK_SIDE_BY_SIDE: &str = "--aimock-side-by-side";
 
 /// Requests per round, by connection count.
 const ROUNDS: [(u64, u64); 2] = [(1, 3_000), (16, 6_000)];
@@ -54,7 +54,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 /// Print the side-by-side table for aimock at `cli_js`.
-pub fn side_by_side(cli_js: &str) {
+pub(crate) fn side_by_side(cli_js: &str) {
     let rt = runtime();
     let servers =
         [("squall", squall_server(&rt, None)), ("wiremock-rs", wiremock_server()), ("aimock", aimock_server(cli_js))];

@@ -17,7 +17,7 @@ use squall_reference::run::events::{EventSink, MemoryEvents};
 
 use super::common::{runtime, scripted, server, Errors};
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("backoff");
     group.bench_function("schedule_6_retries", |b| {
         let config = BackoffConfig::default();

@@ -10,28 +10,28 @@ use squall::scenario::Catalogue;
 use squall::server::{ServerConfig, Serving};
 use tokio::runtime::Runtime;
 
-pub fn runtime() -> Runtime {
+pub(crate) fn runtime() -> Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
 }
 
 /// A server that serves connections as `squall serve` does: on threads of its own.
-pub async fn server() -> MockProvider {
+pub(crate) async fn server() -> MockProvider {
     let mut config = ServerConfig::loopback(Catalogue::default());
     config.serving = Serving::one_thread_per_core();
     MockProvider::start_with(config).await
 }
 
 /// The benches' streamed Responses request.
-pub const STREAMED_REQUEST: &str = r#"{"model": "m", "input": "x", "stream": true}"#;
+pub(crate) const STREAMED_REQUEST: &str = r#"{"model": "m", "input": "x", "stream": true}"#;
 
 /// Sends [`STREAMED_REQUEST`] to `url` (a run's `/responses`).
-pub async fn send_streamed(client: &reqwest::Client, url: &str) -> reqwest::Response {
+pub(crate) async fn send_streamed(client: &reqwest::Client, url: &str) -> reqwest::Response {
     let request = client.post(url).header("content-type", "application/json").body(STREAMED_REQUEST);
     request.send().await.expect("sent")
 }
 
 /// One streamed request read to its end (or to the fault that ends it); returns the bytes read.
-pub async fn drain(client: &reqwest::Client, url: &str) -> usize {
+pub(crate) async fn drain(client: &reqwest::Client, url: &str) -> usize {
     let mut body = send_streamed(client, url).await.bytes_stream();
     let mut total = 0;
     while let Some(Ok(bytes)) = body.next().await {
@@ -41,7 +41,7 @@ pub async fn drain(client: &reqwest::Client, url: &str) -> usize {
 }
 
 /// A run scripted by TOML attempts; returns its base URL and the run.
-pub fn scripted(server: &MockProvider, toml: &str, time_scale: f64) -> (String, ScriptedRun) {
+pub(crate) fn scripted(server: &MockProvider, toml: &str, time_scale: f64) -> (String, ScriptedRun) {
     let scenario = from_toml_str("bench", &format!("name = \"bench\"\n{toml}")).expect("bench scenario");
     let run = server.run_scaled(scenario, time_scale);
     (run.base_url().to_owned(), run)
@@ -49,15 +49,15 @@ pub fn scripted(server: &MockProvider, toml: &str, time_scale: f64) -> (String, 
 
 /// Errors (ms) collected while criterion iterates, reported as percentiles afterwards.
 #[derive(Default)]
-pub struct Errors(Mutex<Vec<f64>>);
+pub(crate) struct Errors(Mutex<Vec<f64>>);
 
 impl Errors {
-    pub fn push(&self, ms: f64) {
+    pub(crate) fn push(&self, ms: f64) {
         self.0.lock().expect("lock").push(ms);
     }
 
     /// Print `name: n samples, p50, p99, max` and forget the samples.
-    pub fn report(&self, name: &str) {
+    pub(crate) fn report(&self, name: &str) {
         let mut values = std::mem::take(&mut *self.0.lock().expect("lock"));
         if values.is_empty() {
             return;
@@ -74,6 +74,6 @@ impl Errors {
     }
 }
 
-pub fn ms(duration: Duration) -> f64 {
+pub(crate) fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }

@@ -42,7 +42,7 @@ fn decide(conditions: &Conditions, n: u64) -> (bool, Admission, bool) {
     (outage, admission, chaos)
 }
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let conditions = conditions();
     let mut group = c.benchmark_group("run_conditions");
     group.measurement_time(Duration::from_secs(3));

@@ -122,7 +122,7 @@ fn analytic(policy: &RetryPolicy, profile: &Profile) -> Duration {
     policy.max_total_time.map_or(total, |bound| total.min(bound))
 }
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     println!("time_to_degrade at production values: the engine on a virtual clock vs the documented formula");
     println!(
         "{:<34} {:<20} {:>11} {:>11} {:>8} {:>11}",

@@ -35,7 +35,7 @@ fn outage_feature() -> tempfile::TempDir {
     dir
 }
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     let features = outage_feature();
     let catalogue = Catalogue::load_dir(&Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("scenarios"))

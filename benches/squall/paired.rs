@@ -8,7 +8,7 @@ use super::common::runtime;
 use super::server_cpu::{server_cpu, squall_server, warm_up_and_compare, wiremock_server, ServerProcess};
 
 /// The argument that runs the paired comparison.
-pub const PAIRED: &str = "--paired";
+pub(crate) const PAIRED: &str = "--paired";
 
 /// Pairs per connection count, and requests per side of a pair.
 const PAIRS: usize = 21;
@@ -27,7 +27,7 @@ fn quantile(values: &[f64], q: f64) -> f64 {
 
 /// Print, per connection count, both servers' median CPU per request and the per-round ratio
 /// squall / wiremock-rs: median and interquartile range, and how many rounds squall won.
-pub fn paired() {
+pub(crate) fn paired() {
     let rt = runtime();
     let (squall, wiremock) = (squall_server(&rt, None), wiremock_server());
     warm_up_and_compare(&rt, &[&squall], &wiremock);

@@ -44,7 +44,7 @@ pub(super) const STREAM_DELAYS: [(&str, &str, f64, Observe); 2] = [
     ),
 ];
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     let server = rt.block_on(server());
     let client = reqwest::Client::new();

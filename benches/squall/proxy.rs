@@ -77,7 +77,7 @@ impl Setup {
 
 /// criterion's `proxy` group: a round trip straight to the upstream and through the proxy (the
 /// servers start the first time one of them runs, not when a filter leaves them out).
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     let setup = std::sync::OnceLock::new();
     let client = reqwest::Client::new();
@@ -95,11 +95,11 @@ pub fn benches(c: &mut Criterion) {
 }
 
 /// The argument that prints the proxy's figures: `cargo bench --bench squall -- --proxy`.
-pub const PROXY_FIGURES: &str = "--proxy";
+pub(crate) const PROXY_FIGURES: &str = "--proxy";
 
 /// In one run: the round trips' p50 straight to the upstream and through the proxy, and the
 /// proxy's own CPU per request forwarding against serving the same stream itself.
-pub fn figures() {
+pub(crate) fn figures() {
     let rt = runtime();
     let setup = Setup::new(&rt);
     let client = reqwest::Client::new();

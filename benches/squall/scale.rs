@@ -21,7 +21,7 @@ use super::server_cpu::{spawn_squall, ServerProcess};
 /// Streams held open at once, where the server's descriptor limit allows: each costs it two
 /// (the socket and its hang-up watch, docs/hardening.md), so 10,000 need a `nofile` limit above
 /// 20,000.
-pub const HELD: usize = 10_000;
+pub(crate) const HELD: usize = 10_000;
 
 /// Descriptors the server keeps for itself (listener, runtimes, standard streams).
 const SERVER_OWN_DESCRIPTORS: usize = 64;
@@ -127,7 +127,7 @@ fn hold(rt: &Runtime) -> Held {
     Held { server, streams }
 }
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     // Opened the first time a bench of this group runs (not when a filter leaves them out).
     let held: OnceCell<Held> = OnceCell::new();

@@ -20,7 +20,7 @@ use super::common::{drain, runtime};
 use super::same_bytes::{assert_same_bytes, fifty_event_text, wiremock_same_bytes, WARM_UP_REQUESTS};
 
 /// The argument that turns this bench binary into a wiremock-rs server.
-pub const SERVE_WIREMOCK: &str = "--serve-wiremock";
+pub(crate) const SERVE_WIREMOCK: &str = "--serve-wiremock";
 
 /// CPU time (ns) every thread of process `pid` has used so far.
 fn process_cpu_ns(pid: u32) -> u64 {
@@ -96,7 +96,7 @@ pub(super) fn wiremock_server() -> ServerProcess {
 }
 
 /// Serve squall's 50-event body with wiremock-rs until stdin closes (run by `main`).
-pub fn serve_wiremock() {
+pub(crate) fn serve_wiremock() {
     let rt = runtime();
     rt.block_on(async {
         let mock = wiremock_same_bytes().await;
@@ -137,7 +137,7 @@ pub(super) fn warm_up_and_compare(rt: &tokio::runtime::Runtime, squall: &[&Serve
     rt.block_on(assert_same_bytes(&squall[0].url, &wiremock.url));
 }
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     let servers = [
         ("squall_plain", squall_server(&rt, None)),

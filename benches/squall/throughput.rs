@@ -13,7 +13,7 @@ use squall::wire::ReplyContext;
 use super::common::{drain, runtime, scripted, server};
 use super::same_bytes::{fifty_event_body, fifty_event_text, wiremock_same_bytes};
 
-pub fn benches(c: &mut Criterion) {
+pub(crate) fn benches(c: &mut Criterion) {
     let rt = runtime();
     let text = fifty_event_text();
     let spec = StreamSpec { text: Some(text.clone()), ..StreamSpec::default() };

@@ -9,11 +9,13 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+/// A sleep a [`Clock`] hands out: ends when its span of policy time has passed.
 pub type SleepFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Keeps a simulated clock still while alive (see [`Clock::hold`]).
 pub type Hold = Box<dyn Send + Sync>;
 
+/// Where the engine reads time and sleeps: policy time, whatever real time it takes.
 pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Policy time elapsed since the clock was made.
     fn now(&self) -> Duration;
@@ -53,11 +55,13 @@ pub struct ScaledClock {
 }
 
 impl ScaledClock {
+    /// Policy time at `scale` of real time (`0.01`: a 1 s backoff sleeps 10 ms); anything but a positive finite scale is 1.
     pub fn new(scale: f64) -> Self {
         let scale = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
         ScaledClock { scale, origin: Instant::now() }
     }
 
+    /// The fraction of real time that policy time runs at.
     pub fn scale(&self) -> f64 {
         self.scale
     }
@@ -81,6 +85,7 @@ pub struct VirtualClock {
 }
 
 impl VirtualClock {
+    /// A clock at zero.
     pub fn new() -> Self {
         Self::default()
     }

@@ -11,7 +11,7 @@ use squall::scenario::load::from_toml_str;
 use tokio::time::Instant;
 
 /// A server with one run scripted by `toml`.
-pub struct Harness {
+pub(crate) struct Harness {
     pub provider: MockProvider,
     pub run: ScriptedRun,
     pub base_url: String,
@@ -19,34 +19,34 @@ pub struct Harness {
 }
 
 impl Harness {
-    pub async fn new(toml: &str) -> Harness {
+    pub(crate) async fn new(toml: &str) -> Harness {
         Self::scaled(toml, 1.0).await
     }
 
     /// A run of a scenario from the shipped catalogue (`scenarios/NAME.toml`).
-    pub async fn catalogue(name: &str, time_scale: f64) -> Harness {
+    pub(crate) async fn catalogue(name: &str, time_scale: f64) -> Harness {
         let path = super::suites::root().join("scenarios").join(format!("{name}.toml"));
         Self::scaled(&std::fs::read_to_string(&path).expect("catalogue scenario exists"), time_scale).await
     }
 
-    pub async fn scaled(toml: &str, time_scale: f64) -> Harness {
+    pub(crate) async fn scaled(toml: &str, time_scale: f64) -> Harness {
         let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
         let provider = MockProvider::start().await;
         let run = provider.run_scaled(scenario, time_scale);
         Harness { base_url: run.base_url().to_owned(), run, provider, client: reqwest::Client::new() }
     }
 
-    pub async fn post(&self, path: &str, body: Value) -> reqwest::Response {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> reqwest::Response {
         self.client.post(format!("{}{path}", self.base_url)).json(&body).send().await.expect("request sent")
     }
 
     /// `POST /responses` with `stream: true`.
-    pub async fn stream_responses(&self) -> reqwest::Response {
+    pub(crate) async fn stream_responses(&self) -> reqwest::Response {
         self.post("/responses", json!({"model": "gpt-test", "input": "hello", "stream": true})).await
     }
 
     /// The run's journal, through the admin API as an outside user reads it.
-    pub async fn journal(&self) -> Vec<JournalEntry> {
+    pub(crate) async fn journal(&self) -> Vec<JournalEntry> {
         let url = format!("{}/__squall/runs/{}/journal", self.provider.server().origin(), self.run.id());
         let body: Value = self.client.get(url).send().await.expect("journal").json().await.expect("json");
         serde_json::from_value(body["requests"].clone()).expect("journal entries")
@@ -54,7 +54,7 @@ impl Harness {
 
     /// The journal once every entry has ended (the server finishes entries just after the
     /// client sees the end of a reply).
-    pub async fn settled_journal(&self) -> Vec<JournalEntry> {
+    pub(crate) async fn settled_journal(&self) -> Vec<JournalEntry> {
         for _ in 0..200 {
             let journal = self.journal().await;
             if journal.iter().all(|e| e.end.is_some()) {
@@ -67,7 +67,7 @@ impl Harness {
 }
 
 /// What a client read from a body before it ended or failed.
-pub struct BodyRead {
+pub(crate) struct BodyRead {
     pub bytes: Vec<u8>,
     pub error: Option<reqwest::Error>,
     /// When each chunk arrived, relative to the first.
@@ -75,21 +75,21 @@ pub struct BodyRead {
 }
 
 impl BodyRead {
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes).into_owned()
     }
 
     /// Complete SSE events: `(event name, data)`.
-    pub fn events(&self) -> Vec<(Option<String>, String)> {
+    pub(crate) fn events(&self) -> Vec<(Option<String>, String)> {
         parse_sse(&self.text())
     }
 
-    pub fn event_names(&self) -> Vec<String> {
+    pub(crate) fn event_names(&self) -> Vec<String> {
         self.events().into_iter().filter_map(|(name, _)| name).collect()
     }
 
     /// The io::ErrorKind at the bottom of the error, if the body failed with one.
-    pub fn io_error_kind(&self) -> Option<std::io::ErrorKind> {
+    pub(crate) fn io_error_kind(&self) -> Option<std::io::ErrorKind> {
         let mut source: Option<&(dyn std::error::Error + 'static)> = self.error.as_ref().map(|e| e as _);
         while let Some(error) = source {
             if let Some(io) = error.downcast_ref::<std::io::Error>() {
@@ -100,7 +100,7 @@ impl BodyRead {
         None
     }
 
-    pub fn error_chain(&self) -> String {
+    pub(crate) fn error_chain(&self) -> String {
         let mut out = String::new();
         let mut source: Option<&(dyn std::error::Error + 'static)> = self.error.as_ref().map(|e| e as _);
         while let Some(error) = source {
@@ -112,12 +112,12 @@ impl BodyRead {
 }
 
 /// The JSON a request the test expects answered gets back (an admin API call, mostly).
-pub async fn json_reply(request: reqwest::RequestBuilder) -> Value {
+pub(crate) async fn json_reply(request: reqwest::RequestBuilder) -> Value {
     request.send().await.expect("sent").json().await.expect("json")
 }
 
 /// Read a body to its end or its failure, timing each chunk.
-pub async fn read_body(response: reqwest::Response) -> BodyRead {
+pub(crate) async fn read_body(response: reqwest::Response) -> BodyRead {
     let mut stream = response.bytes_stream();
     let mut read = BodyRead { bytes: Vec::new(), error: None, arrivals: Vec::new() };
     let start = Instant::now();
@@ -138,7 +138,7 @@ pub async fn read_body(response: reqwest::Response) -> BodyRead {
 
 /// A minimal SSE parser: events end with a blank line; text after the last blank line is an
 /// incomplete event and is left out. Returns `(event name, data)` per event.
-pub fn parse_sse(text: &str) -> Vec<(Option<String>, String)> {
+pub(crate) fn parse_sse(text: &str) -> Vec<(Option<String>, String)> {
     let Some(end) = text.rfind("\n\n") else { return Vec::new() };
     text[..end]
         .split("\n\n")
@@ -159,7 +159,7 @@ pub fn parse_sse(text: &str) -> Vec<(Option<String>, String)> {
 
 /// cucumber-rs (run by other tests in this binary) installs a panic hook that swallows
 /// assertion messages, so assertions that matter print their explanation to stdout first.
-pub fn require(ok: bool, explanation: &str) {
+pub(crate) fn require(ok: bool, explanation: &str) {
     if !ok {
         println!("{explanation}");
     }

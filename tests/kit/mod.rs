@@ -8,9 +8,9 @@
 //! - [`suites`] — whole suite runs: configurations, taking turns on the machine, verdicts
 //! - [`service_client`] — a test runner's side of the judge as a service, over HTTP only
 
-pub mod command;
-pub mod harness;
-pub mod reference;
-pub mod server;
-pub mod service_client;
-pub mod suites;
+pub(crate) mod command;
+pub(crate) mod harness;
+pub(crate) mod reference;
+pub(crate) mod server;
+pub(crate) mod service_client;
+pub(crate) mod suites;

@@ -17,9 +17,9 @@ use super::harness::Harness;
 use super::suites::take_turn;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
-pub const SCALE: f64 = 0.005;
+pub(crate) const SCALE: f64 = 0.005;
 
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub scale: f64,
     pub result: Result<ModelOutput, CallFailure>,
     pub events: Vec<Value>,
@@ -28,37 +28,37 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn of_type(&self, kind: &str) -> Vec<&Value> {
+    pub(crate) fn of_type(&self, kind: &str) -> Vec<&Value> {
         self.events.iter().filter(|e| e["type"] == kind).collect()
     }
 
-    pub fn attempts(&self) -> usize {
+    pub(crate) fn attempts(&self) -> usize {
         self.journal.len()
     }
 
-    pub fn types(&self) -> Vec<&str> {
+    pub(crate) fn types(&self) -> Vec<&str> {
         self.events.iter().filter_map(|e| e["type"].as_str()).collect()
     }
 
     /// How long each attempt lasted on the wire, in policy (unscaled) ms.
-    pub fn durations_ms(&self) -> Vec<f64> {
+    pub(crate) fn durations_ms(&self) -> Vec<f64> {
         self.journal.iter().map(|e| (e.finished_at_ms.unwrap_or(0.0) - e.received_at_ms) / self.scale).collect()
     }
 
     /// Gaps between one attempt ending and the next starting, in policy (unscaled) ms.
-    pub fn gaps_ms(&self) -> Vec<f64> {
+    pub(crate) fn gaps_ms(&self) -> Vec<f64> {
         self.journal
             .windows(2)
             .map(|w| (w[1].received_at_ms - w[0].finished_at_ms.unwrap_or(0.0)) / self.scale)
             .collect()
     }
 
-    pub fn final_error_type(&self) -> Option<&str> {
+    pub(crate) fn final_error_type(&self) -> Option<&str> {
         self.result.as_ref().err().map(|f| f.error.error_type())
     }
 }
 
-pub struct Call {
+pub(crate) struct Call {
     /// Fraction of real time both sides run at.
     pub scale: f64,
     pub policy: RetryPolicy,
@@ -80,12 +80,12 @@ impl Default for Call {
 }
 
 impl Call {
-    pub fn policy(policy: RetryPolicy) -> Self {
+    pub(crate) fn policy(policy: RetryPolicy) -> Self {
         Call { policy, ..Call::default() }
     }
 
     /// Run one call against a run scripted by `toml` (timing-sensitive: never beside a suite).
-    pub async fn against(self, toml: &str) -> Outcome {
+    pub(crate) async fn against(self, toml: &str) -> Outcome {
         let _one = take_turn().await;
         let h = Harness::scaled(toml, self.scale).await;
         let events = Arc::new(MemoryEvents::default());
@@ -118,7 +118,7 @@ impl Call {
 }
 
 /// A scenario: `attempts` TOML fragments, one per `[[attempts]]`.
-pub fn scenario(attempts: &[&str]) -> String {
+pub(crate) fn scenario(attempts: &[&str]) -> String {
     let mut toml = String::from("name = \"t\"\n");
     for attempt in attempts {
         toml.push_str("[[attempts]]\n");
@@ -128,4 +128,4 @@ pub fn scenario(attempts: &[&str]) -> String {
     toml
 }
 
-pub const OK: &str = "stream = { text = \"done\" }";
+pub(crate) const OK: &str = "stream = { text = \"done\" }";

@@ -6,7 +6,7 @@ use squall::scenario::Catalogue;
 use squall::server::ServerConfig;
 
 /// A loopback server whose configuration `change` adjusts.
-pub async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
+pub(crate) async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider {
     let mut config = ServerConfig::loopback(Catalogue::default());
     change(&mut config);
     MockProvider::start_with(config).await
@@ -14,7 +14,7 @@ pub async fn server_with(change: impl FnOnce(&mut ServerConfig)) -> MockProvider
 
 /// `POST {origin}/__squall/runs` with `body`: the status and the reply (`null` when it is not
 /// JSON).
-pub async fn create_run(origin: &str, body: &Value) -> (u16, Value) {
+pub(crate) async fn create_run(origin: &str, body: &Value) -> (u16, Value) {
     let reply = reqwest::Client::new()
         .post(format!("{origin}/__squall/runs"))
         .json(body)

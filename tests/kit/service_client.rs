@@ -11,28 +11,28 @@ use serde_json::{json, Value};
 
 /// A squall server's admin API.
 #[derive(Debug, Clone)]
-pub struct Judge {
+pub(crate) struct Judge {
     pub origin: String,
     pub http: reqwest::Client,
 }
 
 impl Judge {
-    pub fn new(origin: &str) -> Judge {
+    pub(crate) fn new(origin: &str) -> Judge {
         Judge { origin: origin.to_owned(), http: reqwest::Client::new() }
     }
 
-    pub async fn get(&self, path: &str) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Value) {
         let response = self.http.get(format!("{}{path}", self.origin)).send().await.expect("GET sent");
         (response.status().as_u16(), response.json().await.expect("a JSON reply"))
     }
 
-    pub async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+    pub(crate) async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
         let response = self.http.post(format!("{}{path}", self.origin)).json(body).send().await.expect("POST sent");
         (response.status().as_u16(), response.json().await.expect("a JSON reply"))
     }
 
     /// Create a run of `case` in `session`; the reply says where the client goes and how.
-    pub async fn create_run(&self, case: &str, body: Value) -> Value {
+    pub(crate) async fn create_run(&self, case: &str, body: Value) -> Value {
         let (status, run) = self.post(&format!("/__squall/cases/{case}/runs"), &body).await;
         assert_eq!(status, 201, "{case}: {run}");
         run
@@ -40,7 +40,7 @@ impl Judge {
 
     /// Run the client `command` for `run` (each of a herd's clients at once), post what it
     /// left, and return the verdict.
-    pub async fn judge_run(&self, command: &str, run: &Value, timeout: Duration) -> Value {
+    pub(crate) async fn judge_run(&self, command: &str, run: &Value, timeout: Duration) -> Value {
         let clients: Vec<&Value> = match run["clients"].as_array() {
             Some(clients) if !clients.is_empty() => clients.iter().map(|c| &c["env"]).collect(),
             _ => vec![&run["env"]],
@@ -58,7 +58,7 @@ impl Judge {
     }
 
     /// The calibration the cases list asks for, in `session`: its instances at both scales at once.
-    pub async fn calibrate(&self, command: &str, session: &str, cases: &Value) -> Value {
+    pub(crate) async fn calibrate(&self, command: &str, session: &str, cases: &Value) -> Value {
         let calibration = &cases["calibration"];
         let instances = calibration["instances_per_scale"].as_u64().expect("instances") as usize;
         let scales: Vec<f64> =
@@ -78,7 +78,7 @@ impl Judge {
 
     /// Every case of `cases` judged in `session` at `level` with the jitter seed `seed`, `at_once`
     /// at a time, a `confirm` followed once: (case id, verdict).
-    pub async fn judge_all(
+    pub(crate) async fn judge_all(
         &self,
         command: &str,
         session: &str,

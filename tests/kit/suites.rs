@@ -23,7 +23,7 @@ static ONE_SUITE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_n
 /// A test's turn at the machine: while it is held no other suite-wide test runs. When it ends,
 /// how long the test waited for it and held it is appended to `target/test-turns.log`, so a
 /// contributor sees where the test command's time goes (`sort -k5 -n -r target/test-turns.log`: the held time is the fifth field).
-pub struct Turn {
+pub(crate) struct Turn {
     _held: tokio::sync::MutexGuard<'static, ()>,
     test: String,
     waited: Duration,
@@ -31,14 +31,14 @@ pub struct Turn {
 }
 
 /// Waits for this test's turn (in an async test).
-pub async fn take_turn() -> Turn {
+pub(crate) async fn take_turn() -> Turn {
     let asked = Instant::now();
     let held = ONE_SUITE_AT_A_TIME.lock().await;
     Turn::new(held, asked)
 }
 
 /// Waits for this test's turn (in a test that runs no runtime of its own).
-pub fn take_turn_blocking() -> Turn {
+pub(crate) fn take_turn_blocking() -> Turn {
     let asked = Instant::now();
     let held = ONE_SUITE_AT_A_TIME.blocking_lock();
     Turn::new(held, asked)
@@ -68,22 +68,22 @@ impl Drop for Turn {
 }
 
 /// Suites of the in-process reference run at once by [`run_side_by_side`]: they mostly wait.
-pub const IN_PROCESS_SIDE_BY_SIDE: usize = 4;
+pub(crate) const IN_PROCESS_SIDE_BY_SIDE: usize = 4;
 
 /// Suites of an implementation started as processes run at once: each start costs CPU, and a
 /// burst of starts holds every client on the machine back for a moment.
-pub const PROCESSES_SIDE_BY_SIDE: usize = 2;
+pub(crate) const PROCESSES_SIDE_BY_SIDE: usize = 2;
 
 /// The requirements the independent implementation warns on (its SHOULD misses: no
 /// `x-should-retry`, no in-stream "try again in", `ProviderStreamException`, garbage not
 /// retried); it passes every other.
-pub const INDEPENDENT_WARNS: [&str; 3] = ["REQ-0006-001", "REQ-0006-002", "REQ-0006-010"];
+pub(crate) const INDEPENDENT_WARNS: [&str; 3] = ["REQ-0006-001", "REQ-0006-002", "REQ-0006-010"];
 
 /// Cases side by side: they wait on scaled sleeps far more than they compute.
-pub const CONCURRENCY: usize = 16;
+pub(crate) const CONCURRENCY: usize = 16;
 
 /// The repository's root (the tests belong to `crates/squall-cli`, two folders down).
-pub fn root() -> &'static Path {
+pub(crate) fn root() -> &'static Path {
     static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(|| {
         let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -92,7 +92,7 @@ pub fn root() -> &'static Path {
 }
 
 /// The suite over this repository's features and catalogue, every profile judged.
-pub fn config(iut: Iut) -> SuiteConfig {
+pub(crate) fn config(iut: Iut) -> SuiteConfig {
     let catalogue = Catalogue::load_dir(&root().join("scenarios")).expect("catalogue");
     let mut config = SuiteConfig::new(iut, root().join("features"), catalogue);
     config.profiles = ProfileSelection::parse(&["all"]).expect("all");
@@ -102,7 +102,7 @@ pub fn config(iut: Iut) -> SuiteConfig {
 
 /// The command that runs the independent PRD-0006 implementation (`tests/iut/prd0006`),
 /// with a bug switched on.
-pub fn independent_command(bug: Option<&str>) -> String {
+pub(crate) fn independent_command(bug: Option<&str>) -> String {
     let program: PathBuf = root().join("tests/iut/prd0006");
     let bug = bug.map(|b| format!("PRD0006_BUG={b} ")).unwrap_or_default();
     format!("{bug}{} '{}'", python(), program.display())
@@ -113,7 +113,7 @@ pub fn independent_command(bug: Option<&str>) -> String {
 /// `target/pycache` even where `PYTHONDONTWRITEBYTECODE` is set (compiling the independent
 /// implementation on every start costs as much again). The suites start thousands of Python
 /// processes; on 2 cores this halves the CPU they take.
-pub fn python() -> &'static str {
+pub(crate) fn python() -> &'static str {
     static PYTHON: OnceLock<String> = OnceLock::new();
     PYTHON.get_or_init(|| {
         let found = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
@@ -129,20 +129,20 @@ pub fn python() -> &'static str {
 }
 
 /// Where cargo builds: `CARGO_TARGET_DIR` or this repository's `target/`.
-pub fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
 }
 
 /// The independent implementation spending `overhead` ms of real time of its own before each
 /// retry (`"150"`, or `"20-300"` drawn anew each time).
-pub fn slow_independent_config(overhead: &str) -> SuiteConfig {
+pub(crate) fn slow_independent_config(overhead: &str) -> SuiteConfig {
     let command = format!("PRD0006_OVERHEAD_MS={overhead} {}", independent_command(None));
     SuiteConfig { iut: Iut::Command(command), ..independent_config(None) }
 }
 
 /// The suite against the independent implementation at the default time scale, fewer
 /// processes at once than in-process cases (each costs CPU to start).
-pub fn independent_config(bug: Option<&str>) -> SuiteConfig {
+pub(crate) fn independent_config(bug: Option<&str>) -> SuiteConfig {
     let mut config = config(Iut::Command(independent_command(bug)));
     config.concurrency = 8;
     config
@@ -154,7 +154,7 @@ pub fn independent_config(bug: Option<&str>) -> SuiteConfig {
 /// first). In real time each group's first suite starts alone, the others [`STAGGER`] later.
 /// Outcomes come in the configs' order; each suite's time and measured reaction go to stderr
 /// (shown when a test fails).
-pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
+pub(crate) async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
     let (virtual_time, real_time): (Vec<Numbered>, Vec<Numbered>) =
         configs.into_iter().enumerate().partition(|(_, c)| c.iut.runs_on_virtual_clock());
     let (in_process, processes): (Vec<Numbered>, Vec<Numbered>) =
@@ -169,7 +169,7 @@ pub async fn run_side_by_side(configs: Vec<SuiteConfig>) -> Vec<SuiteOutcome> {
 }
 
 /// Suites on the virtual clock run at once: each keeps a core busy, and none waits in real time.
-pub const VIRTUAL_SIDE_BY_SIDE: usize = 2;
+pub(crate) const VIRTUAL_SIDE_BY_SIDE: usize = 2;
 
 /// A config with its place in the caller's list.
 type Numbered = (usize, SuiteConfig);
@@ -182,7 +182,7 @@ const STAGGER: Duration = Duration::from_secs(3);
 
 /// Two runs side by side, the second starting [`STAGGER`] after the first (which measures its
 /// client's reaction alone first): for a test that compares two suites, both mostly waiting.
-pub async fn staggered<A, B>(first: impl Future<Output = A>, second: impl Future<Output = B>) -> (A, B) {
+pub(crate) async fn staggered<A, B>(first: impl Future<Output = A>, second: impl Future<Output = B>) -> (A, B) {
     let later = async {
         tokio::time::sleep(STAGGER).await;
         second.await
@@ -220,17 +220,17 @@ async fn run_group(configs: Vec<Numbered>, at_once: usize, stagger: Duration) ->
 }
 
 /// Each requirement's verdict.
-pub fn verdicts(outcome: &SuiteOutcome) -> Vec<(String, Verdict)> {
+pub(crate) fn verdicts(outcome: &SuiteOutcome) -> Vec<(String, Verdict)> {
     outcome.requirements.iter().map(|r| (r.id.clone(), r.verdict)).collect()
 }
 
 /// The requirements that failed or could not be judged.
-pub fn failing(outcome: &SuiteOutcome) -> BTreeSet<String> {
+pub(crate) fn failing(outcome: &SuiteOutcome) -> BTreeSet<String> {
     outcome.requirements.iter().filter(|r| !r.verdict.is_acceptable()).map(|r| r.id.clone()).collect()
 }
 
 /// Every failed check and case error outside `expected`, for a message.
-pub fn unexpected_findings(outcome: &SuiteOutcome, expected: &BTreeSet<String>) -> String {
+pub(crate) fn unexpected_findings(outcome: &SuiteOutcome, expected: &BTreeSet<String>) -> String {
     outcome
         .cases
         .iter()

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 
 use squall_suite::report::read::read_report;
-use squall_suite::report::Report;
+use squall_suite::report::schema::Report;
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;

@@ -91,7 +91,7 @@ fn as_junit(verdicts: &Verdicts) -> Verdicts {
 fn reports_agree(dir: &Path) -> Verdicts {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
-    serde_json::from_value::<squall_suite::report::Report>(report.clone())
+    serde_json::from_value::<squall_suite::report::schema::Report>(report.clone())
         .expect("report.json reads as the report type");
     let json = from_json(&report);
     assert!(!json.is_empty());

@@ -1,4 +1,3 @@
-#![warn(missing_docs, unreachable_pub)]
 //! squall's conformance suite: Gherkin features (`features/`) run by cucumber-rs against an
 //! implementation on a [`squall`] server, each scenario judged check by check and tagged with
 //! its requirement ids; the acceptance reports; soak.

@@ -25,12 +25,19 @@ pub enum CaseTask {
 /// One case, as the contract's environment describes it.
 #[derive(Debug, Clone)]
 pub struct CaseEnv {
+    /// `OPENAI_BASE_URL`: where the run is served.
     pub base_url: String,
+    /// `OPENAI_API_KEY`: sent as the provider key.
     pub api_key: String,
+    /// `SQUALL_CASE`: the case's name, for messages.
     pub case: String,
+    /// `SQUALL_TASK`: what the case asks of the implementation.
     pub task: CaseTask,
+    /// `SQUALL_PROMPT`: what to ask the model.
     pub prompt: String,
+    /// `SQUALL_OUT`: where `result.json` and `events.jsonl` go.
     pub out: PathBuf,
+    /// `SQUALL_TIME_SCALE`: policy time as a fraction of real time.
     pub time_scale: f64,
     /// `SQUALL_PROFILE`: default | fast-fail | writer | read-only | reasoning.
     pub profile: String,

@@ -13,8 +13,11 @@ use std::time::Duration;
 /// The schedule's parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BackoffConfig {
+    /// The first wait.
     pub initial: Duration,
+    /// Each wait is the one before times this.
     pub factor: f64,
+    /// No wait is longer than this (jitter included).
     pub cap: Duration,
     /// Uniform jitter in `0..jitter`, added before the cap.
     pub jitter: Duration,
@@ -32,6 +35,7 @@ impl Default for BackoffConfig {
 }
 
 impl BackoffConfig {
+    /// The same schedule without jitter (exact waits, for tests and records).
     pub fn without_jitter(mut self) -> Self {
         self.jitter = Duration::ZERO;
         self

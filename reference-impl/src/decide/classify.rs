@@ -39,6 +39,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The error type observability records for the kind (`ProviderRateLimitException`, ...).
     pub fn error_type(self) -> &'static str {
         match self {
             ErrorKind::RateLimit => "ProviderRateLimitException",
@@ -75,6 +76,7 @@ pub enum TransportFailure {
 }
 
 impl TransportFailure {
+    /// What failed, in words.
     pub fn describe(self) -> &'static str {
         match self {
             TransportFailure::Connect => "could not connect to the provider",
@@ -91,8 +93,11 @@ impl TransportFailure {
 /// A classified provider failure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderError {
+    /// What kind of failure it is.
     pub kind: ErrorKind,
+    /// The HTTP status, when the provider answered with one.
     pub status: Option<u16>,
+    /// The provider's message, or what went wrong on the way.
     pub message: String,
     /// A wait the provider asked for, and where the hint came from.
     pub retry_after: Option<RetryAfter>,
@@ -103,6 +108,7 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
+    /// A failure of `kind` without a status or a retry hint.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         ProviderError {
             kind,
@@ -114,10 +120,12 @@ impl ProviderError {
         }
     }
 
+    /// Its kind's error type, as observability records it.
     pub fn error_type(&self) -> &'static str {
         self.kind.error_type()
     }
 
+    /// The user cancelled the call.
     pub fn cancelled() -> Self {
         ProviderError::new(ErrorKind::Cancelled, "cancelled by the user")
     }

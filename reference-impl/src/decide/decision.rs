@@ -34,12 +34,17 @@ pub struct DecisionRecord {
     pub attempt: u32,
     /// Attempts allowed for this kind of failure.
     pub max_attempts: u32,
+    /// The failure's kind, as observability names it.
     pub error_type: String,
+    /// The failure's message.
     pub error_message: String,
+    /// The HTTP status, when there was one.
     pub status: Option<u16>,
+    /// Whether the failure is of a retryable kind, before the gate and the limits.
     pub technically_retryable: bool,
     /// `allowed`, or why the gate blocked (`visible_output`, `tool_call`, `quota`, ...).
     pub gate: String,
+    /// Whether the engine retried.
     pub retried: bool,
     /// The timeout this attempt ran under (policy time, unscaled).
     pub timeout_ms: u64,
@@ -47,6 +52,7 @@ pub struct DecisionRecord {
     pub delay_ms: Option<u64>,
     /// Where the delay came from: `backoff`, `retry-after-ms`, `retry-after`, `retry-after-date`, `message`.
     pub delay_source: Option<String>,
+    /// What the engine did.
     pub outcome: Outcome,
 }
 
@@ -55,11 +61,14 @@ pub struct DecisionRecord {
 /// (each asked once), for the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
+    /// What the engine does.
     pub outcome: Outcome,
     /// The wait before the next attempt and its source (`backoff`, `retry-after-ms`, ...); also
     /// given when a wait ended the retries (too long a Retry-After, or past the time budget).
     pub delay: Option<(Duration, &'static str)>,
+    /// Whether the failure is of a retryable kind.
     pub technically_retryable: bool,
+    /// The safety gate's answer.
     pub gate: GateVerdict,
     /// Attempts allowed for this kind of failure.
     pub max_attempts: u32,

@@ -29,16 +29,24 @@ pub struct AttemptObservation {
 /// Why the gate refused a replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockReason {
+    /// The user has seen output of this attempt.
     VisibleOutput,
+    /// The model called a tool in this attempt.
     ToolCall,
+    /// A tool of this attempt has run (it may have had effects).
     ToolExecuted,
+    /// The user cancelled.
     UserCancelled,
+    /// The session or task around the call has ended.
     LifecycleClosed,
+    /// The account's quota is used up: a retry cannot succeed.
     Quota,
+    /// The request is too long for the model: a retry cannot succeed.
     ContextOverflow,
 }
 
 impl BlockReason {
+    /// The reason as decision records name it (`visible_output`, `tool_call`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             BlockReason::VisibleOutput => "visible_output",
@@ -55,15 +63,19 @@ impl BlockReason {
 /// The gate's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateVerdict {
+    /// The replay is safe.
     Allow,
+    /// The replay is refused, for this reason.
     Block(BlockReason),
 }
 
 impl GateVerdict {
+    /// Whether the replay is allowed.
     pub fn allows(self) -> bool {
         self == GateVerdict::Allow
     }
 
+    /// `allowed`, or the reason as decision records name it.
     pub fn as_str(self) -> &'static str {
         match self {
             GateVerdict::Allow => "allowed",

@@ -22,8 +22,11 @@ use crate::decide::gate::{gate, AttemptObservation};
 /// Attempt limits per error kind (total attempts, first one included).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KindLimits {
+    /// Attempts in all while the failures are timeouts.
     pub timeout: Option<u32>,
+    /// Attempts in all while the failures are 429s.
     pub rate_limit: Option<u32>,
+    /// Attempts in all while the failures are 5xx statuses or broken connections.
     pub server: Option<u32>,
 }
 
@@ -37,14 +40,17 @@ pub enum AgentProfile {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// How a call retries: how often, how long it waits, and what it honours.
 pub struct RetryPolicy {
     /// Retries after the first attempt; 0 disables retry.
     pub max_retries: u32,
+    /// The wait between attempts when the provider asks for none.
     pub backoff: BackoffConfig,
     /// Honour the provider's Retry-After hints.
     pub honour_retry_after: bool,
     /// A Retry-After longer than this ends the retries instead of sleeping.
     pub retry_after_ceiling: Duration,
+    /// Attempt limits per kind of failure, within `max_retries`.
     pub kind_limits: KindLimits,
     /// Timeout of each attempt (no headers, or no event, for this long).
     pub attempt_timeout: Duration,
@@ -99,6 +105,7 @@ impl RetryPolicy {
         RetryPolicy { timeout_ladder: vec![Duration::from_secs(60), Duration::from_secs(120)], ..Self::default() }
     }
 
+    /// The same policy with `max_retries` retries.
     pub fn with_max_retries(mut self, max_retries: u32) -> Self {
         self.max_retries = max_retries;
         self

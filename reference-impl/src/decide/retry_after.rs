@@ -7,15 +7,20 @@ use std::time::{Duration, SystemTime};
 /// Where a retry-after hint came from (reported in decision records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RetryAfterSource {
+    /// A `retry-after-ms` header.
     HeaderMs,
+    /// A `retry-after` header in seconds.
     HeaderSeconds,
+    /// A `retry-after` header with an HTTP date.
     HeaderHttpDate,
     /// A `google.rpc.RetryInfo` detail of a Google error body (the Gemini API).
     RetryInfo,
+    /// A wait named in the error message ("try again in 2s").
     Message,
 }
 
 impl RetryAfterSource {
+    /// The source as decision records name it.
     pub fn as_str(self) -> &'static str {
         match self {
             RetryAfterSource::HeaderMs => "retry-after-ms",
@@ -28,8 +33,11 @@ impl RetryAfterSource {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A wait the provider asked for.
 pub struct RetryAfter {
+    /// How long.
     pub delay: Duration,
+    /// Where the hint came from.
     pub source: RetryAfterSource,
 }
 

@@ -31,6 +31,7 @@ macro_rules! mutants {
         }
 
         impl Mutant {
+            /// Every mutant, in the order they are declared.
             pub const ALL: &'static [Mutant] = &[$(Mutant::$variant,)*];
 
             /// The name used on the command line (`--iut reference:<name>`).
@@ -136,6 +137,7 @@ mutants! {
 }
 
 impl Mutant {
+    /// The mutant named `name` (as `reference:<name>` names it), if any.
     pub fn parse(name: &str) -> Option<Mutant> {
         Mutant::ALL.iter().copied().find(|m| m.name() == name)
     }

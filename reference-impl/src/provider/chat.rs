@@ -7,6 +7,7 @@ use super::sse::SseMessage;
 use super::{Delta, FunctionCall, InputItem, ModelOutput, ModelRequest};
 use crate::decide::classify::{classify_stream_error, classify_transport, ProviderError, TransportFailure};
 
+/// The Chat Completions request body for `request`, streamed.
 pub fn request_body(request: &ModelRequest) -> Value {
     let mut messages = Vec::new();
     if let Some(instructions) = &request.instructions {
@@ -43,6 +44,7 @@ pub struct ChatAccumulator {
 }
 
 impl ChatAccumulator {
+    /// Take one streamed chunk: what it shows goes to `observe`; a stream error is classified.
     pub fn on_message(
         &mut self,
         message: &SseMessage,
@@ -87,6 +89,7 @@ impl ChatAccumulator {
         Ok(Progress::Continue)
     }
 
+    /// What the stream produced.
     pub fn into_output(self) -> ModelOutput {
         self.output
     }

@@ -20,6 +20,7 @@ pub fn stream_path(model: &str) -> String {
     format!("/v1beta/models/{model}:streamGenerateContent?alt=sse")
 }
 
+/// The Gemini `generateContent` request body for `request`.
 pub fn request_body(request: &ModelRequest) -> Value {
     let call_name = |call_id: &str| {
         request.input.iter().find_map(|item| match item {
@@ -66,6 +67,7 @@ pub struct GeminiAccumulator {
 }
 
 impl GeminiAccumulator {
+    /// Take one streamed chunk: what it shows goes to `observe`; an error in the stream is classified.
     pub fn on_message(
         &mut self,
         message: &SseMessage,
@@ -106,6 +108,7 @@ impl GeminiAccumulator {
         Ok(if candidate["finishReason"].is_string() { Progress::Done } else { Progress::Continue })
     }
 
+    /// What the stream produced.
     pub fn into_output(self) -> ModelOutput {
         self.output
     }

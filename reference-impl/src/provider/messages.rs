@@ -15,6 +15,7 @@ use crate::decide::classify::{classify_stream_error, ProviderError};
 /// The `max_tokens` every Messages request must carry.
 const MAX_TOKENS: u32 = 8192;
 
+/// The Messages API request body for `request`, streamed.
 pub fn request_body(request: &ModelRequest) -> Value {
     let messages: Vec<Value> = request
         .input
@@ -55,6 +56,7 @@ pub struct MessagesAccumulator {
 }
 
 impl MessagesAccumulator {
+    /// Take one streamed event: what it shows goes to `observe`; an `error` event is classified.
     pub fn on_message(
         &mut self,
         message: &SseMessage,
@@ -108,6 +110,7 @@ impl MessagesAccumulator {
         Ok(Progress::Continue)
     }
 
+    /// What the stream produced, its tool calls assembled.
     pub fn into_output(mut self) -> ModelOutput {
         self.output.function_calls = self
             .calls

@@ -31,9 +31,13 @@ pub use http::HttpProvider;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Api {
     #[default]
+    /// OpenAI's Responses API (`/responses`).
     Responses,
+    /// OpenAI's Chat Completions (`/chat/completions`).
     Chat,
+    /// Anthropic's Messages API (`/messages`).
     Messages,
+    /// Google's Gemini API (`:streamGenerateContent`).
     Gemini,
     /// The Responses API over WebSocket (OpenAI's WebSocket mode).
     ResponsesWebSocket,
@@ -80,28 +84,37 @@ impl AttemptContext {
 /// A failed attempt: the classified error and what was observed before it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptFailure {
+    /// The classified error.
     pub error: ProviderError,
+    /// What the attempt showed before it failed.
     pub observed: AttemptObservation,
 }
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
+    /// The name the model calls it by.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
+    /// Its arguments' JSON schema.
     pub parameters: Value,
 }
 
 /// One conversation item sent to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputItem {
+    /// What the user said.
     User(String),
+    /// What the model answered earlier.
     Assistant(String),
     /// The model's earlier call of a tool.
     FunctionCall(FunctionCall),
     /// A tool's output for `call_id`.
     FunctionOutput {
+        /// The call answered.
         call_id: String,
+        /// What the tool returned.
         output: String,
     },
 }
@@ -109,15 +122,20 @@ pub enum InputItem {
 /// What to ask the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
+    /// The model to ask.
     pub model: String,
+    /// System instructions.
     pub instructions: Option<String>,
+    /// The conversation so far.
     pub input: Vec<InputItem>,
+    /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// Sent as `x-session-id` on every attempt: a retry keeps its session (seed 002).
     pub session_id: Option<String>,
 }
 
 impl ModelRequest {
+    /// One user prompt to `model`, without tools.
     pub fn prompt(model: &str, prompt: &str) -> Self {
         ModelRequest {
             model: model.to_owned(),
@@ -132,16 +150,22 @@ impl ModelRequest {
 /// A function call the model made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionCall {
+    /// The id that pairs the call with its output.
     pub call_id: String,
+    /// The tool called.
     pub name: String,
+    /// Its arguments, as JSON text.
     pub arguments: String,
 }
 
 /// What a successful attempt produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModelOutput {
+    /// The visible answer.
     pub text: String,
+    /// The model's reasoning, when it shows it.
     pub reasoning: String,
+    /// The tools it called.
     pub function_calls: Vec<FunctionCall>,
 }
 
@@ -149,13 +173,17 @@ pub struct ModelOutput {
 /// buffered until the call succeeds (a sub-session before its report).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
+    /// Shown to the user as it streams.
     Visible,
+    /// Kept until the call succeeds.
     Buffered,
 }
 
 /// A piece of streamed output, for display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Delta<'a> {
+    /// Answer text.
     Text(&'a str),
+    /// Reasoning text.
     Reasoning(&'a str),
 }

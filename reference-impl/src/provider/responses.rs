@@ -9,17 +9,22 @@ use crate::decide::classify::{classify_stream_error, classify_transport, Provide
 /// What an accumulator tells the provider as events arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Observed<'a> {
+    /// A piece of output.
     Delta(Delta<'a>),
+    /// The model began a tool call.
     ToolCallStarted,
 }
 
 /// Whether the stream reached its terminal event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
+    /// More is to come.
     Continue,
+    /// The terminal event arrived.
     Done,
 }
 
+/// The Responses API request body for `request`, streamed.
 pub fn request_body(request: &ModelRequest) -> Value {
     let input: Vec<Value> = request
         .input
@@ -57,6 +62,7 @@ pub struct ResponsesAccumulator {
 }
 
 impl ResponsesAccumulator {
+    /// Take one streamed event: what it shows goes to `observe`; a failure event is classified.
     pub fn on_message(
         &mut self,
         message: &SseMessage,
@@ -122,6 +128,7 @@ impl ResponsesAccumulator {
         self.calls.iter_mut().find(|(item, _)| item == id).map(|(_, call)| call)
     }
 
+    /// What the stream produced, its tool calls assembled.
     pub fn into_output(mut self) -> ModelOutput {
         self.output.function_calls = self.calls.into_iter().map(|(_, call)| call).collect();
         self.output

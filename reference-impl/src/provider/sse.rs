@@ -7,7 +7,9 @@
 /// One complete event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseMessage {
+    /// The `event:` line, when there is one.
     pub event: Option<String>,
+    /// The `data:` lines, joined by newlines.
     pub data: String,
 }
 
@@ -28,11 +30,14 @@ impl SseMessage {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the event stream is not valid UTF-8 near byte {offset}")]
+/// Bytes that are not UTF-8 in an event stream.
 pub struct SseError {
+    /// Where, in the bytes read so far.
     pub offset: usize,
 }
 
 #[derive(Debug, Default)]
+/// Server-sent events from bytes as they arrive, however the network cut them.
 pub struct SseDecoder {
     pending: Vec<u8>,
     consumed: usize,
@@ -42,6 +47,7 @@ pub struct SseDecoder {
 }
 
 impl SseDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

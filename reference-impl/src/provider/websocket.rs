@@ -57,7 +57,9 @@ impl SocketPool {
 pub struct WebSocketTarget {
     /// `ws://…/v1/responses`.
     pub url: String,
+    /// Sent as the provider key on the upgrade.
     pub api_key: String,
+    /// Open sockets, reused from one response to the next.
     pub sockets: Arc<SocketPool>,
 }
 

@@ -24,8 +24,11 @@ pub use crate::provider::{AttemptContext, AttemptFailure};
 /// The one error a call ends with when it fails, whatever the cause.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallFailure {
+    /// The last attempt's error.
     pub error: ProviderError,
+    /// Attempts made.
     pub attempts: u32,
+    /// The decision that ended the call.
     pub decision: DecisionRecord,
 }
 
@@ -53,9 +56,13 @@ impl std::error::Error for CallFailure {}
 pub struct RetryNotice {
     /// 1-based number of the attempt that failed.
     pub attempt: u32,
+    /// Attempts allowed for this kind of failure.
     pub max_attempts: u32,
+    /// The wait before the next attempt.
     pub delay: Duration,
+    /// Why it is retried, in words.
     pub reason: String,
+    /// The failure's kind, as observability names it.
     pub error_type: &'static str,
 }
 
@@ -72,9 +79,11 @@ impl RetryNotice {
     }
 }
 
+/// Called before each retry's sleep (the PRD's `onRetry`).
 pub type OnRetry = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
 
 #[derive(Clone)]
+/// Carries a call out: attempts, the decision after each failure, the sleeps, the events.
 pub struct RetryEngine {
     policy: RetryPolicy,
     clock: Arc<dyn Clock>,
@@ -89,15 +98,18 @@ impl std::fmt::Debug for RetryEngine {
 }
 
 impl RetryEngine {
+    /// An engine with `policy`, sleeping on `clock`, recording to `events`.
     pub fn new(policy: RetryPolicy, clock: Arc<dyn Clock>, events: Arc<dyn EventSink>) -> Self {
         RetryEngine { policy, clock, events, on_retry: None }
     }
 
+    /// The same engine, calling `on_retry` before each retry.
     pub fn with_on_retry(mut self, on_retry: OnRetry) -> Self {
         self.on_retry = Some(on_retry);
         self
     }
 
+    /// Its policy.
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
     }

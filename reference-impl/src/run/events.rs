@@ -18,48 +18,88 @@ use crate::decide::decision::DecisionRecord;
 pub enum Event {
     /// A session began (its events are under `.agents/sessions/<session_id>/`).
     #[serde(rename = "session.start")]
-    SessionStart { session_id: String, agent: String },
+    SessionStart {
+        /// Its id.
+        session_id: String,
+        /// The agent it runs (`main`, `deep-research`).
+        agent: String,
+    },
     /// The user's turn.
     #[serde(rename = "user.message")]
-    UserMessage { text: String },
+    UserMessage {
+        /// What the user said.
+        text: String,
+    },
     /// The model called a tool.
     #[serde(rename = "tool.call")]
-    ToolCall { call_id: String, name: String, arguments: String },
+    ToolCall {
+        /// The id that pairs the call with its result.
+        call_id: String,
+        /// The tool called.
+        name: String,
+        /// Its arguments, as JSON text.
+        arguments: String,
+    },
     /// What the tool returned.
     #[serde(rename = "tool.result")]
-    ToolResult { call_id: String, name: String, output: String },
+    ToolResult {
+        /// The call answered.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// What it returned.
+        output: String,
+    },
     /// The model's answer.
     #[serde(rename = "assistant.message")]
-    AssistantMessage { text: String },
+    AssistantMessage {
+        /// The answer.
+        text: String,
+    },
     /// A failed attempt that the engine retries, announced before the sleep.
     #[serde(rename = "provider.retry")]
     ProviderRetry {
+        /// 1-based number of the attempt that failed.
         attempt: u32,
+        /// Attempts allowed for this kind of failure.
         max_attempts: u32,
+        /// The wait before the next attempt.
         delay_ms: Option<u64>,
+        /// Why it is retried, in words.
         reason: String,
+        /// The failure's kind.
         error_type: String,
+        /// The timeout the failed attempt ran under.
         timeout_ms: u64,
+        /// The provider's message.
         message: String,
+        /// The decision, field by field.
         decision: DecisionRecord,
     },
     /// A failure that ends the call (`phase: provider`, with its decision record) or the
     /// session (`phase: session`).
     #[serde(rename = "runtime.error")]
     RuntimeError {
+        /// `call` (a provider call) or `session`.
         phase: &'static str,
+        /// The failure's kind.
         error_type: String,
+        /// Its message.
         error_message: String,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// The decision that ended the call, when a call failed.
         decision: Option<DecisionRecord>,
     },
     /// How a call or a turn ended: `end_turn`, `error`, or `degraded` with its cause (seed 004).
     #[serde(rename = "result")]
     Result {
+        /// `end_turn`, `error` or `degraded`.
         stop_reason: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// The answer, when there is one.
         final_text: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// Why the call failed, for a degraded result.
         cause: Option<FailureCause>,
     },
 }
@@ -67,8 +107,11 @@ pub enum Event {
 /// Why a call failed, as a degraded result records it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FailureCause {
+    /// The failure's kind.
     pub error_type: String,
+    /// Its message.
     pub error_message: String,
+    /// Attempts made.
     pub attempts: u32,
 }
 
@@ -81,6 +124,7 @@ impl Event {
 
 /// Where events go.
 pub trait EventSink: Send + Sync + std::fmt::Debug {
+    /// Record `event`.
     fn emit(&self, event: &Event);
 }
 
@@ -92,6 +136,7 @@ pub struct JsonlEvents {
 }
 
 impl JsonlEvents {
+    /// Events appended to `path` (its directory made).
     pub fn create(path: &Path) -> std::io::Result<Self> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
@@ -120,10 +165,12 @@ pub struct MemoryEvents {
 }
 
 impl MemoryEvents {
+    /// Every event so far, as JSON.
     pub fn events(&self) -> Vec<Value> {
         self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
+    /// The events of `kind` (`provider.retry`, ...).
     pub fn of_type(&self, kind: &str) -> Vec<Value> {
         self.events().into_iter().filter(|e| e["type"] == kind).collect()
     }

@@ -26,9 +26,13 @@ use crate::session::budget::{head_tail, DEFAULT_TOOL_OUTPUT_BYTES};
 pub struct SessionConfig {
     /// Sessions live under `<workspace>/.agents/sessions/`.
     pub workspace: PathBuf,
+    /// The model every turn asks.
     pub model: String,
+    /// The provider the calls go to.
     pub provider: HttpProvider,
+    /// How its calls retry.
     pub policy: RetryPolicy,
+    /// The clock the calls sleep on.
     pub clock: Arc<dyn Clock>,
     /// Model calls per turn before the turn gives up.
     pub max_steps: u32,
@@ -37,6 +41,7 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
+    /// Sessions under `workspace`, with the default model, policy and limits.
     pub fn new(workspace: &Path, provider: HttpProvider, clock: Arc<dyn Clock>) -> Self {
         SessionConfig {
             workspace: workspace.to_owned(),
@@ -49,6 +54,7 @@ impl SessionConfig {
         }
     }
 
+    /// `<workspace>/.agents/sessions`.
     pub fn sessions_dir(&self) -> PathBuf {
         self.workspace.join(".agents").join("sessions")
     }
@@ -74,16 +80,20 @@ pub fn validate_session_id(id: &str) -> Result<(), BadSessionId> {
 /// What a tool call returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
+    /// What the model reads back.
     pub output: String,
     /// End the turn now with this message to the user (the storm guard uses it).
     pub end_turn: Option<String>,
 }
 
+/// A tool call in progress.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolResult> + Send + 'a>>;
 
 /// The tools a turn offers.
 pub trait Toolbox: Send {
+    /// The tools, as the model is told of them.
     fn specs(&self) -> Vec<ToolSpec>;
+    /// Run `call`.
     fn call<'a>(&'a mut self, call: &'a FunctionCall) -> ToolFuture<'a>;
 }
 
@@ -93,7 +103,12 @@ pub enum TurnOutcome {
     /// The model answered (`stop_reason = "end_turn"`).
     Answered(String),
     /// The provider stayed unavailable and the fallback answered (`stop_reason = "degraded"`).
-    Degraded { text: String, cause: CallFailure },
+    Degraded {
+        /// The fallback's answer.
+        text: String,
+        /// Why the provider could not answer.
+        cause: CallFailure,
+    },
     /// The turn failed (`stop_reason = "error"`).
     Failed(TurnError),
 }
@@ -101,7 +116,9 @@ pub enum TurnOutcome {
 /// Why a turn failed: the provider's final error, or the session's own limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnError {
+    /// The failure's kind.
     pub error_type: String,
+    /// What went wrong.
     pub message: String,
     /// Provider attempts made by the failing call (0 when the session itself gave up).
     pub attempts: u32,
@@ -117,8 +134,10 @@ impl From<&CallFailure> for TurnError {
     }
 }
 
+/// What a degraded turn answers when the provider stays unavailable (seed 004).
 pub type Fallback = Arc<dyn Fn(&CallFailure) -> String + Send + Sync>;
 
+/// One session: its turns, its events under its own directory.
 pub struct Session {
     id: String,
     config: SessionConfig,
@@ -143,27 +162,33 @@ impl Session {
         Ok(Session { id: id.to_owned(), config, events, events_path, fallback: None })
     }
 
+    /// The same session, answering `fallback` when the provider stays unavailable.
     pub fn with_fallback(mut self, fallback: Fallback) -> Self {
         self.fallback = Some(fallback);
         self
     }
 
+    /// Its id.
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// Where its events are written.
     pub fn events_path(&self) -> &Path {
         &self.events_path
     }
 
+    /// Its directory.
     pub fn dir(&self) -> PathBuf {
         self.config.sessions_dir().join(&self.id)
     }
 
+    /// Its configuration.
     pub fn config(&self) -> &SessionConfig {
         &self.config
     }
 
+    /// Record `event` in its events.
     pub fn emit(&self, event: &Event) {
         self.events.emit(event);
     }

@@ -27,7 +27,9 @@ use crate::session::{Session, SessionConfig, ToolFuture, ToolResult, Toolbox, Tu
 use crate::task::research_report::{failure_report, success_report, write_atomically_async};
 use research::{ResearchBackend, Source};
 
+/// The sub-agent type the Task tool launches.
 pub const DEEP_RESEARCH: &str = "deep-research";
+/// The Task tool's name.
 pub const TASK_TOOL: &str = "Task";
 
 /// The main session's instructions, stating the no-relaunch rule (REQ-0006-030).
@@ -76,6 +78,7 @@ pub struct StormGuard {
 }
 
 impl StormGuard {
+    /// A new turn: what failed in the last one no longer counts.
     pub fn start_turn(&mut self) {
         self.failed_this_turn = false;
     }
@@ -103,6 +106,7 @@ pub struct TaskTool {
 }
 
 impl TaskTool {
+    /// The Task tool of session `parent_id`, running sub-sessions on `backend`.
     pub fn new(config: SessionConfig, task: TaskConfig, parent_id: &str, backend: Arc<dyn ResearchBackend>) -> Self {
         TaskTool { config, task, parent_id: parent_id.to_owned(), backend, guard: StormGuard::default(), launched: 0 }
     }
@@ -112,6 +116,7 @@ impl TaskTool {
         self.launched
     }
 
+    /// A new turn of the parent session.
     pub fn start_turn(&mut self) {
         self.guard.start_turn();
     }

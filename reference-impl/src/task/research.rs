@@ -8,14 +8,19 @@ use crate::provider::ToolSpec;
 /// A source a sub-session collected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
+    /// Its address.
     pub url: String,
+    /// Its title.
     pub title: String,
+    /// What it says, in short.
     pub snippet: String,
 }
 
 /// Where research comes from. Implement it over a real search API to use the runner for real.
 pub trait ResearchBackend: Send + Sync + std::fmt::Debug {
+    /// Sources for `query`.
     fn search(&self, query: &str) -> Vec<Source>;
+    /// The text at `url`, if it can be read.
     fn fetch(&self, url: &str) -> Option<String>;
 }
 
@@ -76,7 +81,9 @@ impl ResearchBackend for FixtureBackend {
     }
 }
 
+/// The search tool a sub-session offers.
 pub const WEB_SEARCH: &str = "web_search";
+/// The fetch tool a sub-session offers.
 pub const WEB_FETCH: &str = "web_fetch";
 
 /// The tools a deep-research sub-session offers.

@@ -15,7 +15,7 @@ use super::stdout;
 
 /// The options of `squall cases`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct CasesArgs {
+pub(crate) struct CasesArgs {
     /// `json` (the schema in docs/service.md) or `text` (a line per case).
     #[arg(long, default_value = "text", value_parser = ["json", "text"])]
     pub format: String,
@@ -36,7 +36,7 @@ pub struct CasesArgs {
     pub scenarios: Option<PathBuf>,
 }
 
-pub fn cases(args: CasesArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn cases(args: CasesArgs) -> anyhow::Result<ExitCode> {
     let level =
         Level::parse(&args.level).ok_or_else(|| anyhow::anyhow!("--level {}: expected wire or events", args.level))?;
     let profiles = ProfileSelection::parse(&args.profiles).map_err(|e| anyhow::anyhow!("--profile: {e}"))?;

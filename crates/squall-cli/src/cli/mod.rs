@@ -3,12 +3,12 @@
 //! `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
-pub mod cases;
-pub mod record;
-pub mod report;
-pub mod run;
-pub mod soak;
-pub mod stdout;
+pub(crate) mod cases;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod soak;
+pub(crate) mod stdout;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,13 +32,13 @@ use squall_suite::service::CaseService;
     version,
     about = "Fault-injecting OpenAI-, Anthropic- and Gemini-compatible server and PRD-0006 retry conformance suite"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Serve the scripted OpenAI, Anthropic and Gemini APIs and the admin API.
     Serve {
         /// Address to listen on — an IP or a host name (`localhost:8787`), and a port; port 0
@@ -115,7 +115,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum ScenariosCommand {
+pub(crate) enum ScenariosCommand {
     /// Validate scenario files without serving them.
     Check {
         /// Files to check.
@@ -129,7 +129,7 @@ pub enum ScenariosCommand {
     },
 }
 
-pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve {
             addr,
@@ -264,7 +264,7 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
 
 /// How squall reaches an upstream besides its URL: `squall serve` and `squall record` alike.
 #[derive(Debug, clap::Args)]
-pub struct UpstreamAccess {
+pub(crate) struct UpstreamAccess {
     /// The key to send the upstream instead of the client's (also SQUALL_UPSTREAM_KEY).
     #[arg(long, env = "SQUALL_UPSTREAM_KEY", hide_env_values = true)]
     upstream_key: Option<String>,
@@ -276,7 +276,7 @@ pub struct UpstreamAccess {
 
 impl UpstreamAccess {
     /// The upstream at `url`, with this key and CA.
-    pub fn upstream(self, url: &str) -> Result<Upstream, squall::server::BadUpstream> {
+    pub(crate) fn upstream(self, url: &str) -> Result<Upstream, squall::server::BadUpstream> {
         let upstream = Upstream::parse(url, self.upstream_key)?;
         match &self.upstream_ca {
             Some(ca_file) => upstream.trusting(ca_file),
@@ -291,7 +291,7 @@ fn upstream_url(text: &str) -> Result<String, String> {
 }
 
 /// A clap value parser: a whole number, 1 or more (clap shows the message as given).
-pub fn at_least_one(text: &str) -> Result<usize, String> {
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
         _ => Err(format!("`{text}` is out of range: a whole number from 1 to {}", usize::MAX)),

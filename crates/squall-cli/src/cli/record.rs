@@ -16,7 +16,7 @@ use squall::server::ServerConfig;
 use super::stdout;
 
 #[derive(Debug, clap::Args)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// The provider or gateway to record: a base URL (e.g. https://api.openai.com/v1 or
     /// http://gateway:4000/v1).
     #[arg(long, value_parser = super::upstream_url)]
@@ -34,7 +34,7 @@ pub struct RecordArgs {
     requests: Option<usize>,
 }
 
-pub async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let name = scenario_name(&args.out)?;
     let upstream = args.upstream_access.upstream(&args.upstream)?;
     let mut config = ServerConfig::loopback(Catalogue::default());

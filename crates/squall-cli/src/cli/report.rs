@@ -16,7 +16,7 @@ use super::stdout;
 
 /// `squall report …`.
 #[derive(Debug, clap::Subcommand)]
-pub enum ReportCommand {
+pub(crate) enum ReportCommand {
     /// Join the reports of a sharded run into one (every case once, requirements judged again).
     Merge {
         /// The shards' report directories (or their report.json files).
@@ -47,7 +47,7 @@ pub enum ReportCommand {
     },
 }
 
-pub fn report(command: ReportCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn report(command: ReportCommand) -> anyhow::Result<ExitCode> {
     match command {
         ReportCommand::Matrix { reports, out } => {
             let made_by = format!(

@@ -23,7 +23,7 @@ use squall_suite::{run_suite, CaseRecord, Progress};
 
 /// The options of `squall run`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The implementation: `reference`, `reference:<mutant>`, or a command run through `sh -c`.
     #[arg(long, default_value = "reference")]
     pub iut: String,
@@ -102,7 +102,7 @@ impl RunArgs {
     }
 }
 
-pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Resolved { mut config, features } = args.settings().resolve()?;
     let iut = config.iut.clone();
     let name = args.name.clone().unwrap_or_else(|| default_name(&iut));

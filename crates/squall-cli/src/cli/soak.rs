@@ -17,7 +17,7 @@ use super::stdout;
 
 /// The options of `squall soak`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct SoakArgs {
+pub(crate) struct SoakArgs {
     /// The implementation: `reference`, `reference:<mutant>`, or a command run through `sh -c`.
     #[arg(long, default_value = "reference")]
     pub iut: String,
@@ -52,7 +52,7 @@ pub struct SoakArgs {
     pub report_dir: Option<PathBuf>,
 }
 
-pub async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         args.time_scale.is_finite() && args.time_scale > 0.0 && args.time_scale <= 1.0,
         "--time-scale {}: a fraction of real time above 0 and at most 1",

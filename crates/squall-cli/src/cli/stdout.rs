@@ -6,14 +6,14 @@ use std::fmt::Display;
 use std::io::Write;
 
 /// Write `text` and a newline to standard output.
-pub fn line(text: impl Display) -> std::io::Result<()> {
+pub(crate) fn line(text: impl Display) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}")?;
     out.flush()
 }
 
 /// Whether `error` is standard output's reader having gone away.
-pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error
         .chain()
         .any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe))

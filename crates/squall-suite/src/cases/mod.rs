@@ -5,12 +5,12 @@
 //!
 //! - [`export`] — the cases as JSON for `squall cases` and `GET /__squall/cases` (a versioned
 //!   public schema)
-//! - [`shard`] — a deterministic split of the cases by id, for `squall run --shard K/N`
+//! - `shard` — a deterministic split ([`Shard`]) of the cases by id, for `squall run --shard K/N`
 //!
 //! The case engine (`super::engine`) runs and judges them.
 
 pub mod export;
-pub mod shard;
+mod shard;
 
 use std::path::Path;
 
@@ -24,7 +24,7 @@ use super::script::CaseSetup;
 use super::steps::{given, when};
 use super::timing::Margin;
 
-pub use shard::Shard;
+pub use shard::{BadShard, Shard};
 
 /// One case: a scenario of a feature, read.
 #[derive(Debug, Clone)]

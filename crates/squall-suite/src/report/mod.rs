@@ -1,12 +1,12 @@
 //! Acceptance reports for a suite run, written to one directory:
 //!
-//! - `report.json` — the public schema (`docs/reports.md`): the [`Report`] type ([`schema`]),
+//! - `report.json` — the public schema (`docs/reports.md`): the [`schema::Report`] type ([`schema`]),
 //!   built once from the suite's outcome and serialised
 //! - `acceptance.md` — for PRD sign-off (`markdown`)
 //! - `junit.xml` — one testsuite per requirement (`junit`)
 //! - `index.html` — one self-contained page with SVG attempt timelines (`html`, `timeline`)
 //!
-//! Every format renders the same [`Report`]; each file is written atomically, so a reader never
+//! Every format renders the same [`schema::Report`]; each file is written atomically, so a reader never
 //! sees half a report. A sharded run's reports join into one ([`merge`]); several clients' reports
 //! make the resilience matrix ([`matrix`]); a report is read back, kept compressed or not, by
 //! [`read`].
@@ -21,7 +21,7 @@ pub mod read;
 pub mod schema;
 mod timeline;
 
-pub use schema::Report;
+use self::schema::Report;
 
 use std::path::{Path, PathBuf};
 

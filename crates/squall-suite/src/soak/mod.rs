@@ -2,13 +2,13 @@
 //! own chaos seed (the soak's seed plus the run's index), and the distribution judged rather than
 //! one run: never `ok: true` on a broken answer, every give-up a provider error, a usable result
 //! from every run, and a success rate at least what the chaos and the retry budget predict
-//! ([`prediction`]). Every run can be replayed alone from its seed.
+//! ([`Prediction`]). Every run can be replayed alone from its seed.
 //!
-//! - [`prediction`] — the least success rate and its binomial allowance
+//! - `prediction` — the least success rate and its binomial allowance
 //! - `judge` — each run's findings and the soak's checks
 //! - [`report`] — `soak.json` and `soak.md`
 
-pub mod prediction;
+mod prediction;
 pub mod report;
 
 mod judge;
@@ -26,7 +26,7 @@ use crate::{SuiteError, Verdict};
 use squall::scenario::{Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
 
-pub use prediction::Prediction;
+pub use prediction::{Prediction, ALPHA};
 
 /// What to soak and how.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::path::Path;
 mod written;
 
 use super::{tables, Observation, StepChecks};
-use crate::report::Report;
+use crate::report::schema::Report;
 use crate::results::CaseRecord;
 use crate::verdict::{Level, Verdict};
 
