@@ -29,6 +29,10 @@ pub enum EndKind {
     Garbage,
     /// The client closed the connection before the reply ended.
     ClientClosed,
+    /// A proxied reply's upstream failed mid-body — it reset, closed early, broke its framing
+    /// or went silent past the read timeout — and squall reset the client's connection. No
+    /// fault was injected: `upstream.error` says what the upstream did.
+    UpstreamFailed,
 }
 
 impl EndKind {
@@ -43,6 +47,7 @@ impl EndKind {
             EndKind::Stalled => "stalled",
             EndKind::Garbage => "garbage",
             EndKind::ClientClosed => "client_closed",
+            EndKind::UpstreamFailed => "upstream_failed",
         }
     }
 }
@@ -118,7 +123,8 @@ pub struct UpstreamCall {
     pub status: Option<u16>,
     /// Milliseconds from forwarding the request to the upstream's response headers.
     pub headers_after_ms: Option<f64>,
-    /// Why the upstream could not be reached.
+    /// Why the upstream failed: it could not be reached, sent no response head within the read
+    /// timeout, or broke off or went silent mid-body (then `end` is `upstream_failed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

@@ -22,11 +22,13 @@ pub const MAX_TRACKS: usize = 100;
 /// The most outages a scenario may have.
 pub const MAX_OUTAGES: usize = 100;
 
-/// The most pieces a stream's text may be cut into (`chunks`).
-pub const MAX_CHUNKS: u32 = 10_000;
+/// The most pieces a stream's text may be cut into (`chunks`): as many as output deltas.
+pub const MAX_CHUNKS: u32 = 50_000;
 
-/// The most output deltas one attempt's reply may stream.
-pub const MAX_DELTAS: usize = 10_000;
+/// The most output deltas one attempt's reply may stream: more than a recording can keep (4 MiB
+/// of a reply, at 64 bytes or more per delta event in every API), so that whatever `squall
+/// record` keeps replays.
+pub const MAX_DELTAS: usize = 50_000;
 
 /// The largest body one attempt's reply may render to, in any API: 8 MiB.
 pub const MAX_REPLY_BYTES: usize = 8 << 20;

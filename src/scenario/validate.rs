@@ -469,16 +469,16 @@ mod tests {
 
     #[test]
     fn counts_and_rendered_sizes_are_bounded() {
-        let text = "name = \"x\"\n[[attempts]]\nstream = { text = \"a b\", chunks = 10001 }\n";
-        let error = load::from_toml_str("x.toml", text).expect_err("too many chunks");
+        let text = format!("name = \"x\"\n[[attempts]]\nstream = {{ text = \"a b\", chunks = {} }}\n", MAX_CHUNKS + 1);
+        let error = load::from_toml_str("x.toml", &text).expect_err("too many chunks");
         assert_eq!(error.field.to_string(), "attempts[0].stream.chunks");
         let attempts = "[[attempts]]\nstatus = 503\n".repeat(1_001);
         let error = load::from_toml_str("x.toml", &format!("name = \"x\"\n{attempts}")).expect_err("too many attempts");
         assert_eq!(error.field.to_string(), "attempts");
-        let words = "word ".repeat(10_001);
+        let words = "word ".repeat(MAX_DELTAS + 1);
         let text = format!("name = \"x\"\n[[attempts]]\nstream = {{ text = \"{words}\" }}\n");
         let error = load::from_toml_str("x.toml", &text).expect_err("too many deltas");
-        assert!(error.message.contains("10001 output deltas"), "{}", error.message);
+        assert!(error.message.contains(&format!("{} output deltas", MAX_DELTAS + 1)), "{}", error.message);
         let big = "x".repeat(9 << 20);
         let text = format!("name = \"x\"\n[[attempts]]\nstream = {{ text = \"{big}\", chunks = 1 }}\n");
         let error = load::from_toml_str("x.toml", &text).expect_err("too large a reply");

@@ -64,7 +64,7 @@ use self::http_util::{openai_error, ResponseBody};
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
 use self::serving_threads::ServingThreads;
-pub use self::upstream::{BadUpstream, Upstream};
+pub use self::upstream::{BadUpstream, Upstream, DEFAULT_UPSTREAM_READ_TIMEOUT};
 use crate::clock::Clock;
 use crate::scenario::limits::check_time_scale;
 use crate::scenario::validate::validate;

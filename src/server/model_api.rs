@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::base_path::BasePath;
 use super::conn_io::KillSwitch;
 use super::entry_handle::EntryHandle;
-use super::http_util::{declares_too_large, model_api_error, openai_error, read_body, BodyError, ResponseBody};
+use super::http_util::{declares_too_large, model_api_error, read_body, BodyError, ResponseBody};
 use super::proxied_body::{Recording, UpstreamSteps};
 use super::reply_body::ScriptedBody;
 use super::run_conditions::{apply_conditions, Chosen};
@@ -174,8 +174,9 @@ struct Forward<'a> {
 }
 
 impl Forward<'_> {
-    /// The upstream's reply, through the attempt's delay and fault; a 502 in the API's shape
-    /// naming the upstream when it cannot be reached.
+    /// The upstream's reply, through the attempt's delay and fault; in the API's shape, naming
+    /// the upstream, a 502 when it cannot be reached and a 504 when it sends no response head
+    /// within its read timeout.
     async fn reply(
         &self,
         run: &Run,
@@ -189,24 +190,34 @@ impl Forward<'_> {
         let script = &chosen.script;
         wait_from(run, arrived, crate::wire::plan::scaled_ms(script.delay_ms.unwrap_or(0), run.time_scale)).await;
         let sent = Instant::now();
-        let answered =
-            self.upstream.send(request.api, self.method, (self.rest, self.query), headers, request.raw.clone()).await;
+        let read_timeout = self.upstream.read_timeout();
+        let forwarded =
+            self.upstream.send(request.api, self.method, (self.rest, self.query), headers, request.raw.clone());
         let url = self.upstream.url();
-        let upstream = match answered {
+        let failure = match tokio::time::timeout(read_timeout, forwarded).await {
+            Ok(Ok(upstream)) => Ok(upstream),
+            Ok(Err(reason)) => {
+                let message = format!("squall could not reach its upstream {url}: {reason}");
+                Err((reason, StatusCode::BAD_GATEWAY, message, "upstream_unreachable"))
+            }
+            Err(_) => {
+                let reason = format!("no response head within {} s (its read timeout)", read_timeout.as_secs_f64());
+                let message = format!("squall's upstream {url} sent {reason}");
+                Err((reason, StatusCode::GATEWAY_TIMEOUT, message, "upstream_timeout"))
+            }
+        };
+        let upstream = match failure {
             Ok(upstream) => upstream,
-            Err(reason) => {
+            Err((reason, status, message, code)) => {
                 entry.update(|e| {
                     e.upstream = Some(UpstreamCall {
                         url: url.clone(),
                         status: None,
                         headers_after_ms: None,
-                        error: Some(reason.clone()),
+                        error: Some(reason),
                     });
                 });
-                let message = format!("squall could not reach its upstream {url}: {reason}");
-                let refusal =
-                    model_api_error(Some(request.api), StatusCode::BAD_GATEWAY, &message, "upstream_unreachable");
-                return reply_directly(entry, refusal);
+                return reply_directly(entry, model_api_error(Some(request.api), status, &message, code));
             }
         };
         let (parts, body) = upstream.into_parts();
@@ -236,7 +247,8 @@ impl Forward<'_> {
             broken: false,
         };
         let recording = run.replies.admit().then(|| Recording { store: run.replies.clone(), index, reply });
-        let steps = UpstreamSteps::new(body, (request.api, streamed), script.fault.clone(), run.time_scale, recording);
+        let timing = (run.time_scale, read_timeout);
+        let steps = UpstreamSteps::new(body, (request.api, streamed), script.fault.clone(), timing, recording);
         let mut response = Response::new(ScriptedBody::streaming(Box::new(steps), switch, entry).boxed());
         *response.status_mut() = parts.status;
         let out = response.headers_mut();
@@ -346,8 +358,23 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         _ => {
             let message =
                 format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models and Gemini's /v1beta/models/{{model}}:generateContent");
-            Route::Answered(openai_error(StatusCode::NOT_FOUND, &message, "not_found", None))
+            Route::Answered(model_api_error(api_by_prefix(path), StatusCode::NOT_FOUND, &message, "not_found"))
         }
+    }
+}
+
+/// The API whose error shape a path no API serves is answered in, by its prefix: Google's for
+/// `/v1beta/…` and Gemini model paths (an unknown method, an empty model, a dot segment),
+/// Anthropic's for `/messages/…` (`count_tokens`, `batches`), OpenAI's for the rest.
+fn api_by_prefix(path: &str) -> Option<Api> {
+    let gemini =
+        path.starts_with("/v1beta/") || path.split_once("/models/").is_some_and(|(_, rest)| rest.contains(':'));
+    if gemini {
+        Some(Api::Gemini)
+    } else if path.starts_with("/messages") || path.starts_with("/v1/messages") {
+        Some(Api::Messages)
+    } else {
+        None
     }
 }
 

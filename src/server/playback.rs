@@ -61,12 +61,14 @@ pub(super) struct Playback {
     /// behind it by more than the wait (a client that reads slowly), which starts it again.
     deadline: Option<Instant>,
     stall: Stall,
+    /// A proxied reply's upstream failed: the kill that passes it on is not a fault.
+    upstream_failed: bool,
     entry: EntryHandle,
 }
 
 impl Playback {
     pub(super) fn new(steps: VecDeque<Step>, entry: EntryHandle) -> Self {
-        Playback { steps, more: None, timer: None, deadline: None, stall: Stall::None, entry }
+        Playback { steps, more: None, timer: None, deadline: None, stall: Stall::None, upstream_failed: false, entry }
     }
 
     /// A playback whose steps come from `more` as they become known.
@@ -144,6 +146,14 @@ impl Playback {
                 }
                 Step::Kill(kill) => return Poll::Ready(Some(Cue::Kill(kill))),
                 Step::FaultFired(kind) => self.entry.update(|e| e.fault = Some(kind)),
+                Step::UpstreamFailed(why) => {
+                    self.upstream_failed = true;
+                    self.entry.update(|e| {
+                        if let Some(upstream) = e.upstream.as_mut() {
+                            upstream.error = Some(why);
+                        }
+                    });
+                }
                 Step::End(end) => return Poll::Ready(Some(Cue::End(end))),
             }
         }
@@ -184,11 +194,17 @@ impl Playback {
     }
 }
 
-/// The fault a kill records and how the reply it kills ends.
-pub(super) fn kill_ending(kill: Kill) -> (FaultKind, EndKind) {
-    match kill {
-        Kill::Eof => (FaultKind::Eof, EndKind::Eof),
-        Kill::Reset => (FaultKind::Reset, EndKind::Reset),
+impl Playback {
+    /// The fault a kill records, if it was one, and how the reply it kills ends: an upstream's
+    /// failure passed on is no fault of squall's.
+    pub(super) fn kill_ending(&self, kill: Kill) -> (Option<FaultKind>, EndKind) {
+        if self.upstream_failed {
+            return (None, EndKind::UpstreamFailed);
+        }
+        match kill {
+            Kill::Eof => (Some(FaultKind::Eof), EndKind::Eof),
+            Kill::Reset => (Some(FaultKind::Reset), EndKind::Reset),
+        }
     }
 }
 
@@ -275,8 +291,25 @@ mod tests {
     }
 
     #[test]
-    fn each_kill_records_its_fault_and_ending() {
-        assert_eq!(kill_ending(Kill::Eof), (FaultKind::Eof, EndKind::Eof));
-        assert_eq!(kill_ending(Kill::Reset), (FaultKind::Reset, EndKind::Reset));
+    fn each_kill_records_its_fault_and_ending_and_an_upstreams_failure_is_no_fault() {
+        let (journal, entry) = entry();
+        journal.update(0, |e| {
+            e.upstream = Some(crate::journal::UpstreamCall {
+                url: "http://upstream".into(),
+                status: Some(200),
+                headers_after_ms: Some(1.0),
+                error: None,
+            })
+        });
+        let mut playback = Playback::new(VecDeque::new(), entry);
+        assert_eq!(playback.kill_ending(Kill::Eof), (Some(FaultKind::Eof), EndKind::Eof));
+        assert_eq!(playback.kill_ending(Kill::Reset), (Some(FaultKind::Reset), EndKind::Reset));
+        playback.steps = VecDeque::from([Step::UpstreamFailed("it reset".into()), Step::Kill(Kill::Reset)]);
+        let waker = std::task::Waker::noop();
+        let cue = playback.poll_cue(&mut Context::from_waker(waker));
+        assert_eq!(cue, Poll::Ready(Some(Cue::Kill(Kill::Reset))));
+        assert_eq!(playback.kill_ending(Kill::Reset), (None, EndKind::UpstreamFailed));
+        let upstream = journal.snapshot()[0].upstream.clone().expect("the upstream call");
+        assert_eq!(upstream.error.as_deref(), Some("it reset"));
     }
 }

@@ -8,10 +8,14 @@
 //! While an event or delta offset is pending, an event's bytes wait until the event is complete
 //! (the fault may have to fire before it); otherwise bytes leave the moment they arrive. A
 //! whole (not streamed) body with a pending fault is held until it is complete. An upstream that
-//! breaks mid-body breaks the client's reply the same way (a reset).
+//! breaks mid-body, or sends nothing for its read timeout, breaks the client's reply the same
+//! way (a reset), journaled as the upstream's failure (`upstream_failed`), not as a fault.
 
 use std::collections::VecDeque;
+use std::future::Future as _;
+use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::Body as _;
@@ -43,6 +47,9 @@ pub(super) struct UpstreamSteps {
     done: bool,
     /// The reply as the upstream sent it, kept in the run's recording when it ends.
     recording: Option<Recording>,
+    /// How long the upstream may send nothing mid-body, and the wait since it last sent.
+    read_timeout: Duration,
+    silence: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 /// A reply being recorded: where it goes, and what came so far.
@@ -66,7 +73,7 @@ impl UpstreamSteps {
         body: Incoming,
         (api, streamed): (Api, bool),
         fault: Option<Fault>,
-        time_scale: f64,
+        (time_scale, read_timeout): (f64, Duration),
         recording: Option<Recording>,
     ) -> Self {
         UpstreamSteps {
@@ -81,7 +88,26 @@ impl UpstreamSteps {
             bytes: 0,
             done: false,
             recording,
+            read_timeout,
+            silence: None,
         }
+    }
+
+    /// The upstream failed mid-body (`why`): what is held goes out, then the client's reply
+    /// breaks as the upstream's did, journaled as the upstream's failure.
+    fn failed(&mut self, why: String) -> VecDeque<Step> {
+        if let Some(recording) = self.recording.as_mut() {
+            recording.reply.broken = true;
+        }
+        let mut steps = VecDeque::new();
+        let held = Bytes::from(std::mem::take(&mut self.held));
+        if self.waits_for_events() {
+            self.send(&mut steps, held, 0, false);
+        }
+        steps.push_back(Step::UpstreamFailed(why));
+        steps.push_back(Step::Kill(Kill::Reset));
+        self.done = true;
+        steps
     }
 
     /// Whether the pending fault waits for an event boundary (it counts events or deltas).
@@ -217,10 +243,19 @@ impl MoreSteps for UpstreamSteps {
             if self.done {
                 return Poll::Ready(None);
             }
-            let frame = match std::pin::Pin::new(&mut self.body).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
+            let frame = match Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Pending => {
+                    let timeout = self.read_timeout;
+                    let silence = self.silence.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                    if silence.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    let why = format!("it sent nothing for {} s mid-body (its read timeout)", timeout.as_secs_f64());
+                    return Poll::Ready(Some(self.failed(why)));
+                }
                 Poll::Ready(frame) => frame,
             };
+            self.silence = None;
             let steps = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
@@ -233,19 +268,10 @@ impl MoreSteps for UpstreamSteps {
                     // Trailers: nothing to pass on.
                     Err(_) => continue,
                 },
-                Some(Err(_)) => {
-                    if let Some(recording) = self.recording.as_mut() {
-                        recording.reply.broken = true;
-                    }
-                    // The upstream broke mid-body: so does the client's reply.
-                    let mut steps = VecDeque::new();
-                    let held = Bytes::from(std::mem::take(&mut self.held));
-                    if self.waits_for_events() {
-                        self.send(&mut steps, held, 0, false);
-                    }
-                    steps.push_back(Step::Kill(Kill::Reset));
-                    self.done = true;
-                    steps
+                Some(Err(error)) => {
+                    let why =
+                        format!("its body broke after {} bytes: {}", self.bytes, super::upstream::describe(&error));
+                    self.failed(why)
                 }
                 None => self.ended(),
             };

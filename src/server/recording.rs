@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::scenario_model::{AfterScript, Scenario};
+use crate::scenario::limits::MAX_DELTAS;
+use crate::scenario::validate::output_deltas;
+use crate::scenario_model::{AfterScript, Attempt, Scenario};
 use crate::wire::recorded_reply::UpstreamReply;
 
 /// The most of one reply's body kept (a reply longer than this replays cut short).
@@ -46,7 +48,7 @@ impl RecordedReplies {
         if replies.is_empty() {
             return None;
         }
-        let attempts = replies.values().map(UpstreamReply::attempt).collect();
+        let attempts = replies.values().map(|reply| within_limits(reply.attempt())).collect();
         Some(Scenario {
             name: name.to_owned(),
             description,
@@ -58,5 +60,45 @@ impl RecordedReplies {
             chaos: None,
             quota: None,
         })
+    }
+}
+
+/// `attempt` cut into no more pieces than a scenario may stream: a compact upstream can send
+/// more deltas in what a recording keeps (text and reasoning are cut alike, a call adds three).
+/// The pieces merge; every character replays.
+fn within_limits(mut attempt: Attempt) -> Attempt {
+    let most = (MAX_DELTAS - 3) / 2;
+    if let Some(stream) = attempt.stream.as_mut() {
+        if output_deltas(stream) > MAX_DELTAS {
+            stream.chunks = Some(most as u32);
+        }
+    }
+    attempt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Api;
+    use crate::scenario::validate::validate;
+
+    /// A compact upstream (Chat chunks of one character, no ids) can send more deltas in the
+    /// 4 MiB a recording keeps than a scenario may stream: the recording merges them so that
+    /// it replays, its text whole.
+    #[test]
+    fn a_recording_of_more_deltas_than_a_scenario_may_stream_replays_merged() {
+        let chunk = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+        let deltas = MAX_DELTAS + 10_000;
+        let body = format!("{}data: [DONE]\n\n", chunk.repeat(deltas)).into_bytes();
+        assert!(body.len() <= MAX_RECORDED_BYTES, "a recording keeps it whole");
+        let reply =
+            UpstreamReply { api: Api::Chat, status: 200, headers: Vec::new(), streamed: true, body, broken: false };
+        let attempt = within_limits(reply.attempt());
+        let content = attempt.content();
+        assert_eq!(content.text.as_deref().map(str::len), Some(deltas), "the text whole");
+        assert!(output_deltas(&content) <= MAX_DELTAS, "{} deltas", output_deltas(&content));
+        let mut scenario = Scenario::named("recorded");
+        scenario.attempts.push(attempt);
+        validate(&scenario).expect("the recording replays");
     }
 }

@@ -13,7 +13,7 @@ use http_body::{Frame, SizeHint};
 
 use super::conn_io::{Kill, KillSwitch};
 use super::entry_handle::EntryHandle;
-use super::playback::{kill_ending, Cue, MoreSteps, Playback};
+use super::playback::{Cue, MoreSteps, Playback};
 use crate::journal::EndKind;
 use crate::wire::plan::ReplyPlan;
 
@@ -93,9 +93,11 @@ impl http_body::Body for ScriptedBody {
 impl Drop for ScriptedBody {
     fn drop(&mut self) {
         if let (Some(kill), Some(fired_at)) = (self.armed, self.switch.fired_at()) {
-            let (fault, end) = kill_ending(kill);
+            let (fault, end) = self.playback.kill_ending(kill);
             let entry = self.playback.entry();
-            entry.update(|e| e.fault = Some(fault));
+            if fault.is_some() {
+                entry.update(|e| e.fault = fault);
+            }
             entry.finish(end, fired_at);
         } else if self.playback.in_stall() {
             self.playback.entry().finish_now(EndKind::Stalled);

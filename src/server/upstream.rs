@@ -31,6 +31,10 @@ const NOT_FORWARDED: [&str; 8] =
 /// How long the upstream has to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the upstream may take to send its response head, and may then go silent mid-body,
+/// by default: nginx's `proxy_read_timeout`.
+pub const DEFAULT_UPSTREAM_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Where model requests are forwarded.
 #[derive(Debug, Clone)]
 pub struct Upstream {
@@ -42,6 +46,8 @@ pub struct Upstream {
     path: String,
     /// A key to send instead of the client's (`SQUALL_UPSTREAM_KEY`).
     key: Option<String>,
+    /// How long it may take to send its response head, and may go silent mid-body.
+    read_timeout: Duration,
     /// The client of an `https://` upstream, its trusted roots fixed with it.
     #[cfg(feature = "upstream-tls")]
     tls: Option<super::upstream_tls::TlsClient>,
@@ -82,7 +88,7 @@ const WITHOUT_TLS: &str = "this squall was built without TLS (the `upstream-tls`
 
 /// Why a forwarded request failed, in words: the client's error ("client error (Connect)") and
 /// every cause under it, with advice when the upstream's certificate was not trusted.
-fn describe(error: &hyper_util::client::legacy::Error) -> String {
+pub(super) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let mut reason = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -133,10 +139,23 @@ impl Upstream {
             authority: authority.to_owned(),
             path,
             key: key.filter(|k| !k.is_empty()),
+            read_timeout: DEFAULT_UPSTREAM_READ_TIMEOUT,
             #[cfg(feature = "upstream-tls")]
             tls: None,
         };
         upstream.with_roots(&[]).map_err(|reason| bad(&reason))
+    }
+
+    /// The same upstream, with `timeout` for its response head and for any silence mid-body
+    /// (`--upstream-timeout`; [`DEFAULT_UPSTREAM_READ_TIMEOUT`] otherwise). A reply that
+    /// exceeds it is the upstream's failure: a 504 before the head, a broken reply after it.
+    pub fn reading_within(self, timeout: Duration) -> Upstream {
+        Upstream { read_timeout: timeout, ..self }
+    }
+
+    /// How long it may take to send its response head, and may go silent mid-body.
+    pub fn read_timeout(&self) -> Duration {
+        self.read_timeout
     }
 
     /// The same upstream, also trusting the CA certificates in `ca_file` (PEM): a gateway or

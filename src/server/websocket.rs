@@ -39,7 +39,7 @@ use super::conn_io::KillSwitch;
 use super::entry_handle::EntryHandle;
 use super::http_util::{openai_error, ResponseBody};
 use super::model_api::{answer, choose, insert_reply_headers, render_and_wait, Accepted};
-use super::playback::{kill_ending, Cue, Playback};
+use super::playback::{Cue, Playback};
 use super::runs::Run;
 use crate::journal::{Api, Arrival, EndKind, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
@@ -298,9 +298,9 @@ impl Player<'_> {
                 Some(Cue::Kill(kill)) => {
                     self.switch.arm(kill);
                     let _ = self.socket.flush().await;
-                    let (fault, end) = kill_ending(kill);
+                    let (fault, end) = playback.kill_ending(kill);
                     let entry = playback.entry();
-                    entry.update(|e| e.fault = Some(fault));
+                    entry.update(|e| e.fault = fault);
                     entry.finish(end, self.switch.fired_at().unwrap_or_else(|| clock.now()));
                     return After::Closed;
                 }

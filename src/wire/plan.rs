@@ -53,6 +53,9 @@ pub enum Step {
     End(EndKind),
     /// Note in the journal that a fault fired (for faults that do not kill the connection).
     FaultFired(FaultKind),
+    /// A proxied reply's upstream failed mid-body, for this reason: the kill that follows is
+    /// the upstream's failure passed on, not a fault.
+    UpstreamFailed(String),
 }
 
 /// A reply's steps and what the response headers must say about them.

@@ -18,6 +18,7 @@ mod journal; // the journal: complete under every ending, with timings a client 
 mod layout; // the library stays light, and no crate has an import circle
 mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
 mod proxy; // squall in front of an upstream: forwarded, faults placed in the upstream's stream
+mod proxy_failures; // an upstream that never answers, goes silent, resets or breaks its framing
 mod proxy_tls; // squall in front of an `https://` upstream
 mod recording; // what an upstream answers becomes a scenario that replays it
 mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff

@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use crate::kit::harness::{parse_sse, read_body};
 
 /// A Responses API stream of three text deltas, as an upstream sends it.
-const STREAM: &str = concat!(
+pub(super) const STREAM: &str = concat!(
     "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_up\"}}\n\n",
     "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"one\"}\n\n",
     "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\" two\"}\n\n",
@@ -70,7 +70,7 @@ impl FakeUpstream {
 }
 
 /// One request's head and its `content-length` body.
-async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
+pub(super) async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
     let mut bytes = Vec::new();
     let mut buffer = [0u8; 4096];
     loop {

@@ -181,3 +181,52 @@ async fn a_reply_that_broke_off_is_recorded_as_the_fault_it_was() {
     assert_eq!((fault.kind, fault.after_deltas), (squall::scenario::FaultKind::Truncate, Some(2)));
     assert_eq!(recorded.attempts[0].stream.as_ref().and_then(|s| s.text.as_deref()), Some("a b"));
 }
+
+/// A reply of 20,000 output deltas (a long answer, one word each) is recorded whole and its
+/// recording replays: the scenario limits hold anything a recording keeps.
+#[tokio::test]
+async fn a_long_reply_is_recorded_and_its_recording_replays() {
+    let words = vec!["w"; 20_000].join(" ");
+    let script = format!("name = \"long\"\n[[attempts]]\nstream = {{ text = \"{words}\" }}\n");
+    let recorded = record(&script, "responses", true).await;
+    let text = recorded.attempts[0].stream.as_ref().and_then(|s| s.text.clone()).expect("the text");
+    assert_eq!(text.split_whitespace().count(), 20_000, "recorded whole");
+    let replay = MockProvider::start().await;
+    if let Err(refused) = replay.try_run(recorded) {
+        panic!("the recording does not replay: {refused}");
+    }
+}
+
+/// `--out` is checked before anything is forwarded: a missing directory or a directory is
+/// refused at once, naming the path as given, and nothing is left behind.
+#[test]
+fn squall_record_refuses_a_bad_out_before_forwarding_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("taken.toml")).expect("a directory named like a scenario");
+    // An upstream nobody listens on: were anything forwarded, it would fail differently.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let upstream = format!("http://{}/v1", closed.local_addr().expect("addr"));
+    drop(closed);
+    for (out, says) in [("missing/rec.toml", "does not exist"), ("taken.toml", "a directory")] {
+        let mut child = squall()
+            .args(["record", "--upstream", &upstream, "--addr", "127.0.0.1:0", "--requests", "1", "--out", out])
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("squall record starts");
+        // Refused at once; left running, it would wait for a request that never comes.
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("waits").is_none() && started.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let output = child.wait_with_output().expect("squall record ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains(&format!("--out {out}")) && stderr.contains(says), "{out}: {stderr}");
+        assert!(output.stdout.is_empty(), "{out}: no run was started: {}", String::from_utf8_lossy(&output.stdout));
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").map(|e| e.expect("entry").file_name()).collect();
+    assert_eq!(left, ["taken.toml"], "nothing left behind");
+}

@@ -136,3 +136,35 @@ async fn a_quota_refusal_asks_for_its_wait_as_retry_info() {
         .cloned();
     assert_eq!(info.map(|d| d["retryDelay"].clone()), Some(json!(format!("{wait}s"))));
 }
+
+/// A path no API serves is answered in the shape of the API its prefix names: Google's for
+/// Gemini's paths (an unknown method, one squall does not serve, an empty model, any other path
+/// under `/v1beta/`), Anthropic's under `/messages`, OpenAI's elsewhere; and it is journaled.
+#[tokio::test]
+async fn unknown_paths_are_refused_in_the_shape_of_the_api_their_prefix_names() {
+    let h = Harness::new("name = \"t\"\n[[attempts]]\n").await;
+    for path in [
+        "/v1beta/models/gemini-x:fooContent",
+        "/v1beta/models/gemini-x:countTokens",
+        "/v1beta/models/:generateContent",
+        "/v1beta/tunedModels/x:generateContent",
+    ] {
+        let response = gemini(&h, path).await;
+        assert_eq!(response.status(), 404, "{path}");
+        let body: Value = response.json().await.expect("json");
+        assert_eq!(
+            (&body["error"]["code"], &body["error"]["status"]),
+            (&json!(404), &json!("NOT_FOUND")),
+            "{path}: {body}"
+        );
+    }
+    let url = format!("{}/v1/messages/count_tokens", h.run.anthropic_base_url());
+    let response = h.client.post(url).json(&json!({"model": "m", "messages": []})).send().await.expect("sent");
+    assert_eq!(response.status(), 404);
+    let body: Value = response.json().await.expect("json");
+    assert_eq!((&body["type"], &body["error"]["type"]), (&json!("error"), &json!("not_found_error")), "{body}");
+    let url = format!("{}/embeddings", h.run.base_url());
+    let body: Value = h.client.post(url).json(&json!({})).send().await.expect("sent").json().await.expect("json");
+    assert_eq!(body["error"]["code"], "not_found", "OpenAI's shape elsewhere: {body}");
+    assert!(h.run.journal().len() >= 6, "every refusal is journaled: {}", h.run.journal().len());
+}

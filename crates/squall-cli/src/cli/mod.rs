@@ -272,16 +272,29 @@ pub(crate) struct UpstreamAccess {
     /// gateway signed by a team's own CA; also SQUALL_UPSTREAM_CA).
     #[arg(long, env = "SQUALL_UPSTREAM_CA")]
     upstream_ca: Option<PathBuf>,
+    /// Seconds the upstream may take to send its response head, and may go silent mid-body:
+    /// past them the client gets a 504, or its reply breaks (nginx's proxy_read_timeout).
+    #[arg(long, default_value_t = squall::server::DEFAULT_UPSTREAM_READ_TIMEOUT.as_secs_f64(), value_parser = upstream_timeout)]
+    upstream_timeout: f64,
 }
 
 impl UpstreamAccess {
     /// The upstream at `url`, with this key and CA.
     pub(crate) fn upstream(self, url: &str) -> Result<Upstream, squall::server::BadUpstream> {
-        let upstream = Upstream::parse(url, self.upstream_key)?;
+        let upstream = Upstream::parse(url, self.upstream_key)?
+            .reading_within(std::time::Duration::from_secs_f64(self.upstream_timeout));
         match &self.upstream_ca {
             Some(ca_file) => upstream.trusting(ca_file),
             None => Ok(upstream),
         }
+    }
+}
+
+/// `--upstream-timeout`: a number of seconds, more than 0 and at most a day.
+fn upstream_timeout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
+        _ => Err(format!("{text}: a number of seconds, more than 0 and at most 86400")),
     }
 }
 

@@ -36,6 +36,8 @@ pub(crate) struct RecordArgs {
 
 pub(crate) async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let name = scenario_name(&args.out)?;
+    // Checked before anything is forwarded: a paid conversation is never lost to a bad path.
+    check_writable(&args.out)?;
     let upstream = args.upstream_access.upstream(&args.upstream)?;
     let mut config = ServerConfig::loopback(Catalogue::default());
     (config.addr, config.upstream) = (args.addr, Some(upstream));
@@ -64,7 +66,8 @@ pub(crate) async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     scenario.name = name;
     scenario.description =
         format!("Recorded from {} by squall record: one attempt per reply, in order.", args.upstream);
-    write_whole(&args.out, &scenario_toml(&scenario)?)?;
+    squall_suite::report::write_atomically(&args.out, &scenario_toml(&scenario)?)
+        .with_context(|| format!("--out {}: cannot write the recording", args.out.display()))?;
     stdout::line(format_args!("wrote {} attempts to {}", scenario.attempts.len(), args.out.display()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -118,10 +121,19 @@ fn scenario_toml(scenario: &Scenario) -> anyhow::Result<String> {
     toml::to_string(&value).context("cannot write the scenario as TOML")
 }
 
-/// Write `text` to `path` through a temporary file beside it: whole, or not at all.
-fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let temporary = dir.join(format!(".{}.partial", path.file_name().and_then(|n| n.to_str()).unwrap_or("recording")));
-    std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
-    std::fs::rename(&temporary, path).with_context(|| format!("cannot write {}", path.display()))
+/// That the recording can be written to `out`: its directory exists and takes a file, and `out`
+/// is not a directory. The error names the path as the user gave it.
+fn check_writable(out: &Path) -> anyhow::Result<()> {
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!("--out {}: the directory {} does not exist", out.display(), dir.display());
+    }
+    if out.is_dir() {
+        bail!("--out {}: a directory, not a scenario file", out.display());
+    }
+    let probe = dir.join(format!(".squall-record-{}.probe", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| anyhow::anyhow!("--out {}: cannot write in {}: {e}", out.display(), dir.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
