@@ -77,8 +77,13 @@ pub struct JournalEntry {
     pub api: Option<Api>,
     /// The request headers, names lower-cased.
     pub headers: BTreeMap<String, String>,
-    /// The request body: parsed JSON, or the raw text when it is not JSON.
+    /// The request body: parsed JSON, or the raw text when it is not JSON or is nested deeper
+    /// than common JSON parsers accept (then `body_note` says so).
     pub body: Value,
+    /// Why `body` is the raw text rather than the JSON the client sent; absent when it is that
+    /// JSON (or empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_note: Option<String>,
     /// Whether the client asked for a streamed reply.
     pub stream: bool,
     /// Milliseconds since the run was created (monotonic clock).

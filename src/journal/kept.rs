@@ -4,12 +4,10 @@
 //! parsed into a tree first — so that writing out a journal of large bodies costs about what
 //! the journal stores, not thirty times it.
 
-use bytes::Bytes;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
-use serde_json::value::RawValue;
 
 use super::entry::JournalEntry;
-use super::recorded::{body_as_json, Recorded, RecordedHeaders};
+use super::recorded::{body_as_json, body_note, journaled, Journaled, Recorded, RecordedHeaders};
 
 /// One entry as kept.
 #[derive(Debug, Clone)]
@@ -24,6 +22,7 @@ impl KeptEntry {
         JournalEntry {
             headers: self.recorded.headers.to_map(),
             body: body_as_json(&self.recorded.body),
+            body_note: body_note(&self.recorded.body).map(str::to_owned),
             response_headers: self.recorded.response_headers.to_map(),
             ..self.entry
         }
@@ -49,6 +48,7 @@ impl Serialize for KeptEntry {
             api,
             headers: _,
             body: _,
+            body_note: _,
             stream,
             received_at_ms,
             finished_at_ms,
@@ -72,7 +72,19 @@ impl Serialize for KeptEntry {
         out.serialize_field("path", path)?;
         out.serialize_field("api", api)?;
         out.serialize_field("headers", &HeaderMap(&self.recorded.headers))?;
-        out.serialize_field("body", &RawBody(&self.recorded.body))?;
+        // The body is read once: JSON is written as it arrived, anything else as text, noted.
+        let body = &self.recorded.body;
+        let note = match journaled(body) {
+            Journaled::Empty => out.serialize_field("body", &()).map(|()| None)?,
+            Journaled::Json(json) => out.serialize_field("body", json).map(|()| None)?,
+            Journaled::Text(note) => {
+                out.serialize_field("body", &String::from_utf8_lossy(body)).map(|()| Some(note))?
+            }
+        };
+        match note {
+            Some(note) => out.serialize_field("body_note", note)?,
+            None => out.skip_field("body_note")?,
+        }
         out.serialize_field("stream", stream)?;
         out.serialize_field("received_at_ms", received_at_ms)?;
         out.serialize_field("finished_at_ms", finished_at_ms)?;
@@ -107,21 +119,6 @@ impl Serialize for HeaderMap<'_> {
     }
 }
 
-/// A request body: JSON as it arrived, text when it is not JSON, null when empty.
-struct RawBody<'a>(&'a Bytes);
-
-impl Serialize for RawBody<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.0.is_empty() {
-            return serializer.serialize_unit();
-        }
-        match serde_json::from_slice::<&RawValue>(self.0) {
-            Ok(json) => json.serialize(serializer),
-            Err(_) => serializer.serialize_str(&String::from_utf8_lossy(self.0)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +137,7 @@ mod tests {
                 headers: RecordedHeaders::from_http(&headers),
             };
             let index = journal.begin(arrival, tokio::time::Instant::now());
-            journal.record_body(index, Bytes::copy_from_slice(body));
+            journal.record_body(index, bytes::Bytes::copy_from_slice(body));
             journal.update(index, |e| {
                 e.track = Some("main".into());
                 e.attempt = Some(1);
@@ -156,7 +153,14 @@ mod tests {
 
     #[test]
     fn a_written_entry_is_the_entry_read_whatever_its_body() {
-        let journal = journal_with(&[br#"{"input": [1, 2.5, "x"], "b": {"c": null}}"#, b"not json", b"", b"\xff\xfe"]);
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let journal = journal_with(&[
+            br#"{"input": [1, 2.5, "x"], "b": {"c": null}}"#,
+            b"not json",
+            b"",
+            b"\xff\xfe",
+            deep.as_bytes(),
+        ]);
         let read = journal.snapshot();
         let written = journal.kept();
         assert_eq!(read.len(), written.len());
@@ -166,5 +170,25 @@ mod tests {
             let as_written = as_json(serde_json::to_vec(written).expect("writes"));
             assert_eq!(as_written, as_json(serde_json::to_vec(read).expect("an entry is JSON")));
         }
+    }
+
+    /// A body nested deeper than JSON parsers accept is journaled as text, marked so, and the
+    /// journal stays readable by a reader with the usual depth limit; one just within it stays
+    /// JSON.
+    #[test]
+    fn a_body_nested_too_deep_is_journaled_as_text_and_the_journal_reads() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let within = format!("{{\"a\": \"[[[[\", \"b\": {}{}}}", "[".repeat(120), "]".repeat(120));
+        let journal = journal_with(&[deep.as_bytes(), within.as_bytes()]);
+        let text = serde_json::to_string(&journal.kept()).expect("writes");
+        let entries: serde_json::Value =
+            serde_json::from_str(&text).expect("a reader with serde_json's depth limit reads it");
+        assert!(entries[0]["body"].is_string(), "kept as text");
+        assert!(
+            entries[0]["body_note"].as_str().is_some_and(|n| n.contains("128 levels")),
+            "{}",
+            entries[0]["body_note"]
+        );
+        assert!(entries[1]["body"].is_object() && entries[1].get("body_note").is_none(), "{}", entries[1]);
     }
 }

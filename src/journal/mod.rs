@@ -96,6 +96,7 @@ impl Journal {
             api: None,
             headers: BTreeMap::new(),
             body: Value::Null,
+            body_note: None,
             stream: false,
             received_at_ms: self.ms_since_start(at),
             finished_at_ms: None,

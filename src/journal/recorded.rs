@@ -62,10 +62,75 @@ impl RecordedHeaders {
 
 /// A request body as JSON when it is JSON, as text when it is not, null when empty.
 pub(super) fn body_as_json(body: &[u8]) -> Value {
-    if body.is_empty() {
-        return Value::Null;
+    match journaled(body) {
+        Journaled::Empty => Value::Null,
+        Journaled::Json(json) => serde_json::from_str(json.get()).unwrap_or(Value::Null),
+        Journaled::Text(_) => Value::String(String::from_utf8_lossy(body).into_owned()),
     }
-    serde_json::from_slice(body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()))
+}
+
+/// How a request body is journaled.
+pub(super) enum Journaled<'a> {
+    /// No body: `null`.
+    Empty,
+    /// The JSON it is, as it arrived.
+    Json(&'a serde_json::value::RawValue),
+    /// Its text, for this reason (the entry's `body_note`).
+    Text(&'static str),
+}
+
+/// How deep JSON may nest and still be journaled as JSON: serde_json's own limit, below
+/// Python's `json` (about 1,000) and JavaScript's — so every journal reader parses the journal.
+pub(super) const MAX_BODY_DEPTH: usize = 128;
+
+/// How `body` is journaled: as the JSON it is, or as text when it is not JSON or nests deeper
+/// than [`MAX_BODY_DEPTH`] (one scan and one parse).
+pub(super) fn journaled(body: &[u8]) -> Journaled<'_> {
+    if body.is_empty() {
+        return Journaled::Empty;
+    }
+    if nesting_depth(body) > MAX_BODY_DEPTH {
+        return Journaled::Text("nested deeper than 128 levels, which common JSON parsers refuse: kept as text");
+    }
+    match serde_json::from_slice(body) {
+        Ok(json) => Journaled::Json(json),
+        Err(_) => Journaled::Text("not JSON: kept as text"),
+    }
+}
+
+/// Why `body` is journaled as text, if it is.
+pub(super) fn body_note(body: &[u8]) -> Option<&'static str> {
+    match journaled(body) {
+        Journaled::Text(note) => Some(note),
+        _ => None,
+    }
+}
+
+/// The deepest nesting of arrays and objects in JSON text (strings skipped), read in one pass
+/// without recursion, whatever the text.
+fn nesting_depth(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &byte in text {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// A request's recorded parts and the response headers sent.

@@ -1,7 +1,7 @@
 //! The layout stays a layering. Across crates Cargo holds it (`squall` ← `squall-suite` ←
 //! `squall-cli`); here, that the library stays light, and that in no crate does a top-level
-//! module reach, through its `crate::` paths, a module that reaches it back (test modules
-//! aside: they may look anywhere).
+//! module reach, through its `crate::` paths, a module that reaches it back, nor does any file
+//! name a file that names it back (test modules aside: they may look anywhere).
 //! The scenario model is its own module so that the wire renders from it while the scenario's
 //! loading measures faults against the wire; the provider owns an attempt's context and failure
 //! so that the engine drives providers without providers reaching into the engine.
@@ -40,6 +40,70 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     graph
+}
+
+/// Each source file's module path (`timing::calibration`; `lib.rs` and `mod.rs` name their
+/// folder's module) → the files its non-test code names through `crate::`, `super::` or `self::`
+/// paths (the longest prefix of a path that is a file).
+fn file_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let paths = regex::Regex::new(r"\b(crate|super|self)((?:::[a-z_][a-z0-9_]*)+)").expect("a valid pattern");
+    let mut sources = BTreeMap::new();
+    let mut pending = vec![src.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        if path.is_dir() {
+            pending
+                .extend(std::fs::read_dir(&path).expect("a readable directory").map(|e| e.expect("an entry").path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let relative = path.strip_prefix(src).expect("under src").with_extension("");
+            let mut parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+            if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                parts.pop();
+            }
+            sources.insert(parts, path);
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (module, path) in &sources {
+        let text = std::fs::read_to_string(path).expect("a readable file");
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let mut named = BTreeSet::new();
+        for found in paths.captures_iter(&code) {
+            let mut parts: Vec<String> = found[2].split("::").skip(1).map(str::to_owned).collect();
+            // Where the path starts: the crate's root, this module, or its parent.
+            let mut full: Vec<String> = match &found[1] {
+                "crate" => Vec::new(),
+                "self" => module.clone(),
+                _ => module[..module.len().saturating_sub(1)].to_vec(),
+            };
+            while parts.first().is_some_and(|p| p == "super") {
+                parts.remove(0);
+                full.pop();
+            }
+            full.extend(parts);
+            if let Some(file) = (1..=full.len()).rev().map(|n| full[..n].to_vec()).find(|p| sources.contains_key(p)) {
+                if &file != module {
+                    named.insert(file.join("::"));
+                }
+            }
+        }
+        graph.insert(module.join("::"), named);
+    }
+    graph
+}
+
+/// Every pair of files that name each other directly, a module and its own submodules aside.
+fn files_naming_each_other(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let nested = |a: &str, b: &str| a.is_empty() || b.starts_with(&format!("{a}::"));
+    let mut found = Vec::new();
+    for (a, named) in graph {
+        for b in named.iter().filter(|b| a < *b && !nested(a, b) && !nested(b, a)) {
+            if graph.get(b).is_some_and(|back| back.contains(a)) {
+                found.push(format!("{a} <-> {b}"));
+            }
+        }
+    }
+    found
 }
 
 /// Every pair of modules that reach each other, directly or through others.
@@ -91,14 +155,29 @@ fn the_library_a_test_depends_on_is_light() {
     assert!(crates_of("squall-cli").contains("cucumber"), "the command line has the suite");
 }
 
+/// In no crate do two top-level modules reach each other, nor do two files name each other.
 #[test]
 fn no_crate_has_an_import_circle() {
-    for src in ["src", "crates/squall-suite/src", "reference-impl/src"] {
-        let graph = module_graph(&root().join(src));
-        assert!(graph.len() > 5, "{src}: the walk found the modules: {graph:?}");
-        let found = circles(&graph);
-        assert!(found.is_empty(), "{src}: modules that reach each other: {found:?}\n{graph:#?}");
+    for src in ["src", "crates/squall-suite/src", "crates/squall-cli/src", "reference-impl/src"] {
+        let (modules, files) = (module_graph(&root().join(src)), file_graph(&root().join(src)));
+        assert!(files.len() > 5, "{src}: the walk found the files: {files:?}");
+        let found = circles(&modules);
+        assert!(found.is_empty(), "{src}: modules that reach each other: {found:?}\n{modules:#?}");
+        let found = files_naming_each_other(&files);
+        assert!(found.is_empty(), "{src}: files that name each other: {found:?}");
     }
+}
+
+#[test]
+fn two_files_that_name_each_other_are_found_and_a_module_and_its_part_are_not() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("runner".to_owned(), BTreeSet::from(["settings".to_owned()])),
+        ("settings".to_owned(), BTreeSet::from(["runner".to_owned()])),
+        ("timing".to_owned(), BTreeSet::from(["timing::asks".to_owned()])),
+        ("timing::asks".to_owned(), BTreeSet::from(["timing".to_owned()])),
+    ]
+    .into();
+    assert_eq!(files_naming_each_other(&graph), ["runner <-> settings"]);
 }
 
 #[test]
