@@ -99,7 +99,8 @@ pub struct ServerConfig {
     pub journal_max: usize,
     /// Where connections are served.
     pub serving: Serving,
-    /// How long a connection may take to send a request head ([`DEFAULT_HEADER_TIMEOUT`]).
+    /// How long a connection may take to send a request head ([`DEFAULT_HEADER_TIMEOUT`]), and a
+    /// Responses WebSocket may stay silent with no response in flight.
     pub header_timeout: Duration,
     /// What judges cases for the judge as a service (`/__squall/cases`, `/__squall/runs/{id}/verdict`);
     /// `None`: those endpoints answer 404.
@@ -363,7 +364,7 @@ async fn model_request(
 ) -> Response<ResponseBody> {
     if asks_websocket(&request, base.rest) {
         #[cfg(feature = "websocket")]
-        return websocket::open(switch, run, base.client, request).await;
+        return websocket::open(switch, run, base.client, (request, state.header_timeout)).await;
         #[cfg(not(feature = "websocket"))]
         return http_util::openai_error(
             StatusCode::NOT_IMPLEMENTED,

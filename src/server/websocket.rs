@@ -47,13 +47,13 @@ use crate::wire::plan::{Span, GARBAGE_FRAME};
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 
-/// Open a socket for `client` on `run`, or refuse it: with a 400 when the handshake is not a
+/// Open a socket for `client` on `run` (closed once idle for `idle`), or refuse it: with a 400 when the handshake is not a
 /// WebSocket version 13 one, with the next attempt's status reply when it has one.
 pub(super) async fn open(
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
     client: Option<u32>,
-    mut request: Request<Incoming>,
+    (mut request, idle): (Request<Incoming>, std::time::Duration),
 ) -> Response<ResponseBody> {
     let headers = request.headers().clone();
     let version_13 = headers.get(SEC_WEBSOCKET_VERSION).is_some_and(|v| v.as_bytes() == b"13");
@@ -83,7 +83,7 @@ pub(super) async fn open(
         if let Ok(upgraded) = on_upgrade.await {
             let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
             let opened = OpenSocket { run, switch, client, number: socket_number, headers };
-            opened.serve(socket).await;
+            opened.serve(socket, idle).await;
         }
     });
     let mut response = Response::new(ResponseBody::default());
@@ -127,9 +127,27 @@ enum After {
 }
 
 impl OpenSocket {
-    /// Answer `response.create` events until the client or a fault closes the socket.
-    async fn serve(self, mut socket: Socket) {
-        while let Some(Ok(message)) = socket.next().await {
+    /// Answer `response.create` events until the client or a fault closes the socket. A socket
+    /// with no response in flight is closed (1001, going away) once it has been idle for `idle`;
+    /// a frame the protocol refuses is answered with its close code (RFC 6455 §7.4.1: 1007 for a
+    /// text frame that is not UTF-8, 1009 for one too large, 1002 for any other violation).
+    async fn serve(self, mut socket: Socket, idle: std::time::Duration) {
+        let clock = self.run.journal.clock().clone();
+        loop {
+            let Some(next) = clock.timeout(idle, socket.next()).await else {
+                close(&mut socket, CloseCode::Away, "squall: idle, no response in flight").await;
+                return;
+            };
+            let message = match next {
+                None => return,
+                Some(Ok(message)) => message,
+                Some(Err(error)) => {
+                    if let Some((code, reason)) = refusal(&error) {
+                        close(&mut socket, code, reason).await;
+                    }
+                    return;
+                }
+            };
             let text = match message {
                 Message::Text(text) => Bytes::from(text),
                 Message::Binary(bytes) => bytes,
@@ -334,10 +352,25 @@ impl Player<'_> {
         if !matches!(end, EndKind::Truncated | EndKind::Garbage) {
             return After::Open;
         }
-        let frame = CloseFrame { code: CloseCode::from(self.close_code), reason: "squall: scripted close".into() };
-        let _ = self.socket.close(Some(frame)).await;
+        close(self.socket, CloseCode::from(self.close_code), "squall: scripted close").await;
         After::Closed
     }
+}
+
+/// The close code for a frame the protocol refuses; `None` when the connection itself broke.
+fn refusal(error: &tokio_tungstenite::tungstenite::Error) -> Option<(CloseCode, &'static str)> {
+    use tokio_tungstenite::tungstenite::Error;
+    match error {
+        Error::Utf8(_) => Some((CloseCode::Invalid, "squall: a text frame that is not UTF-8")),
+        Error::Capacity(_) => Some((CloseCode::Size, "squall: a message too large")),
+        Error::Protocol(_) => Some((CloseCode::Protocol, "squall: a protocol violation")),
+        _ => None,
+    }
+}
+
+/// Close the socket with `code` (the client may already be gone).
+async fn close(socket: &mut Socket, code: CloseCode, reason: &'static str) {
+    let _ = socket.close(Some(CloseFrame { code, reason: reason.into() })).await;
 }
 
 /// Send each frame; `Closed` when the client is gone.

@@ -226,3 +226,42 @@ async fn a_stall_is_silence_until_the_client_gives_up_and_a_timed_one_goes_on() 
         (Some(FaultKind::Stall), Some(EndKind::Completed), Some(2))
     );
 }
+
+/// The close code the server's next frame carries, reading past anything else (5 s at most).
+async fn close_code(socket: &mut Socket) -> Option<CloseCode> {
+    let read = async {
+        while let Some(Ok(message)) = socket.next().await {
+            if let Message::Close(frame) = message {
+                return frame.map(|f| f.code);
+            }
+        }
+        None
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(5), read).await.expect("the server closed within 5 s")
+}
+
+/// A frame the protocol refuses is answered with its close code (RFC 6455 §7.4.1): a text frame
+/// that is not UTF-8 with 1007, not dropped without a frame (1006 at the client).
+#[tokio::test]
+async fn a_text_frame_that_is_not_utf8_is_closed_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let h = Harness::new("name = \"t\"\n[[attempts]]\nstream = { text = \"hi\" }\n").await;
+    let mut socket = connect(&h).await.expect("upgraded");
+    let frame = Frame::message(vec![0xff, 0xfe, 0xfd], OpCode::Data(Data::Text), true);
+    socket.send(Message::Frame(frame)).await.expect("sent");
+    assert_eq!(close_code(&mut socket).await, Some(CloseCode::Invalid));
+}
+
+/// A socket with no response in flight is closed once idle for the server's header timeout
+/// (`--header-timeout`), with 1001 (going away).
+#[tokio::test]
+async fn an_idle_socket_is_closed_after_the_header_timeout() {
+    use squall::scenario::{Attempt, Scenario};
+    let provider = crate::kit::server::server_with(|c| c.header_timeout = std::time::Duration::from_millis(300)).await;
+    let run = provider.run(Scenario::named("idle").attempt(Attempt::text("hi")));
+    let mut socket = connect_to(run.responses_websocket_url()).await.expect("upgraded");
+    let started = std::time::Instant::now();
+    assert_eq!(close_code(&mut socket).await, Some(CloseCode::Away));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(250), "closed after {:?}", started.elapsed());
+}

@@ -69,7 +69,8 @@ pub(crate) enum Command {
         #[arg(long, value_parser = at_least_one)]
         threads: Option<usize>,
         /// Seconds a connection has to send a complete request head, from its opening or the
-        /// end of its last reply; a silent, trickling or idle connection is closed after it.
+        /// end of its last reply; a silent, trickling or idle connection is closed after it (an
+        /// idle Responses WebSocket too).
         #[arg(long, default_value_t = DEFAULT_HEADER_TIMEOUT.as_secs(), value_parser = seconds_at_least_one)]
         header_timeout: u64,
         /// The features whose cases the judge as a service offers at /__squall/cases (default:
