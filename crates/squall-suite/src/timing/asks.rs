@@ -2,11 +2,32 @@
 //! success — and the real gaps a client left after them. The calibration asks for 1 ms each
 //! time ([`super::calibration`]); the lockstep herd asks for a ladder ([`super::lockstep`]).
 
+use std::time::Duration;
+
+use crate::iut::{CaseSpec, TaskKind};
 use squall::journal::{EndKind, JournalEntry};
 use squall::scenario::{Attempt, Scenario};
 
 /// 429s before the success, in each instance.
 pub(crate) const RETRIES: usize = 6;
+
+/// What the implementation is asked to do in a calibration run named `case`: a streamed call
+/// that may retry [`RETRIES`] times (its base URL filled in when it runs).
+pub(crate) fn spec(case: String, time_scale: f64, timeout: Duration, seed: Option<u64>) -> CaseSpec {
+    CaseSpec {
+        case,
+        task: TaskKind::Stream,
+        prompt: "Calibrate".to_owned(),
+        base_url: String::new(),
+        time_scale,
+        profile: None,
+        fallback: None,
+        max_retries: Some(RETRIES as u32),
+        seed,
+        client: None,
+        timeout,
+    }
+}
 
 /// The scenario every instance runs: [`RETRIES`] 429s asking for 1 ms, then a success.
 pub(crate) fn scenario() -> Scenario {

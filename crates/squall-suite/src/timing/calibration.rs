@@ -13,11 +13,11 @@ use futures_util::future::join_all;
 use serde::Serialize;
 
 use super::allowance::{Allowance, MOMENT};
-use super::asks::{gaps_after_asks, scenario, RETRIES};
+use super::asks::{self, gaps_after_asks, scenario};
 use super::lockstep::Lockstep;
 use super::reaction::{Reaction, ScaleSamples};
 use crate::execute::{execute, Execution};
-use crate::iut::{CaseSpec, Iut, TaskKind};
+use crate::iut::Iut;
 use squall::server::Server;
 
 /// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
@@ -216,19 +216,7 @@ async fn run_instance(
     timeout: Duration,
     seed: Option<u64>,
 ) -> InstanceRun {
-    let spec = CaseSpec {
-        case: format!("squall calibration {n} at {time_scale}"),
-        task: TaskKind::Stream,
-        prompt: "Calibrate".to_owned(),
-        base_url: String::new(),
-        time_scale,
-        profile: None,
-        fallback: None,
-        max_retries: Some(RETRIES as u32),
-        seed,
-        client: None,
-        timeout,
-    };
+    let spec = asks::spec(format!("squall calibration {n} at {time_scale}"), time_scale, timeout, seed);
     match execute(server, implementation, scenario(), spec, None).await {
         Ok(execution) => InstanceRun {
             time_scale,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::asks::{self, gaps_after_asks};
 use crate::execute::execute;
-use crate::iut::{CaseSpec, Iut, TaskKind};
+use crate::iut::Iut;
 use squall::journal::JournalEntry;
 use squall::scenario::Scenario;
 use squall::server::Server;
@@ -98,19 +98,7 @@ pub(crate) async fn measure(
     timeout: Duration,
     seed: Option<u64>,
 ) -> Lockstep {
-    let spec = CaseSpec {
-        case: format!("squall herd calibration at {time_scale}"),
-        task: TaskKind::Stream,
-        prompt: "Calibrate".to_owned(),
-        base_url: String::new(),
-        time_scale,
-        profile: None,
-        fallback: None,
-        max_retries: Some(asks::RETRIES as u32),
-        seed,
-        client: None,
-        timeout,
-    };
+    let spec = asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed);
     match execute(server, implementation, scenario(time_scale), spec, Some(herd)).await {
         Ok(run) => Lockstep::of_herd(&run.journal, herd as usize),
         Err(why) => Lockstep::unknown(why),
