@@ -8,6 +8,7 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire @events
   Scenario: A timeout on the first attempt, then success, ends without runtime.error
+    Seed 000, line 53: "单测：模拟 provider 第一次 `ProviderTimeoutException`，第二次成功，最终无 `runtime.error` 且输出成功。"
     Given attempt 1 sends no headers for 3600 seconds
     And attempt 2 succeeds with "Answered after a timeout"
     When the implementation streams one model call
@@ -17,6 +18,7 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire @events
   Scenario: A 5xx on the first attempt, then success
+    Seed 000, line 54: "单测：模拟 provider 第一次 5xx，第二次成功，最终成功。"
     Given attempt 1 answers with status 502
     And attempt 2 succeeds with "Answered after a 502"
     When the implementation streams one model call
@@ -26,6 +28,7 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire
   Scenario Outline: Status <status> is retried
+    Seed 000, line 50: "`ProviderHttpException`：对 `408/425/429/500/502/503/504` 等临时性错误按退避重试"
     Given attempt 1 answers with status <status>
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -44,6 +47,7 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire @events
   Scenario Outline: Status <status> is final
+    Seed 000, line 50: "`ProviderHttpException`：… 其余不重试。"
     Given attempt 1 answers with status <status>
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -62,9 +66,10 @@ Feature: REQ-0006-001 Generic provider retry
 
   # The asked waits are longer than any first backoff wait (seed 002 puts it at 1-2 s), so an
   # implementation that ignores Retry-After cannot pass by chance. squall runs the case as slowly
-  # as the client's measured reaction needs for 2 s to be told apart (docs/requirements.md, "Timing").
+  # as the client's measured reaction needs for 2 s to be told apart (docs/requirements.md, Timing).
   @wire
   Scenario Outline: A 429 with <form> is honoured
+    Seed 000, line 48: "`ProviderRateLimitException`（429）：优先遵循 `retryAfterMs`（可配置是否启用）。"
     Given attempt 1 answers with status 429 and header "<header>" set to "<value>"
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -81,6 +86,7 @@ Feature: REQ-0006-001 Generic provider retry
 
   @wire @events
   Scenario: Exhausting the retries ends in runtime.error and stop_reason error
+    Seed 000, line 55: "单测：达到 `maxRetries` 后应以 `runtime.error` + … 结束。"
     Given every attempt answers with status 503
     When the implementation streams one model call
     Then the result has ok false
@@ -92,6 +98,7 @@ Feature: REQ-0006-001 Generic provider retry
   # Not in PRD-0006: the OpenAI SDKs' convention.
   @wire @should
   Scenario: x-should-retry false from the server overrides the status rule
+    Seed 000, line 32: "优先覆盖 OpenAI Responses HTTP provider + 常见瞬断场景。"
     Given attempt 1 answers with status 503 and header "x-should-retry" set to "false"
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -100,6 +107,7 @@ Feature: REQ-0006-001 Generic provider retry
   # PRD-0006 names HTTP 429; a rate limit reported inside the stream is an extension.
   @wire @should
   Scenario: An in-stream rate limit waits as long as it asks
+    Seed 000, line 48: "`ProviderRateLimitException`（429）：优先遵循 `retryAfterMs`（可配置是否启用）。"
     Given attempt 1 fails in the stream with "rate_limit_exceeded" and message "Rate limit reached. Please try again in 3s."
     And attempt 2 succeeds
     When the implementation streams one model call

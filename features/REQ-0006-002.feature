@@ -1,13 +1,14 @@
 @REQ-0006-002
 Feature: REQ-0006-002 Retry is bounded, controllable, on by default (ECN-0003)
-  Seed 000, REQ-0006-002: "重试必须可控 ... 由 providerRetry.maxRetries > 0 显式开启", changed by
-  ECN-0003: "ProviderRetryOptions.maxRetries 默认值为 6（失败后最多重试 6 次；总尝试最多 7 次）",
-  "退避策略为指数退避并设置上限". With REQ-0006-001's "达到 maxRetries 后 ... runtime.error", a
+  Seed 000, REQ-0006-002: "重试必须可控，… 由 providerRetry.maxRetries > 0 显式开启", changed by
+  ECN-0003: "ProviderRetryOptions.maxRetries 默认值为 **6**（失败后最多重试 6 次；总尝试最多 7 次）",
+  "退避策略为指数退避并设置上限". With REQ-0006-001's "达到 maxRetries 后应以 runtime.error …", a
   provider that always fails in a retryable way gets exactly 7 attempts under the defaults —
   whatever the retryable kind — and the waits grow exponentially up to a cap.
 
   @wire @events
   Scenario Outline: The defaults make exactly 7 attempts when <kind> never recovers
+    Seed 000, line 61: "`ProviderRetryOptions.maxRetries` 默认值为 **6**（失败后最多重试 6 次；总尝试最多 7 次）。"
     Given <failure>
     When the implementation streams one model call
     Then the server sees exactly 7 attempts
@@ -34,12 +35,14 @@ Feature: REQ-0006-002 Retry is bounded, controllable, on by default (ECN-0003)
   # PRD's background lists as unrecoverable; retrying them is advice, not a demand.
   @wire @should
   Scenario: The defaults make exactly 7 attempts when the stream keeps turning to garbage
+    Seed 000, line 61: "`ProviderRetryOptions.maxRetries` 默认值为 **6**（失败后最多重试 6 次；总尝试最多 7 次）。"
     Given the provider breaks the stream with "garbage" before any output on every attempt
     When the implementation streams one model call
     Then the server sees exactly 7 attempts
 
   @wire
   Scenario: Waits grow exponentially
+    Seed 000, line 62: "退避策略为指数退避并设置上限"
     Given every attempt answers with status 503
     When the implementation streams one model call
     Then the server sees exactly 7 attempts
@@ -47,6 +50,7 @@ Feature: REQ-0006-002 Retry is bounded, controllable, on by default (ECN-0003)
 
   @wire
   Scenario: With more retries configured, the waits reach a cap
+    Seed 000, line 62: "退避策略为指数退避并设置上限"
     Given the implementation is configured with maxRetries = 10
     And every attempt answers with status 503
     When the implementation streams one model call
@@ -56,6 +60,7 @@ Feature: REQ-0006-002 Retry is bounded, controllable, on by default (ECN-0003)
 
   @wire
   Scenario: maxRetries = 0 turns retry off
+    Seed 000, line 57: "由 `providerRetry.maxRetries > 0` 显式开启。"
     Given the implementation is configured with maxRetries = 0
     And every attempt answers with status 503
     When the implementation streams one model call

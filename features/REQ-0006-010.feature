@@ -11,6 +11,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @events
   Scenario Outline: A stream broken by <fault> is retried and recorded as a provider error
+    Seed 000, line 68: "单测/可控模拟：断流类异常会被分类为 `provider` phase 的 `runtime.error`（error_type 为 ProviderTimeoutException 或同类），且进入重试逻辑。"
     Given the provider breaks the stream with "<fault>" before any output on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -28,6 +29,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @should
   Scenario: A stream that turns to garbage is retried
+    Seed 000, line 26: "**瞬断/断流**：SSE 流被中间链路/系统回收/对端提前关闭导致 EOF/connection reset；"
     Given the provider breaks the stream with "garbage" before any output on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -36,6 +38,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire
   Scenario: A reset right after the headers, before the first event, is retried
+    Seed 000, line 51: "`EOFException` / `SocketException(ECONNRESET)` 等断流类：在 provider 层归一为 `ProviderTimeoutException`（或等价的 `ProviderException`）以进入统一重试逻辑。"
     Given the provider resets the stream right after the headers on attempt 1
     And attempt 2 succeeds
     When the implementation streams one model call
@@ -44,6 +47,7 @@ Feature: REQ-0006-010 Stream breaks become ProviderTimeoutException and are retr
 
   @wire @events
   Scenario Outline: A stream that keeps breaking by <fault> ends in a provider-phase runtime.error
+    Seed 000, line 68: "单测/可控模拟：断流类异常会被分类为 `provider` phase 的 `runtime.error`（error_type 为 ProviderTimeoutException 或同类），且进入重试逻辑。"
     Given the provider breaks the stream with "<fault>" before any output on every attempt
     When the implementation streams one model call
     Then the result has ok false

@@ -8,6 +8,7 @@ Feature: SEED-001 Observability: every failure has a decision record
 
   @events
   Scenario: Every failure carries a decision record with its values
+    Seed 001, line 53: "Observability can answer: whether the failure was technically retryable, whether the safety gate allowed it, whether a retry was attempted, which attempt timeout was used, and how the retry ended."
     Given attempt 1 answers with status 429
     And attempt 2 answers with status 503
     And attempt 3 answers with status 400

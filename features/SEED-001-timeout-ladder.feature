@@ -7,6 +7,8 @@ Feature: SEED-001 Reasoning-model timeout ladder
 
   @wire @events
   Scenario: A reasoning model that stalls gets 60 s, then 120 s, then stops
+    Seed 001, line 50: "reasoning-model first safe-recovery-eligible attempt uses the shorter timeout, the automatic safe retry keeps the longer timeout, and no automatic third safe-recovery attempt is made."
+    Seed 001, line 58: "Keep or add processor-level tests for 60s -> 120s, no automatic third safe-recovery attempt, …"
     Given the implementation runs with the "reasoning" profile
     And the provider breaks the stream with "stall" before any output on every attempt
     When the implementation streams one model call

@@ -9,7 +9,7 @@
 // becomes the SDK's maxRetries.
 //
 // The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 
@@ -18,7 +18,11 @@ const realSetTimeout = globalThis.setTimeout;
 globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
 
 const out = process.env.SQUALL_OUT;
-const writeResult = (result) => writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale }));
+// What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+const sdk = JSON.parse(readFileSync(new URL("./node_modules/@anthropic-ai/sdk/package.json", import.meta.url), "utf8"));
+const implementation = { name: `${sdk.name} (node)`, version: sdk.version };
+const writeResult = (result) =>
+  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
 
 if (process.env.SQUALL_TASK !== "stream") {
   writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "the SDK has no Task runner" });

@@ -5,7 +5,7 @@
 // $SQUALL_OUT/result.json. The only change: every timer the process sets is multiplied by
 // SQUALL_TIME_SCALE (p-retry's sleeps and the openai client's timeout use setTimeout). A case's
 // SQUALL_MAX_RETRIES becomes ChatOpenAI's maxRetries. No PRD-0006 event log: level `wire`.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChatOpenAI } from "@langchain/openai";
 
@@ -14,7 +14,11 @@ const realSetTimeout = globalThis.setTimeout;
 globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
 
 const out = process.env.SQUALL_OUT;
-const writeResult = (result) => writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale }));
+// What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+const sdk = JSON.parse(readFileSync(new URL("./node_modules/@langchain/openai/package.json", import.meta.url), "utf8"));
+const implementation = { name: `${sdk.name} (node)`, version: sdk.version };
+const writeResult = (result) =>
+  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
 
 if (process.env.SQUALL_TASK !== "stream") {
   writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "LangChain's chat model has no Task runner" });

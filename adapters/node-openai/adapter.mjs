@@ -8,7 +8,7 @@
 // case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's maxRetries.
 //
 // The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 
@@ -17,7 +17,11 @@ const realSetTimeout = globalThis.setTimeout;
 globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
 
 const out = process.env.SQUALL_OUT;
-const writeResult = (result) => writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale }));
+// What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+const sdk = JSON.parse(readFileSync(new URL("./node_modules/openai/package.json", import.meta.url), "utf8"));
+const implementation = { name: `${sdk.name} (node)`, version: sdk.version };
+const writeResult = (result) =>
+  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
 
 if (process.env.SQUALL_TASK !== "stream") {
   writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "the SDK has no Task runner" });

@@ -12,6 +12,7 @@ The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level:
 judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an SDK does.
 """
 
+import importlib.metadata
 import json
 import os
 import time
@@ -47,6 +48,8 @@ scaled_timeout = type(default)(
 
 def write_result(result):
     result["time_scale"] = SCALE
+    # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+    result["implementation"] = {"name": "anthropic (python)", "version": importlib.metadata.version("anthropic")}
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

@@ -13,6 +13,7 @@ The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level:
 judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an SDK does.
 """
 
+import importlib.metadata
 import json
 import os
 import time
@@ -41,6 +42,8 @@ tenacity.nap.time = _ScaledTime()
 
 def write_result(result):
     result["time_scale"] = SCALE
+    # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+    result["implementation"] = {"name": "google-genai (python)", "version": importlib.metadata.version("google-genai")}
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

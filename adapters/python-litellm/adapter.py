@@ -9,6 +9,7 @@ are multiplied by SQUALL_TIME_SCALE. A case's SQUALL_MAX_RETRIES becomes litellm
 `num_retries`. litellm writes no PRD-0006 event log: this adapter declares `wire`.
 """
 
+import importlib.metadata
 import json
 import os
 import time
@@ -40,6 +41,8 @@ base_client.time = _ScaledTime()
 
 def write_result(result):
     result["time_scale"] = SCALE
+    # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+    result["implementation"] = {"name": "litellm (python)", "version": importlib.metadata.version("litellm")}
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

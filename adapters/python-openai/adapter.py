@@ -11,6 +11,7 @@ The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level:
 judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an SDK does.
 """
 
+import importlib.metadata
 import json
 import os
 import sys
@@ -47,6 +48,8 @@ scaled_timeout = type(default)(
 
 def write_result(result):
     result["time_scale"] = SCALE
+    # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
+    result["implementation"] = {"name": "openai (python)", "version": importlib.metadata.version("openai")}
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

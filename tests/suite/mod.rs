@@ -28,6 +28,7 @@ mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, 
 mod run_conditions; // outages, chaos and quotas over real HTTP
 mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
 mod sdk; // the official SDKs parse every stream squall sends (SDKs)
+mod seed_quotations; // every clause and quotation presented as seed text is the seed's, verbatim
 mod server_faults; // each fault, seen by a real client over loopback TCP
 mod server_gemini; // the Gemini API under every run
 mod server_messages; // the Anthropic Messages API under every run
@@ -35,6 +36,7 @@ mod server_websocket; // the Responses API over WebSocket
 mod server_wire; // the OpenAI wire format: statuses, headers and bodies as scripted
 mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes
 mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report (slow)
+mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary
 mod slow_clients; // a client's own time per retry is never read as its policy (slow)
 mod soak; // `squall soak`: the reference passes, a truncation bug is caught
 mod timing_verdicts; // time squall cannot read as policy: inconclusive, error or real time (slow)

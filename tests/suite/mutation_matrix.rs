@@ -23,8 +23,9 @@ const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
         "retry-once-except-429",
         "The pre-PRD habit: 429 retried 6 times, 5xx, timeouts and stream breaks once.",
         // Seed 004 wants three attempts for 5xx; a herd's clients failing three times each must
-        // all recover (REQ-0006-001).
-        &["REQ-0006-001", "REQ-0006-002", "SEED-004-LIMITS"],
+        // all recover within ECN-0003's default of six retries (REQ-0006-002). It does retry
+        // each status REQ-0006-001 names, so REQ-0006-001 holds.
+        &["REQ-0006-002", "SEED-004-LIMITS"],
     ),
     (
         "truncation-is-success",

@@ -27,6 +27,7 @@
 
 pub mod cases;
 mod checks;
+pub mod clauses;
 mod conversation;
 #[cfg(test)]
 mod doc_examples;
@@ -35,6 +36,7 @@ mod error;
 pub(crate) mod execute;
 pub mod features;
 pub mod iut;
+pub mod provenance;
 pub mod report;
 pub mod requirements;
 mod results;
@@ -47,6 +49,7 @@ mod steps;
 pub mod summary;
 pub mod timing;
 mod verdict;
+pub mod waivers;
 mod world;
 
 pub use error::SuiteError;

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::clauses::Clause;
+
 /// A group of requirements from one seed document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Profile {
@@ -163,6 +165,49 @@ pub fn requirement_title(id: &str) -> &'static str {
         "SEED-004-DEGRADE" => "Degrade instead of fail, within 5 minutes",
         _ => "",
     }
+}
+
+/// The seed clauses each of squall's requirements is written from: (requirement, seed, line,
+/// the seed's words). Held to the seeds verbatim by the integration tests.
+const REQUIREMENT_CLAUSES: &[(&str, &str, usize, &str)] = &[
+    ("REQ-0006-001", "000", 47, "REQ-0006-001：`OpenAgenticOptions.providerRetry` 从“仅 429”扩展为通用重试策略，覆盖："),
+    ("REQ-0006-002", "000", 57, "REQ-0006-002：重试必须可控，默认不启用（保持兼容），由 `providerRetry.maxRetries > 0` 显式开启。"),
+    ("REQ-0006-002", "000", 61, "`ProviderRetryOptions.maxRetries` 默认值为 **6**（失败后最多重试 6 次；总尝试最多 7 次）。"),
+    ("REQ-0006-002", "000", 62, "退避策略为指数退避并设置上限"),
+    ("REQ-0006-010", "000", 66, "REQ-0006-010：`OpenAIResponsesHttpProvider` 在流式读取中出现 EOF/connection reset 时，不直接抛出裸 `EOFException`，而应包装为 `ProviderTimeoutException`（或可识别的 `ProviderException`）。"),
+    ("REQ-0006-020", "000", 72, "REQ-0006-020：`Task(deep-research)` 失败时必须返回 `ok=false`，并包含："),
+    ("REQ-0006-021", "000", 78, "REQ-0006-021：deep-research 报告文件必须满足："),
+    ("REQ-0006-030", "000", 86, "REQ-0006-030：主会话 system prompt 明确规定：当 `Task(deep-research)` 返回 `ok=false` 或 `stop_reason=\"error\"` 时，**不得**自动再次启动 deep-research；应向用户报告失败并给出重试建议。"),
+    ("REQ-0003-001", "003", 32, "REQ-0003-001：SDK 在构建 provider input（responses/legacy）时，对 tool outputs 做统一预算化（不依赖 tool 自觉）。"),
+    ("REQ-0003-020", "003", 49, "REQ-0003-020：主会话提供 `Task(agent, prompt)`，用于把高噪音任务下沉到子会话执行，并把结果以小 JSON 回传主会话。"),
+    ("SEED-001-GATE", "001", 49, "Safe-recovery checks still block automatic retry after visible output, text output, reasoning output where applicable, tool input, materialized tool calls, tool execution, …"),
+    ("SEED-001-OBSERVABILITY", "001", 53, "Observability can answer: whether the failure was technically retryable, whether the safety gate allowed it, whether a retry was attempted, which attempt timeout was used, and how the retry ended."),
+    ("SEED-001-TIMEOUT-LADDER", "001", 50, "reasoning-model first safe-recovery-eligible attempt uses the shorter timeout, the automatic safe retry keeps the longer timeout, and no automatic third safe-recovery attempt is made."),
+    ("SEED-002-PROFILES", "002", 29, "| Coder | 0 | ✅ 是 | 有写入副作用，默认不重试 |"),
+    ("SEED-002-PROFILES", "002", 30, "| Codex | 1 | ✅ 是 | 只读操作，默认允许 1 次重试 |"),
+    ("SEED-002-JITTER", "002", 38, "等待时间 = base_delay × (2 ^ retry_count) + random_jitter"),
+    ("SEED-002-JITTER", "002", 43, "random_jitter: 随机抖动（0-1 秒），避免同时重试"),
+    ("SEED-002-SESSION", "002", 139, "重试时必须使用相同的 SESSION_ID"),
+    ("SEED-004-LIMITS", "004", 45, "| LLM 层（超时） | 2 | LLMTimeoutError | ~246s |"),
+    ("SEED-004-LIMITS", "004", 46, "| LLM 层（其他） | 3 | 429、5xx | ~366s |"),
+    ("SEED-004-DEGRADE", "004", 111, "当 `generateSpec` 成功降级（返回而非抛出），batch-orchestrator 应将该模块记录为 `degraded` 状态。"),
+    ("SEED-004-DEGRADE", "004", 119, "满足 SC-002（≤5 分钟）"),
+];
+
+/// The seed clauses a requirement of squall's is written from (none for one of your own).
+pub fn requirement_clauses(id: &str) -> Vec<Clause> {
+    REQUIREMENT_CLAUSES
+        .iter()
+        .filter(|(requirement, ..)| *requirement == id)
+        .filter_map(|(_, seed, line, words)| Clause::new(seed, *line, words))
+        .collect()
+}
+
+/// Every requirement id squall's own features judge.
+pub fn known_requirements() -> Vec<&'static str> {
+    let mut ids: Vec<&str> = REQUIREMENT_CLAUSES.iter().map(|(id, ..)| *id).collect();
+    ids.dedup();
+    ids
 }
 
 #[cfg(test)]

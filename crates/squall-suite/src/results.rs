@@ -4,7 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::requirements::{requirement_tags, requirement_title, Profile, ProfileSelection, CUSTOM};
+use super::clauses::Clause;
+use super::requirements::{
+    requirement_clauses, requirement_tags, requirement_title, Profile, ProfileSelection, CUSTOM,
+};
 use super::verdict::{Level, Strength, Tally, Verdict};
 use squall::journal::JournalEntry;
 
@@ -72,6 +75,10 @@ impl ClientOutputs {
 /// One scenario (or one Examples row of an outline).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseRecord {
+    /// The case's stable id (`req-0006-001/status-408-is-retried`; absent from reports written
+    /// before it was added).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     /// The scenario's name (an outline's with its example filled in).
     pub name: String,
     /// The feature's name.
@@ -81,6 +88,13 @@ pub struct CaseRecord {
     pub requirements: Vec<String>,
     /// All its tags, the feature's included (without `@`).
     pub tags: Vec<String>,
+    /// The seed clauses it answers, as its scenario names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clauses: Vec<Clause>,
+    /// The SHA-256 of the scenario the server played for it, as JSON (absent when none was
+    /// played).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_sha256: Option<String>,
     /// The case's verdict (see `verdict`).
     pub verdict: Verdict,
     /// Its checks, in step order.
@@ -117,9 +131,11 @@ pub struct CaseRecord {
 /// Which case a record is of: its scenario's name, its feature's, and every tag.
 #[derive(Debug, Clone)]
 pub(crate) struct CaseName {
+    pub id: String,
     pub name: String,
     pub feature: String,
     pub tags: Vec<String>,
+    pub clauses: Vec<Clause>,
 }
 
 impl CaseRecord {
@@ -138,7 +154,10 @@ impl CaseRecord {
             .flatten()
             .map(|c| format!("`{}`: {}", c.name, c.observed));
         CaseRecord {
+            id: case.id,
             requirements: requirement_tags(&case.tags),
+            clauses: case.clauses,
+            scenario_sha256: None,
             name: case.name,
             feature: case.feature,
             tags: case.tags,
@@ -168,6 +187,9 @@ pub struct RequirementResult {
     pub id: String,
     /// What the requirement asks, in one line.
     pub title: String,
+    /// The seed clauses it is written from (none for a requirement of your own features).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clauses: Vec<Clause>,
     /// The profile it belongs to.
     pub profile: String,
     /// The worst verdict of its cases.
@@ -208,6 +230,7 @@ pub(crate) fn by_requirement(cases: &[CaseRecord]) -> Vec<RequirementResult> {
             RequirementResult {
                 id: id.to_owned(),
                 title: requirement_title(id).to_owned(),
+                clauses: requirement_clauses(id),
                 profile: Profile::of(id).id.to_owned(),
                 verdict: Verdict::worst(cases.iter().map(|c| c.verdict)),
                 cases_tally: Tally::of(cases.iter().map(|c| c.verdict)),

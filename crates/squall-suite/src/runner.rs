@@ -11,14 +11,16 @@ use cucumber::tag::Ext as _;
 use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
-use super::cases::{all_tags, case_id, read_scenario, Shard};
+use super::cases::{all_tags, case_id, read_scenario, scenario_clauses, Shard};
 use super::engine::SuiteContext;
+use super::provenance::{feature_digests, FeatureDigest, Host};
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
 use super::steps;
 use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
 use super::timing::Calibration;
 use super::verdict::{Level, RunVerdict, Tally};
+use super::waivers::{apply, Waiver, WaiverRecord};
 use super::world::SuiteWorld;
 use crate::iut::Iut;
 use crate::SuiteError;
@@ -57,6 +59,8 @@ pub struct SuiteConfig {
     pub herd: u32,
     /// Only the cases of this part (`--shard K/N`), by case id; `None`: every case.
     pub shard: Option<Shard>,
+    /// Only the cases with these ids (`--case`); empty: every case.
+    pub cases: Vec<String>,
     /// Print cucumber's own progress to stdout.
     pub console: bool,
     /// Also write Cucumber JSON here.
@@ -94,9 +98,24 @@ pub struct SuiteOutcome {
     pub started_at: SystemTime,
     /// How long it took.
     pub duration: Duration,
+    /// The feature files read, digested, with the cases of each that ran.
+    pub features: Vec<FeatureDigest>,
+    /// The machine, and its load when the run began and ended.
+    pub host: Host,
+    /// The waivers given, and what each did ([`SuiteOutcome::waive`]).
+    pub waivers: Vec<WaiverRecord>,
 }
 
 impl SuiteOutcome {
+    /// The outcome with `waivers` applied on `today` (`YYYY-MM-DD`): failed MUSTs they name
+    /// become `waived`, and the requirements and profiles are judged again.
+    pub fn waive(mut self, waivers: &[Waiver], today: &str) -> SuiteOutcome {
+        self.waivers = apply(&mut self.cases, waivers, today);
+        self.requirements = by_requirement(&self.cases);
+        self.profiles = by_profile(&self.selection, &self.requirements);
+        self
+    }
+
     /// The cases by verdict.
     pub fn cases_tally(&self) -> Tally {
         Tally::of(self.cases.iter().map(|c| c.verdict))
@@ -159,6 +178,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     .map_err(SuiteError::io("cannot start the squall server"))?;
     let started_at = SystemTime::now();
     let began = Instant::now();
+    let host = Host::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
     let calibration = if clock.is_virtual() {
         Calibration::virtual_clock()
@@ -188,6 +208,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     let mut cases = std::mem::take(&mut *collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     cases.sort_by(|a, b| (&a.feature, &a.name).cmp(&(&b.feature, &b.name)));
     let requirements = by_requirement(&cases);
+    let cases_ids: Vec<String> = cases.iter().map(|c| c.id.clone()).collect();
     Ok(SuiteOutcome {
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
@@ -197,6 +218,9 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
         tags: config.tags.clone(),
         started_at,
         duration: began.elapsed(),
+        features: feature_digests(&config.features, cases_ids.iter().map(String::as_str)),
+        host: host.ended(),
+        waivers: Vec::new(),
     })
 }
 
@@ -216,6 +240,7 @@ async fn drive<Wr>(
     let progress = config.progress.clone();
     let profiles = config.profiles.clone();
     let shard = config.shard;
+    let chosen = config.cases.clone();
     let _ = cucumber::Cucumber::<SuiteWorld, _, PathBuf, _, _>::custom(
         cucumber::parser::Basic::new(),
         cucumber::runner::Basic::default(),
@@ -242,10 +267,13 @@ async fn drive<Wr>(
     })
     .filter_run(config.features.clone(), move |feature, rule, scenario| {
         let tags = all_tags(feature, rule, scenario);
-        let in_shard = || shard.is_none_or(|shard| shard.contains(&case_id(&feature_file(feature), &scenario.name)));
+        let id = case_id(&feature_file(feature), &scenario.name);
+        let in_shard = || shard.is_none_or(|shard| shard.contains(&id));
+        let chosen = || chosen.is_empty() || chosen.contains(&id);
         profiles.judges(&requirement_tags(&tags))
             && filter.as_ref().is_none_or(|expr| expr.eval(tags.iter()))
             && in_shard()
+            && chosen()
     })
     .await;
 }
@@ -275,9 +303,11 @@ fn case_record(
         _ => "the case has no When step".to_owned(),
     };
     let name = CaseName {
+        id: case_id(&feature_file(feature), &scenario.name),
         name: scenario.name.clone(),
         feature: feature.name.clone(),
         tags: all_tags(feature, rule, scenario),
+        clauses: scenario_clauses(scenario).unwrap_or_default(),
     };
     CaseRecord::judged(name, Vec::new(), Some(why))
 }

@@ -47,6 +47,7 @@ impl SuiteConfig {
             seed: None,
             herd: DEFAULT_HERD,
             shard: None,
+            cases: Vec::new(),
             console: false,
             cucumber_json: None,
             progress: None,
@@ -94,6 +95,8 @@ pub struct SuiteSettings {
     pub scenarios: Option<PathBuf>,
     /// Only the K-th of N parts of the cases (`K/N`; default: every case).
     pub shard: Option<String>,
+    /// Only the cases with these ids (default: every case).
+    pub cases: Vec<String>,
     /// Old names that were used, each with what replaces it (the caller shows them).
     pub deprecations: Vec<String>,
 }
@@ -144,6 +147,7 @@ impl SuiteSettings {
             features: None,
             scenarios: None,
             shard: None,
+            cases: Vec::new(),
             deprecations: Vec::new(),
         }
     }
@@ -186,6 +190,9 @@ impl SuiteSettings {
         settings.seed = parse_var("SQUALL_SEED", var("SQUALL_SEED"), "an unsigned integer")?;
         settings.herd = parse_var("SQUALL_HERD", var("SQUALL_HERD"), HERD)?;
         settings.shard = var("SQUALL_SHARD");
+        settings.cases = var("SQUALL_CASES")
+            .map(|ids| ids.split(',').map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()).collect())
+            .unwrap_or_default();
         Ok(settings)
     }
 
@@ -226,6 +233,17 @@ impl SuiteSettings {
         };
         let catalogue = Catalogue::from_dir_or_embedded(self.scenarios.as_deref())?;
         let features = features_dir(self.features.as_deref()).map_err(SettingsError::Features)?;
+        if !self.cases.is_empty() {
+            let known = crate::cases::from_dir(features.path())
+                .map(|plans| plans.into_iter().map(|p| p.id).collect::<Vec<_>>());
+            if let Some(unknown) = self.cases.iter().find(|id| known.as_ref().is_ok_and(|known| !known.contains(id))) {
+                return Err(self.invalid(
+                    "case",
+                    unknown,
+                    "the id of a case of the features (`squall cases` lists them)",
+                ));
+            }
+        }
         let mut config = SuiteConfig::new(iut, features.path().to_owned(), catalogue);
         config.level = level;
         config.profiles = profiles;
@@ -237,6 +255,7 @@ impl SuiteSettings {
         config.seed = self.seed;
         config.herd = herd;
         config.shard = shard;
+        config.cases = self.cases;
         Ok(Resolved { config, features })
     }
 
@@ -264,6 +283,7 @@ fn setting(source: Source, name: &str, value: &str) -> String {
     match (source, name) {
         (Source::Flags, "profiles") => format!("--profile {value}"),
         (Source::Flags, name) => format!("--{name} {value}"),
+        (Source::Environment, "case") => format!("SQUALL_CASES={value}"),
         (Source::Environment, name) => format!("SQUALL_{}={value}", name.replace('-', "_").to_uppercase()),
     }
 }

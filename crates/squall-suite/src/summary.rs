@@ -15,7 +15,7 @@ pub fn requirement_table(outcome: &SuiteOutcome) -> String {
             let _ = writeln!(
                 out,
                 "  {:<5} {:<26} {:>8} {}",
-                requirement.verdict.as_str(),
+                requirement.verdict.as_requirement(),
                 requirement.id,
                 requirement.cases_tally.passed_of_judged(),
                 requirement.title
@@ -108,6 +108,9 @@ mod tests {
         let cases: Vec<CaseRecord> = verdicts
             .iter()
             .map(|v| CaseRecord {
+                id: "req-0006-001/case".into(),
+                clauses: vec![],
+                scenario_sha256: None,
                 name: "case".into(),
                 feature: "feature".into(),
                 requirements: vec!["REQ-0006-001".into()],
@@ -133,6 +136,9 @@ mod tests {
             tags: Some("@typo".into()),
             started_at: SystemTime::now(),
             duration: Duration::ZERO,
+            features: vec![],
+            host: crate::provenance::Host::now(),
+            waivers: vec![],
         }
     }
 

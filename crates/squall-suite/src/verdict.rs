@@ -97,15 +97,26 @@ pub enum Verdict {
     /// margin at every time scale allowed, or a case that gave it nothing to measure.
     #[serde(rename = "inconclusive")]
     Inconclusive,
+    /// A failed MUST accepted on the record by a waiver (reason, owner, expiry): never a pass;
+    /// a requirement with one reads "pass with waivers".
+    #[serde(rename = "waived")]
+    Waived,
 }
 
 impl Verdict {
     /// Worst first: what a group takes when it holds several verdicts. A failure decides; a case
     /// that could not be judged, or a check that could not decide, never outranks it.
-    const SEVERITY: [Verdict; 6] =
-        [Verdict::Fail, Verdict::Error, Verdict::Inconclusive, Verdict::Warn, Verdict::Pass, Verdict::NotApplicable];
+    const SEVERITY: [Verdict; 7] = [
+        Verdict::Fail,
+        Verdict::Error,
+        Verdict::Inconclusive,
+        Verdict::Waived,
+        Verdict::Warn,
+        Verdict::Pass,
+        Verdict::NotApplicable,
+    ];
 
-    /// `pass`, `warn`, `fail`, `n/a`, `error` or `inconclusive`, as reports write it.
+    /// `pass`, `warn`, `fail`, `n/a`, `error`, `inconclusive` or `waived`, as reports write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
@@ -114,6 +125,15 @@ impl Verdict {
             Verdict::NotApplicable => "n/a",
             Verdict::Error => "error",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::Waived => "waived",
+        }
+    }
+
+    /// How a requirement's verdict reads: `waived` reads "pass with waivers".
+    pub fn as_requirement(self) -> &'static str {
+        match self {
+            Verdict::Waived => "pass with waivers",
+            other => other.as_str(),
         }
     }
 
@@ -126,7 +146,7 @@ impl Verdict {
 
     /// Whether this verdict lets a requirement (and the run) pass.
     pub fn is_acceptable(self) -> bool {
-        matches!(self, Verdict::Pass | Verdict::Warn | Verdict::NotApplicable)
+        matches!(self, Verdict::Pass | Verdict::Warn | Verdict::Waived | Verdict::NotApplicable)
     }
 
     /// The verdict of one check: `n/a` when not applicable, else pass, or fail for a MUST and
@@ -207,6 +227,13 @@ pub struct Tally {
     pub error: usize,
     /// The measurement could not support a verdict.
     pub inconclusive: usize,
+    /// Failed MUSTs accepted by a waiver (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub waived: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Tally {
@@ -221,6 +248,7 @@ impl Tally {
                 Verdict::NotApplicable => &mut tally.not_applicable,
                 Verdict::Error => &mut tally.error,
                 Verdict::Inconclusive => &mut tally.inconclusive,
+                Verdict::Waived => &mut tally.waived,
             } += 1;
         }
         tally
@@ -233,7 +261,7 @@ impl Tally {
 
     /// Everything but `n/a`.
     pub fn judged(&self) -> usize {
-        self.pass + self.warn + self.fail + self.error + self.inconclusive
+        self.pass + self.warn + self.fail + self.error + self.inconclusive + self.waived
     }
 
     /// Passed, with or without warnings.
@@ -241,23 +269,33 @@ impl Tally {
         self.pass + self.warn
     }
 
-    /// "12/14" — passed of judged — with the warnings when there are any: "12/14 (2 warn)".
+    /// "12/14" — passed of judged — with the warnings and waivers when there are any: "12/14
+    /// (2 warn)", "12/14 (1 waived)". A waived case never counts as passed.
     pub fn passed_of_judged(&self) -> String {
-        match self.warn {
-            0 => format!("{}/{}", self.passed(), self.judged()),
-            warn => format!("{}/{} ({warn} warn)", self.passed(), self.judged()),
+        let notes: Vec<String> = [(self.warn, "warn"), (self.waived, "waived")]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        match notes.is_empty() {
+            true => format!("{}/{}", self.passed(), self.judged()),
+            false => format!("{}/{} ({})", self.passed(), self.judged(), notes.join(", ")),
         }
     }
 
-    /// "3 pass, 1 warn, 0 fail, 2 n/a, 0 error", and the inconclusive ones when there are any.
+    /// "3 pass, 1 warn, 0 fail, 2 n/a, 0 error", and the inconclusive and waived ones when there
+    /// are any.
     pub fn describe(&self) -> String {
-        let inconclusive = match self.inconclusive {
-            0 => String::new(),
-            n => format!(", {n} inconclusive"),
-        };
+        let extra = |n: usize, what: &str| if n == 0 { String::new() } else { format!(", {n} {what}") };
         format!(
-            "{} pass, {} warn, {} fail, {} n/a, {} error{inconclusive}",
-            self.pass, self.warn, self.fail, self.not_applicable, self.error
+            "{} pass, {} warn, {} fail, {} n/a, {} error{}{}",
+            self.pass,
+            self.warn,
+            self.fail,
+            self.not_applicable,
+            self.error,
+            extra(self.inconclusive, "inconclusive"),
+            extra(self.waived, "waived")
         )
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod cases;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod run;
+pub(crate) mod signoff;
 pub(crate) mod soak;
 pub(crate) mod stdout;
 

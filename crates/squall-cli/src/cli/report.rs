@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use squall_suite::report::matrix::render;
-use squall_suite::report::merge::{merge, read_reports};
+use squall_suite::report::merge::{merge, read_reports, unique_cases, waive};
 use squall_suite::report::read::read_report;
 use squall_suite::report::{write_atomically, write_report};
 use squall_suite::RunVerdict;
 
-use super::stdout;
+use super::{signoff, stdout};
 
 /// `squall report …`.
 #[derive(Debug, clap::Subcommand)]
@@ -25,6 +25,9 @@ pub(crate) enum ReportCommand {
         /// Where the merged reports go.
         #[arg(long, default_value = "target/squall/merged")]
         out: PathBuf,
+        /// A waivers file (TOML, docs/reports.md) applied to the merged report.
+        #[arg(long, value_name = "FILE")]
+        waivers: Option<PathBuf>,
     },
     /// Write every format of a report again (report.json, acceptance.md, junit.xml, index.html)
     /// from its data: a report directory (a run's, or a kept one's `report.json.gz`) or file.
@@ -45,10 +48,65 @@ pub(crate) enum ReportCommand {
         #[arg(long, default_value = "target/squall/MATRIX.md")]
         out: PathBuf,
     },
+    /// An in-toto Statement (test-result predicate) of a report: its files and the artifacts
+    /// you name, by SHA-256; signed into a DSSE envelope with `--key`.
+    Attest {
+        /// The report's directory (or its report.json).
+        report: PathBuf,
+        /// An artifact the verdicts are about (a wheel, an image's digest file); repeatable.
+        #[arg(long = "subject", value_name = "FILE")]
+        subjects: Vec<PathBuf>,
+        /// An Ed25519 private key (PKCS#8 PEM: `squall report keygen`, or `openssl genpkey
+        /// -algorithm ed25519`) to sign with.
+        #[arg(long, value_name = "KEY")]
+        key: Option<PathBuf>,
+        /// Where the attestation goes (default: attestation.intoto.json, or attestation.dsse.json
+        /// when signed, in the report's directory).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Check an attestation: every subject's digest, and the signature of a signed one; exit 1
+    /// naming what does not match.
+    Verify {
+        /// The attestation file.
+        attestation: PathBuf,
+        /// The signer's Ed25519 public key (SPKI PEM), for a signed attestation.
+        #[arg(long, value_name = "KEY")]
+        public_key: Option<PathBuf>,
+    },
+    /// A new Ed25519 key pair for signing attestations: KEY and KEY.pub.
+    Keygen {
+        /// The private key's file (never overwritten); the public key goes beside it as .pub.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// What changed between two reports: regressions, fixes, cases that appeared or went, checks
+    /// whose observed values moved, provenance that differs. Markdown on stdout; exit 1 on a
+    /// regression.
+    Diff {
+        /// The earlier report (directory, report.json or report.json.gz).
+        old: PathBuf,
+        /// The later one.
+        new: PathBuf,
+        /// Also write the diff as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Also write the Markdown here.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+    },
 }
 
 pub(crate) fn report(command: ReportCommand) -> anyhow::Result<ExitCode> {
     match command {
+        ReportCommand::Attest { report, subjects, key, out } => {
+            signoff::attest(&report, &subjects, key.as_deref(), out)
+        }
+        ReportCommand::Verify { attestation, public_key } => signoff::verify(&attestation, public_key.as_deref()),
+        ReportCommand::Keygen { out } => signoff::keygen(&out),
+        ReportCommand::Diff { old, new, json, markdown } => {
+            signoff::report_diff(&old, &new, json.as_deref(), markdown.as_deref())
+        }
         ReportCommand::Matrix { reports, out } => {
             let made_by = format!(
                 "squall report matrix {} --out {}",
@@ -73,8 +131,16 @@ pub(crate) fn report(command: ReportCommand) -> anyhow::Result<ExitCode> {
             ))?;
             Ok(ExitCode::SUCCESS)
         }
-        ReportCommand::Merge { reports, out } => {
+        ReportCommand::Merge { reports, out, waivers } => {
             let merged = merge(read_reports(&reports)?)?;
+            let merged = match waivers {
+                Some(path) => {
+                    let known: Vec<String> = unique_cases(&merged).iter().map(|c| c.id.clone()).collect();
+                    let waivers = squall_suite::waivers::read(&path, &known)?;
+                    waive(merged, &waivers, &squall_suite::waivers::today())
+                }
+                None => merged,
+            };
             let written = write_report(&out, &merged)?;
             stdout::line(format_args!(
                 "merged {} reports: {} ({} cases: {})",

@@ -79,6 +79,14 @@ pub(crate) struct RunArgs {
     /// case writes an empty report and exits 0.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
+    /// Run only the case with this id (`squall cases` lists them; each report's provenance gives
+    /// the command for each case); repeatable.
+    #[arg(long = "case", value_name = "ID")]
+    pub cases: Vec<String>,
+    /// A waivers file (TOML, docs/reports.md): failed MUST checks it names, with a reason, an
+    /// owner and an expiry date, are `waived` — never `pass` — and listed in every report.
+    #[arg(long, value_name = "FILE")]
+    pub waivers: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -98,12 +106,21 @@ impl RunArgs {
         settings.features = self.features.clone();
         settings.scenarios = self.scenarios.clone();
         settings.shard = self.shard.clone();
+        settings.cases = self.cases.clone();
         settings
     }
 }
 
 pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Resolved { mut config, features } = args.settings().resolve()?;
+    let waivers = match &args.waivers {
+        Some(path) => {
+            let known: Vec<String> =
+                squall_suite::cases::from_dir(features.path())?.into_iter().map(|p| p.id).collect();
+            squall_suite::waivers::read(path, &known)?
+        }
+        None => Vec::new(),
+    };
     let iut = config.iut.clone();
     let name = args.name.clone().unwrap_or_else(|| default_name(&iut));
     check_name(&name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
@@ -119,6 +136,10 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         config.time_scale
     );
     let outcome = run_suite(&config).await?;
+    let outcome = match args.waivers {
+        Some(_) => outcome.waive(&waivers, &squall_suite::waivers::today()),
+        None => outcome,
+    };
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }

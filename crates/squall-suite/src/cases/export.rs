@@ -13,6 +13,7 @@ use cucumber::tag::Ext as _;
 use serde::{Deserialize, Serialize};
 
 use super::CasePlan;
+use crate::clauses::Clause;
 use crate::iut::TaskKind;
 use crate::requirements::ProfileSelection;
 use crate::steps::when::PROMPT;
@@ -60,6 +61,8 @@ pub struct CaseDescription {
     pub requirements: Vec<String>,
     /// Every tag (without `@`): `wire`, `events`, `should`, `herd`, the requirement ids.
     pub tags: Vec<String>,
+    /// The seed clauses it answers (file, line, the seed's words), as its scenario names them.
+    pub clauses: Vec<Clause>,
     /// The least level the client must declare for the case to apply.
     pub level: Level,
     /// Many instances at once against one run, each at its own client base URL.
@@ -222,6 +225,7 @@ fn describe_case(plan: &CasePlan, time_scale: f64, catalogue: &Catalogue) -> Res
         file: plan.file.clone(),
         requirements: plan.requirements.clone(),
         tags: plan.tags.clone(),
+        clauses: plan.clauses.clone(),
         level,
         herd,
         timed: !plan.timing().is_empty(),

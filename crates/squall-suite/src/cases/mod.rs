@@ -18,6 +18,7 @@ use cucumber::feature::Ext as _;
 use cucumber::gherkin;
 
 use super::checks::{Planned, StepChecks};
+use super::clauses::Clause;
 use super::requirements::requirement_tags;
 use super::results::CaseName;
 use super::script::CaseSetup;
@@ -42,6 +43,8 @@ pub struct CasePlan {
     pub tags: Vec<String>,
     /// The requirement ids it is tagged with.
     pub requirements: Vec<String>,
+    /// The seed clauses its description names (`Seed 000, line 54: "…"`).
+    pub clauses: Vec<Clause>,
     /// What its Given steps set up.
     pub(crate) setup: CaseSetup,
     /// Its When step, and the action it names.
@@ -68,7 +71,13 @@ impl CasePlan {
 
     /// Which case a record is of.
     pub(crate) fn case_name(&self) -> CaseName {
-        CaseName { name: self.name.clone(), feature: self.feature.clone(), tags: self.tags.clone() }
+        CaseName {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            feature: self.feature.clone(),
+            tags: self.tags.clone(),
+            clauses: self.clauses.clone(),
+        }
     }
 }
 
@@ -201,6 +210,10 @@ pub(crate) fn read_scenario(
         message,
     };
     let tags = all_tags(feature, rule, scenario);
+    let clauses = scenario_clauses(scenario).map_err(|message| CasesError::Parse {
+        file: file.to_owned(),
+        message: format!("scenario `{}`: {message}", scenario.name),
+    })?;
     let mut plan = CasePlan {
         id: case_id(file, &scenario.name),
         name: scenario.name.clone(),
@@ -208,6 +221,7 @@ pub(crate) fn read_scenario(
         file: file.to_owned(),
         requirements: requirement_tags(&tags),
         tags,
+        clauses,
         setup: CaseSetup::default(),
         when: None,
         then: Vec::new(),
@@ -237,6 +251,11 @@ pub(crate) fn read_scenario(
         }
     }
     Ok(plan)
+}
+
+/// The seed clauses a scenario's description names.
+pub(crate) fn scenario_clauses(scenario: &gherkin::Scenario) -> Result<Vec<Clause>, String> {
+    scenario.description.as_deref().map_or(Ok(Vec::new()), Clause::all_in)
 }
 
 /// What a panic said.

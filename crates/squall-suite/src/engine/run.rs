@@ -10,6 +10,7 @@ use crate::cases::CasePlan;
 use crate::checks::Observation;
 use crate::execute::{execute, Execution};
 use crate::iut::{CaseSpec, Iut};
+use crate::provenance::sha256_hex;
 use crate::results::CaseRecord;
 use crate::runner::SuiteConfig;
 use crate::steps::when::PROMPT;
@@ -122,6 +123,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why));
         }
     };
+    let scenario_sha256 = serde_json::to_vec(&scenario).ok().map(|json| sha256_hex(&json));
     let _turn = suite.turns.take(action.herd, suite.calibration.is_virtual_clock()).await;
     let asked = plan.setup.asked_time_scale(suite.time_scale);
     let max = suite.max_time_scale.max(asked);
@@ -163,7 +165,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         let stage = Stage { time_scale: choice.time_scale, asked, max, last: runs >= MAX_RUNS };
         let Judgement { record, again } =
             judge(plan, &observation, Judging { level: suite.level, ended_at_ms }, &stage);
-        let Some(again) = again else { return record };
+        let Some(again) = again else { return CaseRecord { scenario_sha256, ..record } };
         // The slower run takes the client to react as fast as either measurement saw it (a
         // calibration taken while the machine was busier cannot fail it on a lower bound).
         let fresh = measure_reaction(suite).await;

@@ -8,15 +8,32 @@ use serde::Serialize;
 
 use super::{escape, herd_timeline, timeline, Report};
 use crate::results::{CaseRecord, ClientOutputs, RequirementResult};
+use crate::waivers::WAIVER_COLUMNS;
 use crate::Verdict;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;font-size:13px}\
-.v{font-weight:bold;text-transform:uppercase;font-size:12px}.pass{color:#2e7d32}.warn{color:#b26a00}.fail{color:#c62828}.error{color:#6a1b9a}.inconclusive{color:#00838f}.na{color:#757575}\
+.v{font-weight:bold;text-transform:uppercase;font-size:12px}.pass{color:#2e7d32}.warn{color:#b26a00}.fail{color:#c62828}.error{color:#6a1b9a}.inconclusive{color:#00838f}.na{color:#757575}.waived{color:#ad1457}\
 .cell{display:inline-block;width:14px;height:14px;margin:1px;border-radius:2px}.cell.pass{background:#2e7d32}.cell.warn{background:#f9a825}.cell.fail{background:#c62828}\
-.cell.error{background:#6a1b9a}.cell.inconclusive{background:#00838f}.cell.na{background:#bbb}.case{border-top:1px solid #eee;padding-top:6px}.should{color:#757575}\
+.cell.error{background:#6a1b9a}.cell.inconclusive{background:#00838f}.cell.na{background:#bbb}.cell.waived{background:#ad1457}.case{border-top:1px solid #eee;padding-top:6px}.should{color:#757575}\
 pre{background:#f6f6f6;padding:8px;overflow:auto;max-height:320px;font-size:12px}details{margin:4px 0}";
+
+/// The waivers given, with what became of each.
+fn waivers(out: &mut String, report: &Report) {
+    if report.waivers.is_empty() {
+        return;
+    }
+    out.push_str("<h2>Waivers</h2><table><tr>");
+    WAIVER_COLUMNS.iter().for_each(|c| out.push_str(&format!("<th>{c}</th>")));
+    out.push_str("</tr>");
+    for record in &report.waivers {
+        out.push_str("<tr class=\"waived\">");
+        record.columns().iter().for_each(|c| out.push_str(&format!("<td>{}</td>", escape(c))));
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
 
 fn class(verdict: Verdict) -> &'static str {
     match verdict {
@@ -26,10 +43,11 @@ fn class(verdict: Verdict) -> &'static str {
         Verdict::Error => "error",
         Verdict::Inconclusive => "inconclusive",
         Verdict::NotApplicable => "na",
+        Verdict::Waived => "waived",
     }
 }
 
-fn anchor(requirement: &str, index: usize) -> String {
+pub(super) fn anchor(requirement: &str, index: usize) -> String {
     format!("{requirement}-{index}")
 }
 
@@ -60,6 +78,7 @@ pub(super) fn render(report: &Report) -> String {
         summary.error,
     );
     let _ = write!(out, "<p>{}</p>", escape(&report.calibration.summary));
+    waivers(&mut out, report);
     if !report.profiles.not_judged.is_empty() {
         let ids: Vec<String> = report.profiles.not_judged.iter().map(|p| escape(&p.id)).collect();
         let _ = write!(out, "<p class=\"na\">Not judged: {} (choose with <code>--profile</code>)</p>", ids.join(", "));

@@ -58,6 +58,9 @@ fn testcase(requirement: &str, case: &CaseRecord) -> TestCase {
             testcase
         }
         Verdict::NotApplicable => TestCase::skipped(&name),
+        // Not a pass, and accepted on the record: skipped (JUnit writes no text for a skipped
+        // case, so its name says which MUSTs were waived; acceptance.md says why and by whom).
+        Verdict::Waived => TestCase::skipped(&format!("{name} — WAIVED: {}", lines(Verdict::Waived).join("; "))),
         Verdict::Pass | Verdict::Warn => {
             let mut testcase = TestCase::success(&name, time);
             let warnings = lines(Verdict::Warn);

@@ -5,13 +5,10 @@
 
 use std::fmt::Write as _;
 
-use super::Report;
+use super::{cell, Report};
 use crate::results::{CaseRecord, CheckRecord, RequirementResult};
+use crate::waivers::WAIVER_COLUMNS;
 use crate::Verdict;
-
-pub(crate) fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
 
 pub(super) fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -52,7 +49,7 @@ pub(super) fn render(report: &Report) -> String {
     for profile in &report.profiles.judged {
         let _ = writeln!(
             out,
-            "\n## {} — {}: {}\n\n| Requirement | Title | Verdict | Cases passed | Checks n/a |\n|---|---|---|---|---|",
+            "\n## {} — {}: {}\n\n| Requirement | Title | Seed | Verdict | Cases passed | Checks n/a |\n|---|---|---|---|---|---|",
             profile.id,
             cell(&profile.title),
             profile.verdict.as_str()
@@ -60,15 +57,22 @@ pub(super) fn render(report: &Report) -> String {
         for requirement in report.requirements_of(profile) {
             let _ = writeln!(
                 out,
-                "| {} | {} | **{}** | {} | {} |",
+                "| {} | {} | {} | **{}** | {} | {} |",
                 requirement.id,
                 cell(&requirement.title),
-                requirement.verdict.as_str(),
+                requirement
+                    .clauses
+                    .iter()
+                    .map(|c| format!("{}: \"{}\"", c.cite(), cell(&c.words)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                requirement.verdict.as_requirement(),
                 requirement.cases_tally.passed_of_judged(),
                 requirement.checks_tally.not_applicable,
             );
         }
     }
+    super::traceability::render(&mut out, report);
     timing_section(&mut out, report);
     let requirements = &report.requirements;
     findings_section(&mut out, requirements, &[Verdict::Fail, Verdict::Error], "Failures: expected vs observed (MUST)");
@@ -81,16 +85,43 @@ pub(super) fn render(report: &Report) -> String {
     findings_section(
         &mut out,
         requirements,
+        &[Verdict::Waived],
+        "Waived: failed MUSTs accepted on the record (never a pass)",
+    );
+    findings_section(
+        &mut out,
+        requirements,
         &[Verdict::Warn],
         "Warnings (SHOULD): advisory, they do not fail a requirement",
     );
+    super::provenance_md::render(&mut out, report);
     let _ = writeln!(
         out,
         "\n## Sign-off\n\nThe requirements above were judged by squall against the implementation named at the top. \
          Evidence for every case (wire journal, events, stderr) is in `report.json` and `index.html` next to this file.\n\n\
          | Role | Name | Decision | Date | Signature |\n|---|---|---|---|---|\n| Engineering | | | | |\n| QA | | | | |\n| Product | | | | |"
     );
+    waivers_block(&mut out, report);
     out
+}
+
+/// Every waiver given, in the sign-off block: what signing accepts.
+fn waivers_block(out: &mut String, report: &Report) {
+    if report.waivers.is_empty() {
+        let _ = writeln!(out, "\nNo waiver was given: nothing failed is accepted by this sign-off.");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nSigning accepts these waivers (an expired one is ignored: its checks stand as judged):\n\n\
+         | {} |\n|{}",
+        WAIVER_COLUMNS.join(" | "),
+        "---|".repeat(WAIVER_COLUMNS.len())
+    );
+    for record in &report.waivers {
+        let cells: Vec<String> = record.columns().iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
 }
 
 /// What was taken out of every wait, and the cases that ran at another time scale than they

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 
 use super::read::read_report;
 use super::schema::{Profiles, Report, Timestamp};
+use crate::provenance::CaseOrigin;
 use crate::requirements::ProfileSelection;
 use crate::results::{by_profile, by_requirement, CaseRecord};
+use crate::waivers::{apply, Waiver};
 use crate::{RunVerdict, Tally};
 
 /// Reports that cannot be joined.
@@ -59,10 +61,12 @@ pub fn merge(reports: Vec<(PathBuf, Report)>) -> Result<Report, MergeError> {
     let (first_path, first) = reports.next().ok_or(MergeError::Nothing)?;
     let mut cases: BTreeMap<(String, String), (PathBuf, CaseRecord)> = BTreeMap::new();
     let mut calibrations = Vec::new();
+    let mut shard_origins: Vec<CaseOrigin> = Vec::new();
     let mut merged = first.clone();
     for (path, report) in std::iter::once((first_path.clone(), first.clone())).chain(reports) {
         same_run(&first_path, &first, &path, &report)?;
         calibrations.push(format!("{}: {}", path.display(), report.calibration.summary));
+        shard_origins.extend(report.provenance.iter().flat_map(|p| p.cases.iter().cloned()));
         merged.started_at = Timestamp(merged.started_at.0.min(report.started_at.0));
         merged.duration_ms = merged.duration_ms.max(report.duration_ms);
         for case in unique_cases(&report) {
@@ -78,23 +82,45 @@ pub fn merge(reports: Vec<(PathBuf, Report)>) -> Result<Report, MergeError> {
         }
     }
     let cases: Vec<CaseRecord> = cases.into_values().map(|(_, case)| case).collect();
-    let judged: Vec<&str> = first.profiles.judged.iter().map(|p| p.id.as_str()).collect();
-    let selection = ProfileSelection::parse(&judged).unwrap_or_default();
-    let requirements = by_requirement(&cases);
-    let case_summary = Tally::of(cases.iter().map(|c| c.verdict));
-    merged.profiles = Profiles { judged: by_profile(&selection, &requirements), ..first.profiles.clone() };
-    merged.summary = Tally::of(requirements.iter().map(|r| r.verdict));
-    merged.verdict = RunVerdict::of(case_summary, requirements.iter().map(|r| r.verdict));
-    merged.case_summary = case_summary;
-    merged.requirements = requirements;
     if calibrations.len() > 1 {
         merged.calibration.summary = format!("each shard measured its own: {}", calibrations.join("; "));
     }
-    Ok(merged)
+    if let Some(provenance) = merged.provenance.as_mut() {
+        provenance.cases = cases.iter().filter_map(|c| origin_in(c, &shard_origins)).collect();
+    }
+    Ok(rejudged(merged, cases))
+}
+
+/// `report` judged again from `cases` (each once): requirements, profiles, tallies, verdict.
+fn rejudged(mut report: Report, cases: Vec<CaseRecord>) -> Report {
+    let judged: Vec<&str> = report.profiles.judged.iter().map(|p| p.id.as_str()).collect();
+    let selection = ProfileSelection::parse(&judged).unwrap_or_default();
+    let requirements = by_requirement(&cases);
+    let case_summary = Tally::of(cases.iter().map(|c| c.verdict));
+    report.profiles = Profiles { judged: by_profile(&selection, &requirements), ..report.profiles.clone() };
+    report.summary = Tally::of(requirements.iter().map(|r| r.verdict));
+    report.verdict = RunVerdict::of(case_summary, requirements.iter().map(|r| r.verdict));
+    report.case_summary = case_summary;
+    report.requirements = requirements;
+    report
+}
+
+/// `report` with `waivers` applied on `today` (a merged report's; `squall run` waives its
+/// outcome before it writes the report): every waiver listed with what became of it.
+pub fn waive(report: Report, waivers: &[Waiver], today: &str) -> Report {
+    let mut cases: Vec<CaseRecord> = unique_cases(&report).into_iter().cloned().collect();
+    let records = apply(&mut cases, waivers, today);
+    let mut report = rejudged(report, cases);
+    report.waivers = records;
+    report
+}
+
+fn origin_in(case: &CaseRecord, origins: &[CaseOrigin]) -> Option<CaseOrigin> {
+    origins.iter().find(|o| o.id == case.id).cloned()
 }
 
 /// Each case of a report once (a case of two requirements is listed under both).
-fn unique_cases(report: &Report) -> Vec<&CaseRecord> {
+pub fn unique_cases(report: &Report) -> Vec<&CaseRecord> {
     let mut seen = std::collections::BTreeSet::new();
     report.cases().filter(|c| seen.insert((c.feature.as_str(), c.name.as_str()))).collect()
 }

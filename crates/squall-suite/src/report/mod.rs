@@ -5,21 +5,32 @@
 //! - `acceptance.md` — for PRD sign-off (`markdown`)
 //! - `junit.xml` — one testsuite per requirement (`junit`)
 //! - `index.html` — one self-contained page with SVG attempt timelines (`html`, `timeline`)
+//! - `badge.svg`, `badge.json` — the profiles' verdict as a badge and a shields.io endpoint (`badge`)
+//!
+//! The acceptance report traces each seed clause to its cases (`traceability`) and records the
+//! run's provenance (`provenance_md`). A report is attested and verified ([`attest`], signed in
+//! [`dsse`] envelopes), and two reports compared ([`diff`]).
 //!
 //! Every format renders the same [`schema::Report`]; each file is written atomically, so a reader never
 //! sees half a report. A sharded run's reports join into one ([`merge`]); several clients' reports
 //! make the resilience matrix ([`matrix`]); a report is read back, kept compressed or not, by
 //! [`read`].
 
+pub mod attest;
+mod badge;
+pub mod diff;
+pub mod dsse;
 mod herd_timeline;
 mod html;
 mod junit;
 pub(crate) mod markdown;
 pub mod matrix;
 pub mod merge;
+mod provenance_md;
 pub mod read;
 pub mod schema;
 mod timeline;
+mod traceability;
 
 use self::schema::Report;
 
@@ -50,14 +61,14 @@ pub struct ReportMeta {
 }
 
 /// The files [`write_all`] writes.
-pub const FILES: [&str; 4] = ["report.json", "acceptance.md", "junit.xml", "index.html"];
+pub const FILES: [&str; 6] = ["report.json", "acceptance.md", "junit.xml", "index.html", "badge.svg", "badge.json"];
 
-/// Write all four reports into `dir`; returns their paths.
+/// Write every report file into `dir`; returns their paths.
 pub fn write_all(dir: &Path, meta: &ReportMeta, outcome: &SuiteOutcome) -> Result<Vec<PathBuf>, SuiteError> {
     write_report(dir, &Report::new(meta, outcome))
 }
 
-/// Write `report` in all four formats into `dir`; returns their paths.
+/// Write `report` in every format into `dir`; returns their paths.
 pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<PathBuf>, SuiteError> {
     std::fs::create_dir_all(dir)
         .map_err(SuiteError::io(format!("cannot create the report directory {}", dir.display())))?;
@@ -67,6 +78,8 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<Vec<PathBuf>, SuiteEr
         markdown::render(report),
         junit::render(report),
         html::render(report),
+        badge::svg(report),
+        badge::endpoint(report),
     ];
     let mut written = Vec::new();
     for (file, text) in FILES.iter().zip(contents) {
@@ -95,6 +108,11 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 fn readable_by_all() -> std::fs::Permissions {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::Permissions::from_mode(0o666)
+}
+
+/// Text for one cell of a Markdown table: `|` escaped, lines joined.
+pub(crate) fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// Escape text for XML and HTML (control characters other than newline and tab dropped).

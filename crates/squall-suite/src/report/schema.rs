@@ -9,17 +9,29 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::ReportMeta;
+use crate::provenance::{shell_word, Build, CaseOrigin, Implementation, Provenance, SelfDescription};
 use crate::results::{CaseRecord, ProfileResult, RequirementResult};
 use crate::timing::reaction::ScaleSamples;
 use crate::timing::{Calibration, Lockstep, ReactionMs};
+use crate::waivers::WaiverRecord;
 use crate::{Level, RunVerdict, SuiteOutcome, Tally};
 
 /// Request bodies in the evidence are cut to this many bytes per string.
 const EVIDENCE_STRING_BYTES: usize = 2048;
 
+/// The schema `report.json` follows: fields are added, never renamed, within one.
+pub const REPORT_SCHEMA: &str = "squall-report/1";
+
+fn report_schema() -> String {
+    REPORT_SCHEMA.to_owned()
+}
+
 /// `report.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// `squall-report/1` (reports written before it was recorded read as it).
+    #[serde(default = "report_schema")]
+    pub schema: String,
     /// Who was tested, and how.
     pub iut: IutInfo,
     /// The squall that judged it.
@@ -50,6 +62,14 @@ pub struct Report {
     pub case_summary: Tally,
     /// Every requirement judged, with its cases.
     pub requirements: Vec<RequirementResult>,
+    /// Where the verdicts came from: squall's build, the features' digests, the implementation's
+    /// own account, the machine, each case's scenario digest and command (absent from reports
+    /// written before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// The waivers given, each with what became of it (absent when none were given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waivers: Vec<WaiverRecord>,
 }
 
 /// The implementation under test.
@@ -160,6 +180,7 @@ impl Report {
         let mut requirements = outcome.requirements.clone();
         requirements.iter_mut().flat_map(|r| r.cases.iter_mut()).for_each(cut_evidence);
         Report {
+            schema: report_schema(),
             iut: IutInfo {
                 name: meta.name.clone(),
                 command: meta.command.clone(),
@@ -188,6 +209,8 @@ impl Report {
             summary: outcome.requirements_tally(),
             case_summary: outcome.cases_tally(),
             requirements,
+            provenance: Some(provenance(meta, outcome)),
+            waivers: outcome.waivers.clone(),
         }
     }
 
@@ -204,6 +227,38 @@ impl Report {
     /// How long the run took.
     pub fn duration(&self) -> Duration {
         Duration::from_millis(self.duration_ms)
+    }
+}
+
+/// The run's provenance: what `outcome` read and ran, as `meta` ran it.
+fn provenance(meta: &ReportMeta, outcome: &SuiteOutcome) -> Provenance {
+    let profiles = outcome.selection.profiles().iter().map(|p| p.id).collect::<Vec<_>>().join(",");
+    let reproduce = |id: &str| {
+        format!(
+            "squall run --iut {} --level {} --profile {profiles} --case {}",
+            shell_word(&meta.run_as),
+            meta.level.as_str(),
+            shell_word(id)
+        )
+    };
+    Provenance {
+        squall: Build::this(),
+        features: outcome.features.clone(),
+        implementation: Implementation {
+            command: meta.command.clone(),
+            reported: outcome.cases.iter().find_map(|c| SelfDescription::of(c.evidence.outputs.result.as_ref()?)),
+        },
+        host: outcome.host.clone(),
+        cases: outcome
+            .cases
+            .iter()
+            .filter(|c| !c.id.is_empty())
+            .map(|c| CaseOrigin {
+                id: c.id.clone(),
+                scenario_sha256: c.scenario_sha256.clone(),
+                reproduce: reproduce(&c.id),
+            })
+            .collect(),
     }
 }
 
@@ -248,16 +303,26 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     use super::{cut_long_strings, Report, Timestamp};
+    use crate::provenance::{FeatureDigest, Host};
     use crate::report::ReportMeta;
     use crate::requirements::ProfileSelection;
     use crate::results::{by_profile, by_requirement, CaseRecord, CheckRecord, ClientOutputs, Evidence};
     use crate::timing::{Calibration, Lockstep, Reaction};
+    use crate::waivers::{Waiver, WaiverRecord, WaiverStatus};
     use crate::{Level, Strength, SuiteOutcome, Verdict};
     use serde_json::json;
 
     /// A run of one case with one failed check, every optional field filled.
     fn report() -> Report {
         let case = CaseRecord {
+            id: "req-0006-001/status-503-is-retried".into(),
+            clauses: vec![crate::clauses::Clause::new(
+                "000",
+                54,
+                "单测：模拟 provider 第一次 5xx，第二次成功，最终成功。",
+            )
+            .expect("a seed")],
+            scenario_sha256: Some("ab".repeat(32)),
             name: "Status 503 is retried".into(),
             feature: "REQ-0006-001 Generic provider retry".into(),
             requirements: vec!["REQ-0006-001".into()],
@@ -279,7 +344,11 @@ mod tests {
             machine_allowance_ms: Some(25.0),
             lockstep_ms: Some(12.5),
             evidence: Evidence {
-                outputs: ClientOutputs { result: Some(json!({"ok": false})), exit_code: Some(0), ..Default::default() },
+                outputs: ClientOutputs {
+                    result: Some(json!({"ok": false, "implementation": {"name": "acme-sdk", "version": "1.0.0"}})),
+                    exit_code: Some(0),
+                    ..Default::default()
+                },
                 duration_ms: Some(4.0),
                 ..Evidence::default()
             },
@@ -299,6 +368,18 @@ mod tests {
             },
             started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000),
             duration: Duration::from_millis(1234),
+            features: vec![FeatureDigest { file: "REQ-0006-001.feature".into(), sha256: "cd".repeat(32), cases: 1 }],
+            waivers: vec![WaiverRecord {
+                waiver: Waiver {
+                    id: "req-0006-001/status-503-is-retried".into(),
+                    reason: "known".into(),
+                    owner: "qa".into(),
+                    expires: "2099-01-01".into(),
+                },
+                status: WaiverStatus::Unused,
+                waived: vec![],
+            }],
+            host: Host { load_at_start: Some([0.5, 0.4, 0.3]), load_at_end: Some([0.6, 0.4, 0.3]), ..Host::now() },
         };
         let meta = ReportMeta {
             name: "reference".into(),

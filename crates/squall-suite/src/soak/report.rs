@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::SoakOutcome;
-use crate::report::markdown::cell;
+use crate::report::cell;
 use crate::report::write_atomically;
 use crate::SuiteError;
 
