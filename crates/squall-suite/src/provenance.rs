@@ -78,8 +78,8 @@ pub fn shell_word(text: &str) -> String {
 pub struct Build {
     /// Its version.
     pub version: String,
-    /// The git commit it was built from, when it was built from a checkout
-    /// (`-dirty` when the checkout had changes to tracked files).
+    /// The git commit the checkout it was built from was at (changes not yet committed are not
+    /// told apart); absent when it was not built from a checkout.
     pub commit: Option<String>,
 }
 
