@@ -30,7 +30,7 @@ if ! "$sdk/python/bin/python" -c 'import pytest, pytest_squall' 2>/dev/null; the
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -e "$root/integrations/python"
 fi
 
-if [ ! -d "$root/integrations/js/examples/node_modules/vitest" ]; then
+if [ ! -d "$root/integrations/js/examples/node_modules/vitest" ] || [ ! -d "$root/integrations/js/examples/node_modules/typescript" ]; then
   echo "setup-sdks: installing the JavaScript integration's examples' packages into integrations/js/examples"
   (cd "$root/integrations/js/examples" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -16,7 +16,7 @@ globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, 
 const out = process.env.SQUALL_OUT;
 // What the adapter is, for the report's provenance (the IUT contract's `implementation`).
 const sdk = JSON.parse(readFileSync(new URL("./node_modules/@langchain/openai/package.json", import.meta.url), "utf8"));
-const implementation = { name: `${sdk.name} (node)`, version: sdk.version };
+const implementation = { name: `${sdk.name} (node)`, version: sdk.version, runtime: `node ${process.version}` };
 const writeResult = (result) =>
   writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
 

@@ -15,6 +15,7 @@ judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an
 import importlib.metadata
 import json
 import os
+import platform
 import time
 
 import anthropic
@@ -49,7 +50,11 @@ scaled_timeout = type(default)(
 def write_result(result):
     result["time_scale"] = SCALE
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
-    result["implementation"] = {"name": "anthropic (python)", "version": importlib.metadata.version("anthropic")}
+    result["implementation"] = {
+        "name": "anthropic (python)",
+        "version": importlib.metadata.version("anthropic"),
+        "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+    }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

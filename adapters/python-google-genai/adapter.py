@@ -16,6 +16,7 @@ judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an
 import importlib.metadata
 import json
 import os
+import platform
 import time
 
 import tenacity.nap
@@ -43,7 +44,11 @@ tenacity.nap.time = _ScaledTime()
 def write_result(result):
     result["time_scale"] = SCALE
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
-    result["implementation"] = {"name": "google-genai (python)", "version": importlib.metadata.version("google-genai")}
+    result["implementation"] = {
+        "name": "google-genai (python)",
+        "version": importlib.metadata.version("google-genai"),
+        "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+    }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

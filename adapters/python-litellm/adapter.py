@@ -12,6 +12,7 @@ are multiplied by SQUALL_TIME_SCALE. A case's SQUALL_MAX_RETRIES becomes litellm
 import importlib.metadata
 import json
 import os
+import platform
 import time
 
 # litellm fetches a model price list from the internet when imported; the copy it ships will do
@@ -42,7 +43,11 @@ base_client.time = _ScaledTime()
 def write_result(result):
     result["time_scale"] = SCALE
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
-    result["implementation"] = {"name": "litellm (python)", "version": importlib.metadata.version("litellm")}
+    result["implementation"] = {
+        "name": "litellm (python)",
+        "version": importlib.metadata.version("litellm"),
+        "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+    }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

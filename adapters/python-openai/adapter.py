@@ -14,6 +14,7 @@ judges what the SDK did on the wire. Tasks (`task`, `main`) are not something an
 import importlib.metadata
 import json
 import os
+import platform
 import sys
 import time
 
@@ -49,7 +50,11 @@ scaled_timeout = type(default)(
 def write_result(result):
     result["time_scale"] = SCALE
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
-    result["implementation"] = {"name": "openai (python)", "version": importlib.metadata.version("openai")}
+    result["implementation"] = {
+        "name": "openai (python)",
+        "version": importlib.metadata.version("openai"),
+        "runtime": f"{platform.python_implementation()} {platform.python_version()}",
+    }
     with open(os.path.join(OUT, "result.json"), "w") as f:
         json.dump(result, f)
 

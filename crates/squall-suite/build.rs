@@ -1,6 +1,7 @@
 //! Embeds the features (`features/*.feature`; `features` here links to the repository's, so the
 //! packaged crate carries them) so `squall run` works from anywhere, and records the git commit
-//! squall is built from for reports' provenance (`SQUALL_GIT_COMMIT`; none outside a checkout).
+//! squall is built from, and the compiler, for reports' provenance (`SQUALL_GIT_COMMIT`, none
+//! outside a checkout; `SQUALL_RUSTC`).
 
 include!("embed_files.rs");
 
@@ -30,4 +31,8 @@ fn record_commit(root: &std::path::Path) {
         }
     }
     println!("cargo:rustc-env=SQUALL_GIT_COMMIT={commit}");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let version = std::process::Command::new(rustc).arg("--version").output().ok();
+    let version = version.map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned()).unwrap_or_default();
+    println!("cargo:rustc-env=SQUALL_RUSTC={version}");
 }

@@ -1,9 +1,10 @@
 // squall-judge: PRD-0006 retry verdicts from squall's judge as a service (docs/service.md), for
-// any JavaScript test runner. `squall()` finds or starts a server and lists the cases (the
-// calibration runs first when a case is timed); register one test per entry, configure your
-// client from the entry's case, and `await entry.verify(runClient)`: it throws with the failing
-// checks when the case fails a MUST, and returns the verdict. No dependencies: fetch and
-// child_process.
+// any JavaScript test runner. `squall()` finds or starts a server and lists the cases; register
+// one test per entry, configure your client from the entry's case, and `await
+// entry.verify(runClient)`: it throws with the failing checks when the case fails a MUST, warns
+// (console.warn) on a missed SHOULD, and returns the verdict. The session's calibration runs
+// inside the first timed case that needs it, so running one case alone (`-t`) still measures.
+// No dependencies: fetch and child_process. Types: index.d.ts.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 
@@ -60,7 +61,13 @@ export async function findOrStart({ url = process.env.SQUALL_URL, bin = process.
   if (url) return { url: url.replace(/\/$/, ""), stop() {} };
   const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "ignore"] });
   const started = new Promise((resolve, reject) => {
-    server.once("error", (error) => reject(new Error(`cannot start ${bin} serve: ${error.message}`)));
+    server.once("error", (error) => {
+      const missing = error.code === "ENOENT"
+        ? `\`${bin}\` is not an executable here (not on the PATH, or no such file): give a running server's URL ` +
+          "(squall({ url }) or $SQUALL_URL), or the squall executable (squall({ bin }) or $SQUALL_BIN)"
+        : error.message;
+      reject(new Error(`cannot start squall serve: ${missing}`));
+    });
     createInterface({ input: server.stdout }).once("line", (line) => {
       const prefix = "squall listening on ";
       if (line.startsWith(prefix)) resolve(line.slice(prefix.length).trim());
@@ -70,7 +77,7 @@ export async function findOrStart({ url = process.env.SQUALL_URL, bin = process.
   return { url: await started, stop: () => server.kill() };
 }
 
-/** One case as a test sees it: `baseURL` (OpenAI, ends in /v1), `anthropicBaseURL`, `timeScale`
+/** One case as a test sees it: `baseURL` (OpenAI, ends in /v1), `anthropicBaseURL`, `geminiBaseURL`, `timeScale`
  * (multiply every wait and timeout of the client by it), `maxRetries` (null: the client's own
  * default), `agentProfile`, `prompt`, `env` (the IUT contract's variables), `description`. */
 export class Case {
@@ -82,6 +89,7 @@ export class Case {
       id: description.id,
       baseURL: run.base_url,
       anthropicBaseURL: run.anthropic_base_url,
+      geminiBaseURL: run.gemini_base_url,
       timeScale: run.time_scale,
       env: run.env,
       maxRetries: description.client.max_retries,
@@ -91,11 +99,51 @@ export class Case {
   }
 }
 
-/** One test to register: the calibration or a case, run with `verify(runClient)`. */
+/** The calibrations of one `squall()` call's sessions: each session's runs once, and its
+ * one-line summary (as `squall run` prints it). */
+class Calibrations {
+  constructor(description) {
+    this.description = description;
+    this.summaries = new Map();
+    this.running = new Map();
+  }
+
+  /** The calibration of `entry`'s session, run with `runClient` unless it ran or is running. */
+  ensure(entry, runClient, limitMs) {
+    if (!this.description) return Promise.resolve();
+    if (!this.running.has(entry.session)) this.running.set(entry.session, this.run(entry, runClient, limitMs));
+    return this.running.get(entry.session);
+  }
+
+  async run(entry, runClient, limitMs) {
+    let reply = {};
+    for (const scale of this.description.time_scales) {
+      for (let n = 0; n < this.description.instances_per_scale; n++) {
+        const body = { session: entry.session, level: entry.level, seed: entry.seed, time_scale: scale };
+        const run = await entry.judge.createRun(this.description.id, body);
+        const outcome = await within(limitMs, runClient(new Case(entry.judge, run, this.description)));
+        reply = await entry.judge.verdict(run, outcome);
+      }
+    }
+    this.summaries.set(entry.session, reply.summary ?? "no summary");
+    console.log(`squall calibration of session ${entry.session}: ${this.summaries.get(entry.session)}`);
+  }
+}
+
+/** What `promise` gave as a result.json outcome, or a timed-out one after `limitMs`. */
+async function within(limitMs, promise) {
+  let timer;
+  const timedOut = new Promise((resolve) => (timer = realSetTimeout(() => resolve({ timed_out: true }), limitMs)));
+  const returned = await Promise.race([Promise.resolve(promise), timedOut]).finally(() => clearTimeout(timer));
+  if (returned?.timed_out) return { result: null, timed_out: true, case_timeout_s: limitMs / 1000 };
+  return returned && "result" in returned ? returned : { result: returned };
+}
+
+/** One test to register: a case, run with `verify(runClient)`. */
 export class Entry {
-  constructor(judge, description, { session, level, seed, timeScale, label, verdicts, caseTimeoutMs }) {
-    Object.assign(this, { judge, description, session, level, seed, timeScale, verdicts, caseTimeoutMs });
-    this.id = label ?? description.id;
+  constructor(judge, description, { session, level, seed, timeScale, verdicts, caseTimeoutMs, calibrations }) {
+    Object.assign(this, { judge, description, session, level, seed, timeScale, verdicts, caseTimeoutMs, calibrations });
+    this.id = description.id;
     this.verdict = null;
   }
 
@@ -107,36 +155,35 @@ export class Entry {
   /** Run `runClient(case)` — it returns the result object, or {result, events} — and judge it;
    * when squall asks for a confirming run, run it again at the slower scale. A client still
    * running after `timeoutMs` (default: 60 s at 1/100, as `squall run` gives; more for a slower
-   * run) is judged as timed out (it is left running: an SDK call cannot be killed). Throws
-   * SquallVerdictError on `fail` or `error`; returns the verdict. */
+   * run) is judged as timed out (it is left running: an SDK call cannot be killed). A timed case
+   * first runs its session's calibration if the session has none. Throws SquallVerdictError on
+   * `fail` or `error`, warns on `warn`; returns the verdict. */
   async verify(runClient, { timeoutMs = this.caseTimeoutMs } = {}) {
+    if (this.description.timed) await this.calibrations?.ensure(this, runClient, timeoutMs ?? 60_000);
     let timeScale = this.timeScale;
     for (let run = 0; run < 2; run++) {
       const started = performance.now();
       this.case = await this.start(timeScale);
       const limit = timeoutMs ?? 60_000 * Math.max(1, this.case.timeScale / 0.01);
-      let timer;
-      const timedOut = new Promise((resolve) => (timer = realSetTimeout(() => resolve({ timed_out: true }), limit)));
-      const returned = await Promise.race([Promise.resolve(runClient(this.case)), timedOut]).finally(() => clearTimeout(timer));
-      const outcome = returned?.timed_out
-        ? { result: null, timed_out: true, case_timeout_s: limit / 1000 }
-        : returned && "result" in returned
-          ? returned
-          : { result: returned };
+      const outcome = await within(limit, runClient(this.case));
       this.verdict = await this.judge.verdict(this.case.run, { ...outcome, duration_ms: performance.now() - started });
       if (!this.verdict.confirm) break;
       timeScale = this.verdict.confirm.time_scale;
     }
     if (this.verdicts) appendFileSync(this.verdicts, `${JSON.stringify(this.verdict)}\n`);
     if (["fail", "error"].includes(this.verdict.verdict)) throw new SquallVerdictError(this.verdict);
+    // A missed SHOULD passes, visibly: test runners show a test's console output.
+    if (this.verdict.verdict === "warn") console.warn(`squall: SHOULD missed (a warning, not a failure)\n${describe(this.verdict)}`);
     return this.verdict;
   }
 }
 
-/** Find or start a server and list its cases as entries to register as tests, the calibration
- * first when a case is timed. Herd cases are left out (`squall run --herd` judges them). Each
- * verdict is appended to `verdicts` (default $SQUALL_VERDICTS), a JSON object a line, if set;
- * `caseTimeoutMs` (default $SQUALL_CASE_TIMEOUT seconds) is each case's time limit. */
+/** Find or start a server and list its cases as entries to register as tests (the calibration
+ * runs inside the first timed case; `calibrate: false` skips it). Herd cases are left out
+ * (`squall run --herd` judges them). Each verdict is appended to `verdicts` (default
+ * $SQUALL_VERDICTS), a JSON object a line, if set; `caseTimeoutMs` (default
+ * $SQUALL_CASE_TIMEOUT seconds) is each case's time limit; `timeScale` runs every case at that
+ * scale (1 for a client whose waits cannot be scaled: each case then takes production time). */
 export async function squall({
   url,
   bin,
@@ -146,6 +193,7 @@ export async function squall({
   session,
   seed,
   calibrate = true,
+  timeScale,
   verdicts = process.env.SQUALL_VERDICTS,
   caseTimeoutMs = process.env.SQUALL_CASE_TIMEOUT ? Number(process.env.SQUALL_CASE_TIMEOUT) * 1000 : undefined,
 } = {}) {
@@ -153,18 +201,12 @@ export async function squall({
   const judge = new Judge(server.url);
   const wanted = [tags, "not @herd"].filter(Boolean).map((t) => `(${t})`).join(" and ");
   const list = await judge.cases({ profile, level, tags: wanted });
-  const options = { session: session ?? `js-${process.pid}-${Date.now()}`, level, seed, verdicts, caseTimeoutMs };
-  const entries = [];
-  if (calibrate && list.cases.some((c) => c.timed)) {
-    const { calibration } = list;
-    for (const scale of calibration.time_scales) {
-      for (let n = 1; n <= calibration.instances_per_scale; n++) {
-        entries.push(new Entry(judge, calibration, { ...options, timeScale: scale, label: `calibration-${scale}-${n}` }));
-      }
-    }
-  }
-  entries.push(...list.cases.map((c) => new Entry(judge, c, options)));
-  return { url: server.url, judge, entries, stop: server.stop };
+  const calibrations = new Calibrations(calibrate ? list.calibration : null);
+  const options = {
+    session: session ?? `js-${process.pid}-${Date.now()}`, level, seed, timeScale, verdicts, caseTimeoutMs, calibrations,
+  };
+  const entries = list.cases.map((c) => new Entry(judge, c, options));
+  return { url: server.url, judge, entries, calibrations: calibrations.summaries, stop: server.stop };
 }
 
 /** A verdict as an error message: the case, its requirements, each check that failed or warned. */

@@ -53,11 +53,11 @@ fn same_as_kept(verdicts: &BTreeMap<String, Value>, report: &str, output: &str) 
     require(differ.is_empty(), &format!("{}\n{output}", differ.join("\n")));
 }
 
-fn text(output: &Output) -> String {
+pub(super) fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
 }
 
-fn examples_js() -> PathBuf {
+pub(super) fn examples_js() -> PathBuf {
     let dir = root().join("integrations/js/examples");
     assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
     dir

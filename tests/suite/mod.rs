@@ -14,6 +14,7 @@ mod hardening; // security defaults, bad input, load
 mod herd_server; // a herd on one run: each client's base URL, attempts counted per client
 mod independent_iut; // an independent correct implementation passes every profile (slow)
 mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
+mod integrations_first_hour; // a new user's first hour with pytest and vitest: rootdir, one case alone, warnings, types
 mod journal; // the journal: complete under every ending, with timings a client can trust
 mod layout; // the library stays light, and no crate has an import circle
 mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)

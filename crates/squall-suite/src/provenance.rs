@@ -40,6 +40,9 @@ pub struct SelfDescription {
     pub name: String,
     /// Its version, if it gave one.
     pub version: Option<String>,
+    /// What it runs on (`CPython 3.12.3`, `node v22.11.0`), if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 impl SelfDescription {
@@ -49,6 +52,7 @@ impl SelfDescription {
         Some(SelfDescription {
             name: about.get("name")?.as_str()?.to_owned(),
             version: about.get("version").and_then(|v| v.as_str()).map(str::to_owned),
+            runtime: about.get("runtime").and_then(|v| v.as_str()).map(str::to_owned),
         })
     }
 }
@@ -81,6 +85,9 @@ pub struct Build {
     /// The git commit the checkout it was built from was at (changes not yet committed are not
     /// told apart); absent when it was not built from a checkout.
     pub commit: Option<String>,
+    /// The Rust compiler that built it (`rustc 1.91.0 (…)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rustc: Option<String>,
 }
 
 impl Build {
@@ -89,6 +96,7 @@ impl Build {
         Build {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             commit: option_env!("SQUALL_GIT_COMMIT").filter(|c| !c.is_empty()).map(str::to_owned),
+            rustc: option_env!("SQUALL_RUSTC").filter(|c| !c.is_empty()).map(str::to_owned),
         }
     }
 }

@@ -18,6 +18,8 @@ class Judge:
 
     def __init__(self, url):
         self.url = url.rstrip("/")
+        # Session → its calibration's one-line summary, once it ran.
+        self.calibrations = {}
 
     def _call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
@@ -43,24 +45,47 @@ class Judge:
         """The verdict on `outcome` (result, events, ...) for `run`."""
         return self._call("POST", run["verdict"], outcome)
 
+    def calibrate(self, calibration, session, level, seed, run_client, timeout):
+        """Run the `calibration` case in `session` with `run_client`, once per session: what the
+        client spends of its own per retry, which timing checks take out of every wait. Whether
+        it ran now."""
+        if session in self.calibrations:
+            return False
+        reply = {}
+        for scale in calibration["time_scales"]:
+            for _ in range(calibration["instances_per_scale"]):
+                case = Case(self, calibration, session, level, seed, scale)
+                returned = _within(timeout, run_client, case)
+                if returned is _TIMED_OUT:
+                    reply = case.judge_outcome(None, timed_out=True, case_timeout_s=timeout)
+                    continue
+                result, events = returned if isinstance(returned, tuple) else (returned, None)
+                reply = case.judge_outcome(result, events)
+        self.calibrations[session] = reply.get("summary", "no summary")
+        return True
+
 
 class Case:
     """One case as a test sees it: how to configure the client, and the verdict on what it did.
 
-    `base_url` (OpenAI, ends in /v1), `anthropic_base_url`, `time_scale` (multiply every wait
+    `base_url` (OpenAI, ends in /v1), `anthropic_base_url`, `gemini_base_url`, `time_scale` (multiply every wait
     and timeout of the client by it), `max_retries` (None: the client's own default),
     `agent_profile`, `prompt`, `env` (the IUT contract's variables), and `description` (the
     case as exported: id, requirements, checks)."""
 
-    def __init__(self, judge, description, session, level, seed=None, time_scale=None, case_timeout=None):
+    def __init__(self, judge, description, session, level, seed=None, time_scale=None, case_timeout=None,
+                 calibration=None):
         self.judge = judge
         self.case_timeout = case_timeout
+        self.calibration = calibration
+        self.asked_time_scale = time_scale
         self.description = description
         self.id = description["id"]
         self.session, self.level, self.seed = session, level, seed
         self.run = judge.create_run(self.id, session=session, level=level, seed=seed, time_scale=time_scale)
         self.base_url = self.run["base_url"]
         self.anthropic_base_url = self.run["anthropic_base_url"]
+        self.gemini_base_url = self.run.get("gemini_base_url")
         self.time_scale = self.run["time_scale"]
         self.env = self.run["env"]
         client = description["client"]
@@ -80,8 +105,15 @@ class Case:
         it; when squall asks for a confirming run, run it again at the slower scale. A client
         still running after `timeout` seconds (default: 60 at 1/100, as `squall run` gives; more
         for a slower run) is judged as timed out (its thread is left behind: an SDK call cannot be
-        killed). Raises SquallVerdictError on `fail` or `error`; returns the verdict."""
+        killed). A timed case first runs the session's calibration if it has none (once per
+        session). Raises SquallVerdictError on `fail` or `error`; returns the verdict."""
         case = self
+        if self.calibration and self.description.get("timed"):
+            limit = timeout or self.case_timeout or 60
+            if self.judge.calibrate(self.calibration, self.session, self.level, self.seed, run_client, limit):
+                # The run's time scale is chosen from the session's calibration: a run made before it.
+                case = Case(self.judge, self.description, self.session, self.level, self.seed,
+                            self.asked_time_scale, self.case_timeout)
         for _ in range(2):
             started = time.monotonic()
             limit = timeout or self.case_timeout or 60 * max(1.0, case.time_scale / 0.01)

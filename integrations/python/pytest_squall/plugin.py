@@ -1,8 +1,10 @@
-"""The pytest plugin: options, the `squall` marker, a test parametrized over squall's cases
-(the calibration runs first when a case is timed), and the `squall_case` fixture."""
+"""The pytest plugin: options, the `squall` marker, a test parametrized over squall's cases,
+and the `squall_case` fixture. The session's calibration runs inside the first timed case that
+needs it (so `-k` and `--lf` keep it), and its one-line summary ends the run's report."""
 
 import json
 import os
+import shlex
 import warnings
 
 import pytest
@@ -27,14 +29,40 @@ def pytest_addoption(parser):
     group.addoption("--squall-verdicts", help="append every verdict to this file, a JSON object a line")
     group.addoption("--squall-case-timeout", type=float,
                     help="seconds a client may run in a case (default 60 at 1/100, more for a slower run)")
+    group.addoption("--squall-time-scale", type=float,
+                    help="run every case at this time scale; 1 for a client whose waits cannot be scaled "
+                         "(each case then takes its production time: minutes)")
+
+
+# Options whose value is a path: written `--opt PATH`, pytest takes PATH for a test path when it
+# chooses its rootdir (before any plugin's options are known), so `--opt=PATH` is required.
+_PATH_OPTIONS = ("--squall-bin", "--squall-verdicts")
+
+
+def _space_form(config):
+    """The path option given as two arguments, if any."""
+    args = list(config.invocation_params.args) + shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    return next((arg for arg in args if arg in _PATH_OPTIONS), None)
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "squall(profile=None, level=None, tags=None, calibrate=True): run the test once per case squall judges, "
-        "with the squall_case fixture",
+        "squall(profile=None, level=None, tags=None, calibrate=True, time_scale=None): run the test once per "
+        "case squall judges, with the squall_case fixture",
     )
+    option = _space_form(config)
+    if option:
+        raise pytest.UsageError(
+            f"write {option}=PATH, not {option} PATH: pytest chooses its rootdir before it knows {option} takes "
+            f"a value, and took PATH for a test path (rootdir: {config.rootpath})"
+        )
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    judge = getattr(config, "_squall_judge", None)
+    for session, summary in (judge.calibrations.items() if judge else []):
+        terminalreporter.write_line(f"squall calibration of session {session}: {summary}")
 
 
 def _judge(config):
@@ -52,6 +80,7 @@ def _settings(config, marker):
         # Herds run many clients at once: `squall run --herd` judges them.
         "tags": " and ".join(f"({t})" for t in tags + ["not @herd"]),
         "calibrate": kwargs.get("calibrate", True),
+        "time_scale": kwargs.get("time_scale") or config.getoption("squall_time_scale"),
     }
 
 
@@ -60,24 +89,20 @@ def pytest_generate_tests(metafunc):
         return
     settings = _settings(metafunc.config, metafunc.definition.get_closest_marker("squall"))
     listing = _judge(metafunc.config).cases(settings["profile"], settings["level"], settings["tags"])
-    params = []
-    if settings["calibrate"] and any(case["timed"] for case in listing["cases"]):
-        calibration = listing["calibration"]
-        for scale in calibration["time_scales"]:
-            for n in range(calibration["instances_per_scale"]):
-                params.append(pytest.param((calibration, scale, settings["level"]), id=f"calibration-{scale}-{n + 1}"))
-    params += [pytest.param((case, None, settings["level"]), id=case["id"]) for case in listing["cases"]]
+    calibration = listing["calibration"] if settings["calibrate"] else None
+    params = [pytest.param((case, settings, calibration), id=case["id"]) for case in listing["cases"]]
     metafunc.parametrize("squall_case", params, indirect=True)
 
 
 @pytest.fixture
 def squall_case(request):
     """The case this test runs: configure the client from it, then `squall_case.verify(run)`."""
-    description, time_scale, level = request.param
+    description, settings, calibration = request.param
     config = request.config
     session = config.getoption("squall_session") or f"pytest-{os.getpid()}"
-    case = Case(_judge(config), description, session, level, config.getoption("squall_seed"), time_scale,
-                case_timeout=config.getoption("squall_case_timeout"))
+    case = Case(_judge(config), description, session, settings["level"], config.getoption("squall_seed"),
+                settings["time_scale"], case_timeout=config.getoption("squall_case_timeout"),
+                calibration=calibration)
     yield case
     verdict = case.verdict
     if verdict is None:

@@ -28,7 +28,7 @@ pub async fn run_case(env: &CaseEnv) -> Result<(), CaseError> {
     result["time_scale"] = json!(env.time_scale);
     // What it says of itself (the IUT contract's optional `implementation`), for provenance.
     let name = env.mutant.map_or_else(|| "squall-reference".to_owned(), |m| format!("squall-reference:{}", m.name()));
-    result["implementation"] = json!({"name": name, "version": env!("CARGO_PKG_VERSION")});
+    result["implementation"] = json!({"name": name, "version": env!("CARGO_PKG_VERSION"), "runtime": "Rust"});
     if let Some(mutant) = env.mutant {
         mutants::distort_events(mutant, &env.out.join("events.jsonl"))?;
         mutants::distort_outputs(mutant, env.task == CaseTask::Stream, &env.out, &mut result)?;

@@ -158,13 +158,25 @@ fn ended_turn(observation: &Observation, args: &Args) -> Found {
 fn no_events(observation: &Observation, args: &Args) -> Found {
     let kind = arg(args, 1);
     let seen = observation.events_of(kind).len();
-    Found::new(format!("{seen} {kind} event(s)"), seen == 0)
+    Found::new(counted(observation, seen, kind), seen == 0)
 }
 
 fn exactly_events(observation: &Observation, args: &Args) -> Found {
     let (count, kind): (usize, &str) = (number(args, 1), arg(args, 2));
     let seen = observation.events_of(kind).len();
-    Found::new(format!("{seen} {kind} event(s)"), seen == count)
+    Found::new(counted(observation, seen, kind), seen == count)
+}
+
+/// "2 runtime.error event(s)", saying so when the client gave no events at all: at level
+/// `events` a count of 0 then means nothing was posted or written, not that nothing happened.
+fn counted(observation: &Observation, seen: usize, kind: &str) -> String {
+    match observation.iut.events.is_empty() {
+        true => format!(
+            "{seen} {kind} event(s): the client gave no events at all (level `events` judges them: write \
+             events.jsonl, or post them as `events` with the outcome)"
+        ),
+        false => format!("{seen} {kind} event(s)"),
+    }
 }
 
 fn describe_errors(errors: &[&Value]) -> String {

@@ -76,7 +76,10 @@ fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: f
 /// one it was given (`time_scale` in `result.json` is optional).
 fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: f64) -> Option<String> {
     let reported = result.map(|r| &r["time_scale"]).filter(|v| !v.is_null())?;
-    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it), or run with --time-scale 1 if the implementation cannot scale its waits";
+    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it), or, if the client cannot scale its \
+               waits, run every case at time scale 1 (`squall run --time-scale 1`; pytest `--squall-time-scale 1`; \
+               squall-judge `squall({ timeScale: 1 })`; `\"time_scale\": 1` when creating a run) — each case then \
+               takes its production time";
     match reported.as_f64() {
         Some(seen) if (seen - time_scale).abs() <= 1e-6 * time_scale => None,
         Some(seen) => Some(format!(

@@ -16,14 +16,18 @@ pub(super) fn render(out: &mut String, report: &Report) {
         |load: Option<[f64; 3]>| load.map_or_else(|| "not measured".to_owned(), |[a, b, c]| format!("{a} / {b} / {c}"));
     let reported = p.implementation.reported.as_ref().map_or_else(
         || "nothing (`result.json` has no `implementation`)".to_owned(),
-        |s| format!("`{}` {}", cell(&s.name), s.version.as_deref().unwrap_or("(no version)")),
+        |s| {
+            let runtime = s.runtime.as_deref().map(|r| format!(" on {}", cell(r))).unwrap_or_default();
+            format!("`{}` {}{runtime}", cell(&s.name), s.version.as_deref().unwrap_or("(no version)"))
+        },
     );
     let _ = writeln!(out, "\n## Provenance\n\n| | |\n|---|---|");
     let _ = writeln!(
         out,
-        "| squall | {} (commit {}) |",
+        "| squall | {} (commit {}; {}) |",
         p.squall.version,
-        p.squall.commit.as_deref().unwrap_or("unknown: not built from a git checkout")
+        p.squall.commit.as_deref().unwrap_or("unknown: not built from a git checkout"),
+        p.squall.rustc.as_deref().unwrap_or("compiler unknown")
     );
     let _ = writeln!(out, "| Implementation | `{}`; it says it is {reported} |", cell(&p.implementation.command));
     let _ = writeln!(out, "| Machine | {} {}, {} cores |", p.host.os, p.host.arch, p.host.cores);

@@ -345,7 +345,9 @@ mod tests {
             lockstep_ms: Some(12.5),
             evidence: Evidence {
                 outputs: ClientOutputs {
-                    result: Some(json!({"ok": false, "implementation": {"name": "acme-sdk", "version": "1.0.0"}})),
+                    result: Some(
+                        json!({"ok": false, "implementation": {"name": "acme-sdk", "version": "1.0.0", "runtime": "CPython 3.12.3"}}),
+                    ),
                     exit_code: Some(0),
                     ..Default::default()
                 },

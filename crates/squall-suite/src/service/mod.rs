@@ -125,6 +125,7 @@ impl CaseService {
             samples: reaction.samples,
             missing: reaction.missing,
             lockstep_ms: self.sessions.lockstep_ms(&ticket.session),
+            summary: self.sessions.summary(&ticket.session),
         }
     }
 
@@ -276,7 +277,7 @@ impl CaseJudge for CaseService {
 
     fn judge(&self, ticket: &Ticket, run: JudgedRun) -> Result<VerdictReply, Refusal> {
         if ticket.case == CALIBRATION_ID {
-            return Ok(VerdictReply::Calibration(self.judge_calibration(ticket, &run)));
+            return Ok(VerdictReply::Calibration(Box::new(self.judge_calibration(ticket, &run))));
         }
         let plan = self.plan(&ticket.case)?;
         let mut runs = outcome::runs(&run.outcome, ticket.herd)?;

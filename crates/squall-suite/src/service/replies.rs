@@ -56,7 +56,7 @@ pub enum VerdictReply {
     /// A case's verdict.
     Case(Box<CaseVerdict>),
     /// What a calibration run measured.
-    Calibration(CalibrationVerdict),
+    Calibration(Box<CalibrationVerdict>),
 }
 
 /// A case's verdict: its record, without the evidence the client already has.
@@ -128,4 +128,6 @@ pub struct CalibrationVerdict {
     pub(super) missing: Option<String>,
     /// How far the session's lockstep herd spread, real ms (null before a herd calibration).
     pub(super) lockstep_ms: Option<f64>,
+    /// The session's calibration so far in one line, as `squall run` prints it.
+    pub(super) summary: String,
 }

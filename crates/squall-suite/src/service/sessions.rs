@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use crate::timing::reaction::ScaleSamples;
-use crate::timing::{Lockstep, Reaction};
+use crate::timing::{Calibration, Lockstep, Reaction};
 
 /// Sessions kept; one more forgets the oldest.
 const MAX_SESSIONS: usize = 1_000;
@@ -66,6 +66,22 @@ impl Sessions {
             }
         }
         kept
+    }
+
+    /// The session's calibration so far, as `squall run` states it in one line ("client
+    /// reaction: median … ms real …, from N retries at 1/100 and 1/25; asked to wait 1 ms, …").
+    pub(crate) fn summary(&self, session: &str) -> String {
+        let reaction = self.reaction(session);
+        let kept = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut scales: Vec<ScaleSamples> = kept.samples.get(session).cloned().unwrap_or_default();
+        scales.sort_by_key(|s| std::cmp::Reverse(s.gaps_ms.len()));
+        scales.truncate(2);
+        scales.sort_by(|a, b| a.time_scale.total_cmp(&b.time_scale));
+        let mut samples = [ScaleSamples::default(), ScaleSamples::default()];
+        for (slot, scale) in samples.iter_mut().zip(scales) {
+            *slot = scale;
+        }
+        Calibration { samples, ..Calibration::assumed(reaction) }.summary()
     }
 
     /// The session's reaction, from the two scales it has most samples at.

@@ -96,3 +96,22 @@ fn a_timed_case_asks_for_a_calibration_and_then_runs_where_its_checks_can_judge(
         service.prepare(timed, &request(json!({"time_scale": 0.001}))).expect_err("faster than the case").message;
     assert!(refused.contains("runs at 0.01 or slower"), "{refused}");
 }
+
+#[test]
+fn at_level_events_a_client_that_gave_no_events_is_told_so() {
+    let service = service();
+    let case = "req-0006-001/exhausting-the-retries-ends-in-runtime-error-and-stop-reason-error";
+    let prepared = service.prepare(case, &request(json!({"level": "events"}))).expect("a run");
+    let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": false, "stop_reason": "error"}}));
+    let events = verdict["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"].as_str().is_some_and(|n| n.contains("runtime.error")));
+    let observed = events.map(|c| c["observed"].as_str().unwrap_or("")).unwrap_or("");
+    assert!(observed.starts_with("0 runtime.error event(s): the client gave no events at all"), "{verdict}");
+    let prepared = service.prepare(case, &request(json!({"level": "events"}))).expect("a run");
+    let given = json!({"result": {"ok": false}, "events": [{"type": "result", "stop_reason": "error"}]});
+    let verdict = judged(&service, &prepared.ticket, given);
+    assert!(!verdict.to_string().contains("gave no events"), "{verdict}");
+}
