@@ -125,6 +125,13 @@ impl ScriptedRun {
         self.anthropic_base_url()
     }
 
+    /// Use as the openai SDKs' `AzureOpenAI` `azure_endpoint` (or `AZURE_OPENAI_ENDPOINT`): the
+    /// run's URL without `/v1`, to which the client appends
+    /// `/openai/deployments/{model}/chat/completions?api-version=…`.
+    pub fn azure_openai_endpoint(&self) -> &str {
+        self.anthropic_base_url()
+    }
+
     /// On a server with an upstream (docs/proxy.md): the scenario that replays what the upstream
     /// answered this run's forwarded requests, one attempt per reply in arrival order; `None`
     /// when nothing was forwarded.

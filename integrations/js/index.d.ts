@@ -111,6 +111,8 @@ export class Case {
   baseURL: string;
   anthropicBaseURL: string;
   geminiBaseURL: string;
+  /** The run as an Azure OpenAI endpoint (`AzureOpenAI`'s `endpoint`). */
+  azureOpenAIEndpoint: string;
   /** Multiply every wait and timeout of the client by it. */
   timeScale: number;
   /** null: the client's own default (which REQ-0006-002 judges). */

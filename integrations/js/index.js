@@ -90,6 +90,7 @@ export class Case {
       baseURL: run.base_url,
       anthropicBaseURL: run.anthropic_base_url,
       geminiBaseURL: run.gemini_base_url,
+      azureOpenAIEndpoint: run.azure_openai_endpoint,
       timeScale: run.time_scale,
       env: run.env,
       maxRetries: description.client.max_retries,

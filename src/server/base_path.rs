@@ -1,6 +1,8 @@
 //! The paths model requests come to: a run's base URL, `/runs/{id}/v1/...`, and each herd
 //! client's under it, `/runs/{id}/clients/{k}/v1/...` (Gemini's requests come to
-//! `/runs/{id}/v1beta/models/...`: its SDKs append the API version themselves) (the same for a catalogue scenario's shared
+//! `/runs/{id}/v1beta/models/...`: its SDKs append the API version themselves; Azure OpenAI's to
+//! `/runs/{id}/openai/deployments/{deployment}/...` or `/runs/{id}/openai/v1/...`, the run's URL
+//! being the Azure endpoint) (the same for a catalogue scenario's shared
 //! run under `/scenarios/{name}/`). A herd's requests are told apart by the path alone: a client
 //! needs no header, only the base URL it was given.
 
@@ -15,7 +17,8 @@ pub(crate) struct BasePath<'a> {
     /// The herd client whose base URL it came to; `None` for the run's own.
     pub client: Option<u32>,
     /// What follows `/v1`: `/responses`, `/messages`, ... (`/` for the base URL itself); for
-    /// the Gemini API, the whole `/v1beta/models/{model}:{method}`.
+    /// the Gemini API, the whole `/v1beta/models/{model}:{method}`; for Azure OpenAI, the whole
+    /// `/openai/…`.
     pub rest: &'a str,
 }
 
@@ -34,7 +37,7 @@ pub(crate) fn split_base<'a>(path: &'a str, prefix: &str) -> Option<BasePath<'a>
         }
         None => (None, rest),
     };
-    if rest.starts_with("v1beta/") {
+    if rest.starts_with("v1beta/") || rest.starts_with("openai/") {
         // `rest` lies at the end of `path`, after a `/`.
         let with_slash = &path[path.len() - rest.len() - 1..];
         return Some(BasePath { id, client, rest: with_slash });
@@ -76,6 +79,10 @@ mod tests {
         assert_eq!(
             split("/runs/r1/clients/2/v1beta/models/g:generateContent"),
             Some(("r1", Some(2), "/v1beta/models/g:generateContent"))
+        );
+        assert_eq!(
+            split("/runs/r1/openai/deployments/gpt-4o/chat/completions"),
+            Some(("r1", None, "/openai/deployments/gpt-4o/chat/completions"))
         );
         for refused in [
             "/runs/r1/v2/responses",

@@ -357,7 +357,7 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         }
         _ => {
             let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models and Gemini's /v1beta/models/{{model}}:generateContent");
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent and Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions");
             Route::Answered(model_api_error(api_by_prefix(path), StatusCode::NOT_FOUND, &message, "not_found"))
         }
     }

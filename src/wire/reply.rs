@@ -32,7 +32,7 @@ impl Api {
     /// `/chat/completions`, `/messages`, and Gemini's `/v1beta/models/{model}:generateContent`
     /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too).
     pub fn at_path(path: &str) -> Option<Api> {
-        match path {
+        match azure_openai_path(path).unwrap_or(path) {
             "/responses" => Some(Api::Responses),
             "/chat/completions" => Some(Api::Chat),
             "/messages" => Some(Api::Messages),
@@ -174,5 +174,38 @@ fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value) {
             (status, anthropic_errors::error_body(kind, &message))
         }
         Api::Gemini => gemini_errors::failure_error(&failure.code, failure.message.as_deref()),
+    }
+}
+
+/// What an Azure OpenAI path asks of the OpenAI API it mirrors: `/openai/deployments/{name}/X`,
+/// `/openai/v1/X` and `/openai/X` (what the openai SDKs' `AzureOpenAI` calls, its endpoint the
+/// run's URL) are `/X`; `None` for a path that is not Azure's.
+pub(crate) fn azure_openai_path(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("/openai").filter(|r| r.starts_with('/'))?;
+    if let Some(deployed) = rest.strip_prefix("/deployments/") {
+        let slash = deployed.find('/').filter(|at| *at > 0)?;
+        return Some(&deployed[slash..]);
+    }
+    match rest.strip_prefix("/v1") {
+        Some(after) if after.starts_with('/') => Some(after),
+        _ => Some(rest),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::azure_openai_path;
+    use crate::journal::Api;
+
+    #[test]
+    fn azure_openai_paths_are_the_openai_apis() {
+        assert_eq!(azure_openai_path("/openai/deployments/gpt-4o/chat/completions"), Some("/chat/completions"));
+        assert_eq!(azure_openai_path("/openai/v1/responses"), Some("/responses"));
+        assert_eq!(azure_openai_path("/openai/responses"), Some("/responses"));
+        assert_eq!(Api::at_path("/openai/deployments/d/chat/completions"), Some(Api::Chat));
+        assert_eq!(Api::at_path("/openai/v1/chat/completions"), Some(Api::Chat));
+        assert_eq!(Api::at_path("/openai/deployments//chat/completions"), None);
+        assert_eq!(Api::at_path("/openaix/responses"), None);
+        assert_eq!(azure_openai_path("/responses"), None);
     }
 }

@@ -83,10 +83,19 @@ const WEBSOCKET_CASES: &[(&str, &str)] = &[
     ("closed_1011", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"truncate\", after_deltas = 1, close_code = 1011 }\n"),
 ];
 
+/// Azure OpenAI: the checker gives each run's URL to `AzureOpenAI` as its endpoint.
+const AZURE_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    ("responses", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after-ms\" = \"1500\" }\n"),
+    ("retried", "[[attempts]]\nstatus = 503\nheaders = { \"retry-after-ms\" = \"10\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+];
+
 /// Which wire format a checker drives.
 #[derive(Clone, Copy)]
 enum Wire {
     OpenAi,
+    Azure,
     OpenAiWebSocket,
     Anthropic,
     Gemini,
@@ -100,6 +109,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         Wire::OpenAiWebSocket => WEBSOCKET_CASES,
         Wire::Anthropic => ANTHROPIC_CASES,
         Wire::Gemini => GEMINI_CASES,
+        Wire::Azure => AZURE_CASES,
     };
     let mut runs = BTreeMap::new();
     let mut urls = BTreeMap::new();
@@ -109,6 +119,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         let url = match wire {
             Wire::OpenAi | Wire::OpenAiWebSocket => run.base_url(),
             Wire::Anthropic => run.anthropic_base_url(),
+            Wire::Azure => run.azure_openai_endpoint(),
             Wire::Gemini => run.gemini_base_url(),
         };
         urls.insert(*case, url.to_owned());
@@ -166,6 +177,22 @@ fn node_checker(name: &str, package: &str) -> PathBuf {
     let script = node_dir.join(name);
     std::fs::copy(checker(&format!("node/{name}")), &script).expect("copy the node checker");
     script
+}
+
+/// Azure OpenAI's paths (`/openai/deployments/{model}/chat/completions?api-version=…`,
+/// `/openai/responses`) are the OpenAI APIs they mirror; the `api-key` header is never journaled.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn python_azure_openai_client_parses_every_reply_and_retries() {
+    let runs = run_checker(python(), checker("python/parse_azure.py"), Wire::Azure).await;
+    let chat = runs["text"].journal();
+    assert_eq!(chat[0].path, "/openai/deployments/gpt-4o/chat/completions");
+    assert_eq!(chat[0].api, Some(squall::journal::Api::Chat));
+    assert_eq!(chat[0].headers.get("api-key").map(String::as_str), Some("[redacted]"));
+    let responses = runs["responses"].journal();
+    assert_eq!(responses[0].api, Some(squall::journal::Api::Responses), "{}", responses[0].path);
+    let statuses: Vec<Option<u16>> = runs["retried"].journal().iter().map(|e| e.status).collect();
+    assert_eq!(statuses, [Some(503), Some(200)], "AzureOpenAI retries a 503, then succeeds");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -151,6 +151,11 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
         // `/v1beta/models/{model}:generateContent`.
         ("GOOGLE_GEMINI_BASE_URL", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
         ("GEMINI_API_KEY", "squall-gemini-test".to_owned()),
+        // The same run as an Azure OpenAI endpoint, which the openai SDKs' `AzureOpenAI` reads
+        // (with the key and API version) and appends `/openai/deployments/{model}/…` to.
+        ("AZURE_OPENAI_ENDPOINT", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        ("AZURE_OPENAI_API_KEY", "squall-azure-test".to_owned()),
+        ("OPENAI_API_VERSION", "2024-10-21".to_owned()),
         ("SQUALL_CASE", spec.case.clone()),
         ("SQUALL_TASK", spec.task.as_str().to_owned()),
         ("SQUALL_PROMPT", spec.prompt.clone()),

@@ -31,6 +31,7 @@ pub struct ClientWelcome {
     pub(super) base_url: String,
     pub(super) anthropic_base_url: String,
     pub(super) gemini_base_url: String,
+    pub(super) azure_openai_endpoint: String,
     pub(super) responses_websocket_url: String,
     pub(super) env: BTreeMap<String, String>,
 }
@@ -42,7 +43,8 @@ impl ClientWelcome {
         ClientWelcome {
             base_url: base_url.to_owned(),
             anthropic_base_url: root.clone(),
-            gemini_base_url: root,
+            gemini_base_url: root.clone(),
+            azure_openai_endpoint: root,
             responses_websocket_url: format!("{}/responses", base_url.replacen("http://", "ws://", 1)),
             env,
         }
