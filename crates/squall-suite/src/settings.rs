@@ -156,7 +156,7 @@ impl SuiteSettings {
     /// `SQUALL_REFERENCE_MUTANT`), `SQUALL_LEVEL`, `SQUALL_PROFILES` (the profiles judged;
     /// `SQUALL_PROFILE` still works and is deprecated), `SQUALL_TAGS`, `SQUALL_TIME_SCALE`,
     /// `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`, `SQUALL_SEED`,
-    /// `SQUALL_HERD`, `SQUALL_SHARD`.
+    /// `SQUALL_HERD`, `SQUALL_SHARD`, `SQUALL_CASES` (comma-separated case ids).
     pub fn from_env() -> Result<SuiteSettings, SettingsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -388,6 +388,10 @@ mod tests {
         let mut flags = SuiteSettings::new(Source::Flags);
         flags.shard = Some("2/3".to_owned());
         assert_eq!(resolved(flags).shard.map(|s| s.to_string()).as_deref(), Some("2/3"));
+        let cases = env(&[("SQUALL_CASES", "req-0006-001/status-503-is-retried, req-0006-001/status-408-is-retried")]);
+        assert_eq!(resolved(cases.expect("reads")).cases.len(), 2);
+        let error = env(&[("SQUALL_CASES", "req-0006-001/nope")]).expect("reads").resolve().expect_err("no such case");
+        assert!(error.to_string().starts_with("SQUALL_CASES=req-0006-001/nope: expected the id of a case"), "{error}");
     }
 
     #[test]
