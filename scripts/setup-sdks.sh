@@ -12,14 +12,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm and google-genai packages into $sdk/python"
+if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama' 2>/dev/null; then
+  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai and ollama packages into $sdk/python"
   python3 -m venv "$sdk/python"
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi
 
-if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ]; then
-  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk and @google/genai SDKs into $sdk/node"
+if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ]; then
+  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk, @google/genai and ollama SDKs into $sdk/node"
   mkdir -p "$sdk/node"
   cp "$root/tests/sdk/node/package.json" "$sdk/node/package.json"
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)

@@ -132,6 +132,12 @@ impl ScriptedRun {
         self.anthropic_base_url()
     }
 
+    /// Use as an ollama client's `host` (or `OLLAMA_HOST`): the run's URL without `/v1`, to which
+    /// the client appends `/api/chat` and `/api/generate`.
+    pub fn ollama_host(&self) -> &str {
+        self.anthropic_base_url()
+    }
+
     /// On a server with an upstream (docs/proxy.md): the scenario that replays what the upstream
     /// answered this run's forwarded requests, one attempt per reply in arrival order; `None`
     /// when nothing was forwarded.

@@ -113,6 +113,8 @@ export class Case {
   geminiBaseURL: string;
   /** The run as an Azure OpenAI endpoint (`AzureOpenAI`'s `endpoint`). */
   azureOpenAIEndpoint: string;
+  /** The run as an Ollama host (the ollama client's `host`). */
+  ollamaHost: string;
   /** Multiply every wait and timeout of the client by it. */
   timeScale: number;
   /** null: the client's own default (which REQ-0006-002 judges). */

@@ -91,6 +91,7 @@ export class Case {
       anthropicBaseURL: run.anthropic_base_url,
       geminiBaseURL: run.gemini_base_url,
       azureOpenAIEndpoint: run.azure_openai_endpoint,
+      ollamaHost: run.ollama_host,
       timeScale: run.time_scale,
       env: run.env,
       maxRetries: description.client.max_retries,

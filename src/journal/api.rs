@@ -17,11 +17,18 @@ pub enum Api {
     /// `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent` (Google's
     /// Gemini API).
     Gemini,
+    /// `POST /api/chat` (Ollama's native chat API).
+    #[serde(rename = "ollama_chat")]
+    OllamaChat,
+    /// `POST /api/generate` (Ollama's native completion API).
+    #[serde(rename = "ollama_generate")]
+    OllamaGenerate,
 }
 
 impl Api {
     /// Every API, in the order scenarios are validated and reported.
-    pub const ALL: [Api; 4] = [Api::Responses, Api::Chat, Api::Messages, Api::Gemini];
+    pub const ALL: [Api; 6] =
+        [Api::Responses, Api::Chat, Api::Messages, Api::Gemini, Api::OllamaChat, Api::OllamaGenerate];
 
     /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
     pub fn as_str(self) -> &'static str {
@@ -30,6 +37,8 @@ impl Api {
             Api::Chat => "chat",
             Api::Messages => "messages",
             Api::Gemini => "gemini",
+            Api::OllamaChat => "ollama_chat",
+            Api::OllamaGenerate => "ollama_generate",
         }
     }
 
@@ -40,6 +49,8 @@ impl Api {
             Api::Chat => "Chat Completions API",
             Api::Messages => "Messages API",
             Api::Gemini => "Gemini API",
+            Api::OllamaChat => "Ollama chat API",
+            Api::OllamaGenerate => "Ollama generate API",
         }
     }
 }

@@ -37,7 +37,7 @@ pub(crate) fn split_base<'a>(path: &'a str, prefix: &str) -> Option<BasePath<'a>
         }
         None => (None, rest),
     };
-    if rest.starts_with("v1beta/") || rest.starts_with("openai/") {
+    if rest.starts_with("v1beta/") || rest.starts_with("openai/") || rest.starts_with("api/") {
         // `rest` lies at the end of `path`, after a `/`.
         let with_slash = &path[path.len() - rest.len() - 1..];
         return Some(BasePath { id, client, rest: with_slash });

@@ -39,7 +39,8 @@ pub(super) fn openai_error(
 }
 
 /// A refusal of a model request, in the shape of the API it was sent to: Anthropic's for
-/// the Messages API, Google's for the Gemini API, OpenAI's for the others and for paths that are no API.
+/// the Messages API, Google's for the Gemini API, Ollama's for its APIs, OpenAI's for the others
+/// and for paths that are no API.
 pub(super) fn model_api_error(
     api: Option<Api>,
     status: StatusCode,
@@ -55,6 +56,7 @@ pub(super) fn model_api_error(
             let (name, _) = gemini_errors::status_defaults(status.as_u16());
             json(status, &gemini_errors::error_body(status.as_u16(), name, message, Vec::new()))
         }
+        Some(Api::OllamaChat | Api::OllamaGenerate) => json(status, &crate::wire::ollama::error_body(message)),
         _ => openai_error(status, message, code, None),
     }
 }

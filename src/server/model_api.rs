@@ -335,7 +335,7 @@ async fn accept(
     };
     let (stream, model) = match GeminiCall::at_path(path) {
         Some(call) => (call.stream, Some(call.model.to_owned())),
-        None => (body.wants_stream(), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
+        None => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
     };
     Ok(Accepted { api, body, raw, stream, model })
 }
@@ -357,7 +357,7 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         }
         _ => {
             let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent and Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions");
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent, Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions and Ollama's /api/chat and /api/generate");
             Route::Answered(model_api_error(api_by_prefix(path), StatusCode::NOT_FOUND, &message, "not_found"))
         }
     }
@@ -373,6 +373,8 @@ fn api_by_prefix(path: &str) -> Option<Api> {
         Some(Api::Gemini)
     } else if path.starts_with("/messages") || path.starts_with("/v1/messages") {
         Some(Api::Messages)
+    } else if path.starts_with("/api/") {
+        Some(Api::OllamaChat)
     } else {
         None
     }
@@ -505,8 +507,10 @@ impl ModelRequest {
         is_object.then(|| serde_json::from_slice(raw).ok()).flatten()
     }
 
-    fn wants_stream(&self) -> bool {
-        self.stream.as_ref().and_then(Value::as_bool) == Some(true)
+    /// Whether the request asks for a stream: `"stream": true`, or, for an API that streams by
+    /// default (Ollama), anything but `"stream": false`.
+    fn wants_stream(&self, api: Api) -> bool {
+        self.stream.as_ref().and_then(Value::as_bool).unwrap_or(api.streams_by_default())
     }
 }
 

@@ -114,9 +114,9 @@ impl QuotaBuckets {
 
 impl Admission {
     /// The rate-limit headers `api` sends with this answer (reset times as wall-clock moments
-    /// for the Messages API, counted from `now`). The Gemini API has no rate-limit headers; its
-    /// refusal's wait is a `RetryInfo` in the body ([`Admission::retry_after_seconds`]) and, as
-    /// for every API, a `retry-after` header.
+    /// for the Messages API, counted from `now`). The Gemini and Ollama APIs have no rate-limit
+    /// headers; Gemini's refusal's wait is a `RetryInfo` in the body
+    /// ([`Admission::retry_after_seconds`]) and, as for every API, a `retry-after` header.
     pub fn headers(&self, api: Api, now: SystemTime) -> Vec<(String, String)> {
         let mut headers = Vec::new();
         for (kind, state) in [("requests", self.requests), ("tokens", self.tokens)] {
@@ -136,7 +136,8 @@ impl Admission {
                     headers.push((format!("x-ratelimit-remaining-{kind}"), state.remaining.to_string()));
                     headers.push((format!("x-ratelimit-reset-{kind}"), openai_duration(state.reset_ms)));
                 }
-                Api::Gemini => {}
+                // Neither sends rate-limit headers: only `retry-after`.
+                Api::Gemini | Api::OllamaChat | Api::OllamaGenerate => {}
             }
         }
         if let Some(seconds) = self.retry_after_seconds() {
@@ -172,6 +173,9 @@ impl Admission {
                 "Quota exceeded for {kind} per minute: limit {}, used {used}, requested {requested}. Please retry in {wait}.",
                 state.limit
             ),
+            Api::OllamaChat | Api::OllamaGenerate => {
+                format!("too many requests: {kind} per minute limit {} reached, please try again in {wait}", state.limit)
+            }
         })
     }
 }

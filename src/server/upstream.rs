@@ -254,7 +254,9 @@ impl Upstream {
         }
         if let Some(key) = &self.key {
             let (name, value) = match api {
-                Api::Responses | Api::Chat => ("authorization", format!("Bearer {key}")),
+                Api::Responses | Api::Chat | Api::OllamaChat | Api::OllamaGenerate => {
+                    ("authorization", format!("Bearer {key}"))
+                }
                 Api::Messages => ("x-api-key", key.clone()),
                 Api::Gemini => ("x-goog-api-key", key.clone()),
             };

@@ -1,7 +1,8 @@
 //! The wire formats squall speaks: SSE framing; OpenAI's Responses API events and objects,
 //! Chat Completions chunks and objects, and OpenAI-shaped errors; Anthropic's Messages API
 //! events and message object, and Anthropic-shaped errors; Google's Gemini API chunks and
-//! response, and Google-shaped errors.
+//! response, and Google-shaped errors; Ollama's native chat and generate lines (newline-delimited
+//! JSON) and error bodies.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
 //! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `gemini`, `errors`,
@@ -15,6 +16,7 @@ pub(crate) mod errors;
 pub(crate) mod gemini;
 pub(crate) mod gemini_errors;
 pub(crate) mod messages;
+pub(crate) mod ollama;
 pub(crate) mod plan;
 pub(crate) mod real_stream;
 pub(crate) mod recorded_reply;
@@ -38,17 +40,31 @@ pub struct SseEvent {
     /// Whether it carries output: a piece of text, reasoning or tool-call arguments. Fault
     /// offsets in output deltas (`after_deltas`) count these, so they mean the same in every API.
     pub output: bool,
+    /// A line of newline-delimited JSON (Ollama's streams) rather than an SSE event: `data`
+    /// and a newline, no `data:` prefix, no blank line.
+    pub json_line: bool,
 }
 
 impl SseEvent {
     /// An event with an `event:` line (the Responses API).
     pub fn named(event: &str, data: &Value) -> Self {
-        SseEvent { event: Some(event.to_owned()), data: data.to_string(), terminal: false, output: false }
+        SseEvent {
+            event: Some(event.to_owned()),
+            data: data.to_string(),
+            terminal: false,
+            output: false,
+            json_line: false,
+        }
     }
 
     /// An event with only a `data:` line (Chat Completions).
     pub fn data(data: &Value) -> Self {
-        SseEvent { event: None, data: data.to_string(), terminal: false, output: false }
+        SseEvent { event: None, data: data.to_string(), terminal: false, output: false, json_line: false }
+    }
+
+    /// A line of newline-delimited JSON (Ollama).
+    pub fn json_line(data: &Value) -> Self {
+        SseEvent { json_line: true, ..SseEvent::data(data) }
     }
 
     /// The same event, marked as the stream's successful end.
@@ -72,11 +88,30 @@ impl SseEvent {
 
     /// Where its `data:` text starts in [`SseEvent::write_to`]'s bytes.
     pub(crate) fn data_from(&self) -> usize {
+        if self.json_line {
+            return 0;
+        }
         self.event.as_ref().map_or(0, |event| "event: ".len() + event.len() + 1) + "data: ".len()
     }
 
-    /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line).
+    /// How many bytes follow its data in [`SseEvent::write_to`]'s bytes: the blank line, or a
+    /// JSON line's newline.
+    pub(crate) fn data_trailer(&self) -> usize {
+        if self.json_line {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line; or a
+    /// JSON line and its newline).
     pub fn write_to(&self, out: &mut Vec<u8>) {
+        if self.json_line {
+            out.extend_from_slice(self.data.as_bytes());
+            out.push(b'\n');
+            return;
+        }
         if let Some(event) = &self.event {
             out.extend_from_slice(b"event: ");
             out.extend_from_slice(event.as_bytes());

@@ -86,6 +86,8 @@ pub(crate) struct Span {
     /// Where its payload starts: after an event's `event:` line and `data: ` (0 for a whole
     /// body). A WebSocket frame is an event's payload alone ([`Span::payload`]).
     pub data_from: usize,
+    /// The bytes after an event's payload: its blank line (2), a JSON line's newline (1).
+    pub data_trailer: usize,
 }
 
 impl Span {
@@ -94,7 +96,7 @@ impl Span {
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub(crate) fn payload(&self) -> std::ops::Range<usize> {
         if self.is_event {
-            self.data_from..self.len.saturating_sub(2).max(self.data_from)
+            self.data_from..self.len.saturating_sub(self.data_trailer).max(self.data_from)
         } else {
             0..self.len
         }
@@ -124,6 +126,7 @@ impl Body {
                 terminal: event.terminal,
                 output: event.output,
                 data_from: event.data_from(),
+                data_trailer: event.data_trailer(),
             });
         }
         Body { bytes: Bytes::from(buffer), spans }
@@ -131,7 +134,14 @@ impl Body {
 
     /// One whole body (a JSON object or error).
     pub(crate) fn whole(bytes: Bytes) -> Body {
-        let spans = vec![Span { len: bytes.len(), is_event: false, terminal: false, output: true, data_from: 0 }];
+        let spans = vec![Span {
+            len: bytes.len(),
+            is_event: false,
+            terminal: false,
+            output: true,
+            data_from: 0,
+            data_trailer: 0,
+        }];
         Body { bytes, spans }
     }
 }

@@ -19,6 +19,10 @@ pub(crate) struct EventKind {
 
 /// Classify one complete event (its raw bytes, `event:` and `data:` lines and the blank line).
 pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
+    if api.streams_json_lines() {
+        // A line of JSON, no `data:` framing.
+        return serde_json::from_slice::<Value>(event.trim_ascii()).map_or(EventKind::default(), |line| ollama(&line));
+    }
     let text = String::from_utf8_lossy(event);
     let data: Vec<&str> = text
         .lines()
@@ -35,6 +39,7 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
         Api::Chat => chat(&json),
         Api::Messages => messages(&json),
         Api::Gemini => gemini(&json),
+        Api::OllamaChat | Api::OllamaGenerate => ollama(&json),
     }
 }
 
@@ -88,6 +93,13 @@ fn messages(event: &Value) -> EventKind {
     let delta = event["delta"]["type"].as_str().unwrap_or("");
     let output = kind == "content_block_delta" && matches!(delta, "text_delta" | "thinking_delta" | "input_json_delta");
     EventKind { output, terminal: kind == "message_stop" }
+}
+
+fn ollama(line: &Value) -> EventKind {
+    let source = if line.get("message").is_some() { &line["message"] } else { line };
+    let said = |field: &str| source[field].as_str().is_some_and(|t| !t.is_empty());
+    let output = said("content") || said("response") || said("thinking") || source.get("tool_calls").is_some();
+    EventKind { output, terminal: line["done"] == true }
 }
 
 fn gemini(chunk: &Value) -> EventKind {

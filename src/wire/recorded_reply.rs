@@ -40,7 +40,16 @@ impl UpstreamReply {
         }
         let mut content = Content::default();
         let (mut terminal, mut outputs) = (false, 0);
-        if self.streamed {
+        if self.api.streams_json_lines() {
+            // Ollama's reply is JSON lines, streamed or not (a whole reply is one line).
+            for line in self.body.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()) {
+                let kind = classify(self.api, line);
+                (terminal, outputs) = (terminal || kind.terminal, outputs + u32::from(kind.output));
+                if let Ok(event) = serde_json::from_slice::<Value>(line) {
+                    content.read_event(self.api, &event);
+                }
+            }
+        } else if self.streamed {
             let mut rest = &self.body[..];
             while let Some(len) = first_event_len(rest) {
                 let kind = classify(self.api, &rest[..len]);
@@ -55,7 +64,8 @@ impl UpstreamReply {
         }
         // A stream that broke off, or ended without its terminal event (and without a failure
         // event of its own), replays as the fault it was, after the output it had given.
-        let kind = match (self.streamed, self.broken, terminal || content.fail.is_some()) {
+        let streamed = self.streamed || self.api.streams_json_lines();
+        let kind = match (streamed, self.broken, terminal || content.fail.is_some()) {
             (_, true, _) => Some(FaultKind::Reset),
             (true, false, false) => Some(FaultKind::Truncate),
             _ => None,
@@ -182,6 +192,24 @@ impl Content {
                 }
                 self.read_gemini_parts(&event["candidates"][0]["content"]["parts"]);
             }
+            Api::OllamaChat | Api::OllamaGenerate => self.read_ollama(event),
+        }
+    }
+
+    /// One of Ollama's lines (or its whole reply): thinking, text, tool calls, or an error.
+    fn read_ollama(&mut self, line: &Value) {
+        if let Some(message) = line["error"].as_str() {
+            return self.failed(None, Some(message), FailureEvent::ResponseFailed);
+        }
+        let source = if line.get("message").is_some() { &line["message"] } else { line };
+        if let Some(thinking) = source["thinking"].as_str() {
+            self.reasoning.push_str(thinking);
+        }
+        self.add_text(source["content"].as_str().or(source["response"].as_str()).unwrap_or(""));
+        for call in source["tool_calls"].as_array().into_iter().flatten() {
+            let spec = self.call();
+            spec.name = call["function"]["name"].as_str().unwrap_or("").to_owned();
+            spec.arguments = call["function"]["arguments"].to_string();
         }
     }
 
@@ -256,6 +284,7 @@ impl Content {
                 }
             }
             Api::Gemini => self.read_gemini_parts(&body["candidates"][0]["content"]["parts"]),
+            Api::OllamaChat | Api::OllamaGenerate => self.read_ollama(body),
         }
     }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan, Span};
-use super::{anthropic_errors, chat, gemini, gemini_errors, messages, responses, ReplyContext, SseEvent};
+use super::{anthropic_errors, chat, gemini, gemini_errors, messages, ollama, responses, ReplyContext, SseEvent};
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
@@ -25,6 +25,8 @@ impl Api {
             Api::Chat => chat::stream_events(content, ctx),
             Api::Messages => messages::stream_events(content, ctx),
             Api::Gemini => gemini::stream_events(content, ctx),
+            Api::OllamaChat => ollama::stream_events(ollama::Endpoint::Chat, content, ctx),
+            Api::OllamaGenerate => ollama::stream_events(ollama::Endpoint::Generate, content, ctx),
         }
     }
 
@@ -36,8 +38,21 @@ impl Api {
             "/responses" => Some(Api::Responses),
             "/chat/completions" => Some(Api::Chat),
             "/messages" => Some(Api::Messages),
+            "/api/chat" => Some(Api::OllamaChat),
+            "/api/generate" => Some(Api::OllamaGenerate),
             _ => gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
         }
+    }
+
+    /// Whether its streams are newline-delimited JSON (Ollama) rather than SSE.
+    pub(crate) fn streams_json_lines(self) -> bool {
+        matches!(self, Api::OllamaChat | Api::OllamaGenerate)
+    }
+
+    /// Whether a request of this API that says nothing of streaming gets a stream (Ollama
+    /// streams unless told `"stream": false`; the others only when told `true`).
+    pub(crate) fn streams_by_default(self) -> bool {
+        self.streams_json_lines()
     }
 
     /// The model a reply names when the request names none.
@@ -46,6 +61,7 @@ impl Api {
             Api::Messages => "claude-squall",
             Api::Responses | Api::Chat => "gpt-squall",
             Api::Gemini => "gemini-squall",
+            Api::OllamaChat | Api::OllamaGenerate => "llama-squall",
         }
     }
 
@@ -70,6 +86,9 @@ impl Api {
             Api::Responses | Api::Chat => scripted_error(status, spec),
             Api::Messages => anthropic_errors::scripted_error(status, spec),
             Api::Gemini => gemini_errors::scripted_error(status, attempt),
+            Api::OllamaChat | Api::OllamaGenerate => {
+                ollama::scripted_error(status, spec.and_then(|e| e.message.as_deref()))
+            }
         }
     }
 }
@@ -103,6 +122,7 @@ pub(crate) struct Rendered {
 
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream; charset=utf-8";
+const JSON_LINES: &str = "application/x-ndjson";
 
 /// What the script answers to a request of this API, streamed or not.
 pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
@@ -139,7 +159,7 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         let events = api.stream_events(&content, ctx);
         return Rendered {
             status: StatusCode::OK,
-            content_type: EVENT_STREAM,
+            content_type: if api.streams_json_lines() { JSON_LINES } else { EVENT_STREAM },
             body: Body::of_events(&events),
             end: EndKind::Completed,
             stream: true,
@@ -155,6 +175,8 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         Api::Chat => chat::completion_object(&content, ctx),
         Api::Messages => messages::message(&content, ctx),
         Api::Gemini => gemini::response_object(&content, ctx),
+        Api::OllamaChat => ollama::response_object(ollama::Endpoint::Chat, &content, ctx),
+        Api::OllamaGenerate => ollama::response_object(ollama::Endpoint::Generate, &content, ctx),
     };
     whole(200, object.to_string(), EndKind::Completed)
 }
@@ -174,6 +196,11 @@ fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value) {
             (status, anthropic_errors::error_body(kind, &message))
         }
         Api::Gemini => gemini_errors::failure_error(&failure.code, failure.message.as_deref()),
+        Api::OllamaChat | Api::OllamaGenerate => {
+            let (_, status) = code_type_and_status(&failure.code);
+            let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
+            (status, ollama::error_body(&message))
+        }
     }
 }
 

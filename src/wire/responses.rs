@@ -34,7 +34,13 @@ impl EventLog {
             self.events.len(),
             Value::from(delta)
         );
-        self.events.push(SseEvent { event: Some(kind.to_owned()), data, terminal: false, output: true });
+        self.events.push(SseEvent {
+            event: Some(kind.to_owned()),
+            data,
+            terminal: false,
+            output: true,
+            json_line: false,
+        });
     }
 }
 

@@ -62,9 +62,10 @@ impl Sizes {
         })
     }
 
-    /// The filled body's length, at most (a number takes at most 20 digits).
+    /// The filled body's length, at most (a number takes at most 20 digits, a time as Ollama
+    /// writes it 30 characters).
     fn filled(&self, seed: usize, model: usize) -> usize {
-        self.text + self.seeds * seed + self.models * model + self.numbers * 20
+        self.text + self.seeds * seed + self.models * model + self.numbers * 30
     }
 }
 
@@ -81,6 +82,8 @@ pub(crate) struct ReplyTemplate {
     /// The scaled `delay_ms` before the headers.
     header_delay: Duration,
     time_scale: f64,
+    /// `created_at` as an RFC 3339 time (Ollama) rather than Unix seconds.
+    times_as_text: bool,
 }
 
 impl ReplyTemplate {
@@ -120,6 +123,7 @@ impl ReplyTemplate {
             event_delay: super::plan::scaled_ms(script.event_delay_ms(), time_scale),
             header_delay: super::plan::scaled_ms(script.delay_ms.unwrap_or(0), time_scale),
             time_scale,
+            times_as_text: api.streams_json_lines(),
         };
         let probe = ReplyContext {
             id_seed: "r0-probe_7".to_owned(),
@@ -134,7 +138,10 @@ impl ReplyTemplate {
     /// The body for one request.
     fn fill(&self, ctx: &ReplyContext) -> Body {
         let model = json_string_content(&ctx.model);
-        let created_at = ctx.created_at.to_string();
+        let created_at = match self.times_as_text {
+            true => super::ollama::created_at(ctx.created_at),
+            false => ctx.created_at.to_string(),
+        };
         let mut buffer = Vec::with_capacity(self.sizes.filled(ctx.id_seed.len(), model.len()));
         let mut spans = Vec::with_capacity(self.pieces.len());
         for (pieces, span) in self.pieces.iter().zip(&self.rendered.body.spans) {

@@ -91,11 +91,24 @@ const AZURE_CASES: &[(&str, &str)] = &[
     ("retried", "[[attempts]]\nstatus = 503\nheaders = { \"retry-after-ms\" = \"10\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
 ];
 
+/// Ollama's native API: the checkers give each run's URL to the client as its host.
+const OLLAMA_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    (
+        "rich",
+        "[[attempts]]\nstream = { reasoning = \"The user wants research.\", text = \"Let me delegate.\", function_call = { name = \"Task\", arguments = '{\"agent\": \"deep-research\", \"prompt\": \"x\"}' } }\n",
+    ),
+    ("failed", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"rate_limit_exceeded\", message = \"Please try again in 1.5s\" } }\n"),
+    ("busy", "[[attempts]]\nstatus = 503\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
+];
+
 /// Which wire format a checker drives.
 #[derive(Clone, Copy)]
 enum Wire {
     OpenAi,
     Azure,
+    Ollama,
     OpenAiWebSocket,
     Anthropic,
     Gemini,
@@ -110,6 +123,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         Wire::Anthropic => ANTHROPIC_CASES,
         Wire::Gemini => GEMINI_CASES,
         Wire::Azure => AZURE_CASES,
+        Wire::Ollama => OLLAMA_CASES,
     };
     let mut runs = BTreeMap::new();
     let mut urls = BTreeMap::new();
@@ -120,6 +134,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
             Wire::OpenAi | Wire::OpenAiWebSocket => run.base_url(),
             Wire::Anthropic => run.anthropic_base_url(),
             Wire::Azure => run.azure_openai_endpoint(),
+            Wire::Ollama => run.ollama_host(),
             Wire::Gemini => run.gemini_base_url(),
         };
         urls.insert(*case, url.to_owned());
@@ -176,6 +191,7 @@ fn node_checker(name: &str, package: &str) -> PathBuf {
     );
     let script = node_dir.join(name);
     std::fs::copy(checker(&format!("node/{name}")), &script).expect("copy the node checker");
+    std::fs::copy(checker("node/checker_kit.mjs"), node_dir.join("checker_kit.mjs")).expect("copy the checkers' kit");
     script
 }
 
@@ -193,6 +209,27 @@ async fn python_azure_openai_client_parses_every_reply_and_retries() {
     assert_eq!(responses[0].api, Some(squall::journal::Api::Responses), "{}", responses[0].path);
     let statuses: Vec<Option<u16>> = runs["retried"].journal().iter().map(|e| e.status).collect();
     assert_eq!(statuses, [Some(503), Some(200)], "AzureOpenAI retries a 503, then succeeds");
+}
+
+/// Ollama's `/api/chat` and `/api/generate`: newline-delimited JSON, journaled as Ollama's APIs.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn python_ollama_client_parses_every_reply() {
+    let runs = run_checker(python(), checker("python/parse_ollama.py"), Wire::Ollama).await;
+    let text = runs["text"].journal();
+    let apis: Vec<Option<squall::journal::Api>> = text.iter().map(|e| e.api).collect();
+    use squall::journal::Api::{OllamaChat, OllamaGenerate};
+    assert_eq!(apis, [Some(OllamaChat), Some(OllamaGenerate)]);
+    assert!(text.iter().all(|e| e.stream), "Ollama streams unless told not to");
+    assert_eq!(text[0].path, "/api/chat");
+    let reset = &runs["reset"].journal()[0];
+    assert_eq!((reset.events_sent, reset.end), (2, Some(squall::journal::EndKind::Reset)), "{reset:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn node_ollama_client_parses_every_reply() {
+    run_checker("node".into(), node_checker("parse_ollama.mjs", "ollama"), Wire::Ollama).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

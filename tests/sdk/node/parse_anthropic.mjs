@@ -2,12 +2,12 @@
 // it parses every reply. Reads SQUALL_RUNS (case name -> the run's Anthropic base URL, without
 // /v1); exits non-zero naming the failing case.
 import Anthropic from "@anthropic-ai/sdk";
+import { expect, runCases } from "./checker_kit.mjs";
 
 const runs = JSON.parse(process.env.SQUALL_RUNS);
 const client = (name, maxRetries = 0) =>
   new Anthropic({ baseURL: runs[name], apiKey: "sk-ant-squall-test", maxRetries, timeout: 10000 });
 const ask = { model: "claude-test", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
-const expect = (condition, message) => { if (!condition) throw new Error(message); };
 const collect = async (stream) => { const events = []; for await (const event of stream) events.push(event); return events; };
 
 const cases = {
@@ -76,15 +76,4 @@ const cases = {
   },
 };
 
-let failed = 0;
-for (const [name, run] of Object.entries(cases)) {
-  try {
-    await run();
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.error(`FAIL ${name}: ${error.stack ?? error}`);
-  }
-}
-console.log(`node anthropic: ${Object.keys(cases).length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runCases("node anthropic", cases);

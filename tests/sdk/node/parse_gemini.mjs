@@ -2,11 +2,11 @@
 // parses every reply. Reads SQUALL_RUNS (case name -> the run's Gemini base URL, without /v1);
 // exits non-zero naming the failing case.
 import { ApiError, GoogleGenAI } from "@google/genai";
+import { expect, runCases } from "./checker_kit.mjs";
 
 const runs = JSON.parse(process.env.SQUALL_RUNS);
 const client = (name) => new GoogleGenAI({ apiKey: "squall-gemini-test", httpOptions: { baseUrl: runs[name], timeout: 10000 } });
 const ask = { model: "gemini-2.5-flash", contents: "hi" };
-const expect = (condition, message) => { if (!condition) throw new Error(message); };
 const collect = async (stream) => { const chunks = []; for await (const chunk of stream) chunks.push(chunk); return chunks; };
 const parts = (chunks) => chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
 
@@ -64,15 +64,4 @@ const cases = {
   },
 };
 
-let failed = 0;
-for (const [name, run] of Object.entries(cases)) {
-  try {
-    await run();
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.error(`FAIL ${name}: ${error.stack ?? error}`);
-  }
-}
-console.log(`node @google/genai: ${Object.keys(cases).length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runCases("node @google/genai", cases);

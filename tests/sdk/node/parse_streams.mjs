@@ -1,10 +1,10 @@
 // Drive the official `openai` npm package against squall and check it parses every reply.
 // Reads SQUALL_RUNS (case name -> base URL); exits non-zero naming the failing case.
 import OpenAI from "openai";
+import { expect, runCases } from "./checker_kit.mjs";
 
 const runs = JSON.parse(process.env.SQUALL_RUNS);
 const client = (name) => new OpenAI({ baseURL: runs[name], apiKey: "sk-squall-test", maxRetries: 0, timeout: 10000 });
-const expect = (condition, message) => { if (!condition) throw new Error(message); };
 
 const cases = {
   async responsesStreamText() {
@@ -47,15 +47,4 @@ const cases = {
   },
 };
 
-let failed = 0;
-for (const [name, run] of Object.entries(cases)) {
-  try {
-    await run();
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.error(`FAIL ${name}: ${error.stack ?? error}`);
-  }
-}
-console.log(`node openai: ${Object.keys(cases).length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await runCases("node openai", cases);

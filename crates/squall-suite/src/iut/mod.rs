@@ -156,6 +156,8 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
         ("AZURE_OPENAI_ENDPOINT", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
         ("AZURE_OPENAI_API_KEY", "squall-azure-test".to_owned()),
         ("OPENAI_API_VERSION", "2024-10-21".to_owned()),
+        // The same run as an Ollama host, which the ollama clients read and append `/api/chat` to.
+        ("OLLAMA_HOST", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
         ("SQUALL_CASE", spec.case.clone()),
         ("SQUALL_TASK", spec.task.as_str().to_owned()),
         ("SQUALL_PROMPT", spec.prompt.clone()),

@@ -32,6 +32,7 @@ pub struct ClientWelcome {
     pub(super) anthropic_base_url: String,
     pub(super) gemini_base_url: String,
     pub(super) azure_openai_endpoint: String,
+    pub(super) ollama_host: String,
     pub(super) responses_websocket_url: String,
     pub(super) env: BTreeMap<String, String>,
 }
@@ -44,7 +45,8 @@ impl ClientWelcome {
             base_url: base_url.to_owned(),
             anthropic_base_url: root.clone(),
             gemini_base_url: root.clone(),
-            azure_openai_endpoint: root,
+            azure_openai_endpoint: root.clone(),
+            ollama_host: root,
             responses_websocket_url: format!("{}/responses", base_url.replacen("http://", "ws://", 1)),
             env,
         }
