@@ -8,7 +8,8 @@ use squall_suite::{run_suite, Strength, Verdict};
 use crate::kit::command::squall;
 use crate::kit::harness::require;
 use crate::kit::suites::{
-    failing, independent_command, independent_config, root, take_turn, take_turn_blocking, INDEPENDENT_WARNS,
+    failing, independent_command, independent_config, root, take_turn, take_turn_blocking, unexpected_findings,
+    INDEPENDENT_WARNS,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
@@ -16,7 +17,8 @@ use crate::kit::suites::{
 async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
     let _one = take_turn().await;
     let outcome = run_suite(&independent_config(None)).await.expect("the suite runs");
-    require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}", failing(&outcome)));
+    let findings = unexpected_findings(&outcome, &Default::default());
+    require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}:\n{findings}", failing(&outcome)));
     let warned: Vec<&str> =
         outcome.requirements.iter().filter(|r| r.verdict == Verdict::Warn).map(|r| r.id.as_str()).collect();
     require(warned == INDEPENDENT_WARNS, &format!("warned on {warned:?}"));
