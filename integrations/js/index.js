@@ -113,7 +113,14 @@ class Calibrations {
   /** The calibration of `entry`'s session, run with `runClient` unless it ran or is running. */
   ensure(entry, runClient, limitMs) {
     if (!this.description) return Promise.resolve();
-    if (!this.running.has(entry.session)) this.running.set(entry.session, this.run(entry, runClient, limitMs));
+    if (!this.running.has(entry.session)) {
+      // A calibration whose client throws fails the case that ran it; the next timed case tries again.
+      const run = this.run(entry, runClient, limitMs).catch((error) => {
+        this.running.delete(entry.session);
+        throw error;
+      });
+      this.running.set(entry.session, run);
+    }
     return this.running.get(entry.session);
   }
 

@@ -129,6 +129,25 @@ fn squall_judge_names_the_ways_to_give_a_server_and_its_types_hold_a_typed_test(
     require(out.contains("cannot start squall serve: `no-such-squall-here` is not an executable here"), &out);
     require(out.contains("$SQUALL_URL") && out.contains("$SQUALL_BIN"), &out);
 
+    // A client that throws during the calibration fails that case, and the next timed case
+    // calibrates again (the failure is not kept for the session).
+    let script = "import { squall } from 'squall-judge';\n\
+                  const judge = await squall({ tags: '@REQ-0006-001' });\n\
+                  const timed = judge.entries.filter((e) => e.description.timed).slice(0, 2);\n\
+                  let calls = 0;\n\
+                  const boom = () => { calls += 1; throw new Error('boom'); };\n\
+                  for (const entry of timed) { try { await entry.verify(boom); } catch (e) { console.log(`${e.message} ${calls}`); } }\n\
+                  judge.stop();";
+    let output = Command::new("node")
+        .args(["--input-type=module", "-e", script])
+        .env("SQUALL_BIN", squall_bin())
+        .env_remove("SQUALL_URL")
+        .current_dir(&examples)
+        .output()
+        .expect("node runs");
+    let out = text(&output);
+    require(out.contains("boom 1") && out.contains("boom 2"), &out);
+
     let tsc = |file: &Path| {
         Command::new("node")
             .args([
