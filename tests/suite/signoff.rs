@@ -255,6 +255,11 @@ fn a_report_carries_its_provenance_traceability_and_badges() {
         "{markdown}"
     );
     assert!(markdown.contains("## Provenance") && markdown.contains("squall-reference"));
+    let html = std::fs::read_to_string(out.join("index.html")).expect("html");
+    assert!(
+        html.contains("Answers seed 000, line 61 (<code>000_294a847aa3c1187d.txt:61</code>)"),
+        "each case its clause"
+    );
     let badge: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("badge.json")).expect("badge")).expect("JSON");
     assert_eq!((badge["label"].as_str(), badge["message"].as_str()), (Some("squall prd-0006"), Some("pass")));

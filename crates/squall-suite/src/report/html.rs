@@ -157,6 +157,16 @@ fn render_case(out: &mut String, case: &CaseRecord, anchor: &str) {
         escape(&case.feature),
         escape(&scale_note)
     );
+    for clause in &case.clauses {
+        let _ = write!(
+            out,
+            "<p class=\"clause\">Answers {} (<code>{}:{}</code>): <q>{}</q></p>",
+            escape(&clause.cite()),
+            escape(&clause.file),
+            clause.line,
+            escape(&clause.words)
+        );
+    }
     if let Some(error) = &case.error {
         let _ = write!(out, "<p class=\"error\">{}</p>", escape(error));
     }
