@@ -127,7 +127,7 @@ pub fn diff(old_name: &str, old: &Report, new_name: &str, new: &Report) -> Resul
     };
     compare("case", cases(old), cases(new), &mut diff);
     let old_cases: BTreeMap<String, &CaseRecord> = old.cases().map(|c| (case_key(c), c)).collect();
-    for case in unique(new) {
+    for case in super::merge::unique_cases(new) {
         let Some(before) = old_cases.get(&case_key(case)) else { continue };
         for check in &case.checks {
             let Some(was) = before.checks.iter().find(|c| c.name == check.name) else { continue };
@@ -151,10 +151,6 @@ fn case_key(case: &CaseRecord) -> String {
     } else {
         case.id.clone()
     }
-}
-
-fn unique(report: &Report) -> Vec<&CaseRecord> {
-    super::merge::unique_cases(report)
 }
 
 fn compare(
