@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs the official OpenAI, Anthropic and Google SDKs that the SDK conformance tests drive, under
-# target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm` and `google-genai` packages in a venv (with
+# Installs the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
+# target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm`, `google-genai`, `ollama` and `boto3` packages in a venv (with
 # pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`,
-# `@anthropic-ai/sdk` and `@google/genai` packages; the Node adapters' own pinned packages
+# `@anthropic-ai/sdk`, `@google/genai`, `ollama` and `@aws-sdk/client-bedrock-runtime` packages; the Node adapters' own pinned packages
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
 # JS), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
@@ -12,14 +12,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai and ollama packages into $sdk/python"
+if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama, boto3' 2>/dev/null; then
+  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"
   python3 -m venv "$sdk/python"
   "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
 fi
 
-if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ]; then
-  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk, @google/genai and ollama SDKs into $sdk/node"
+if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ] || [ ! -d "$sdk/node/node_modules/@aws-sdk/client-bedrock-runtime" ]; then
+  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk, @google/genai, ollama and @aws-sdk/client-bedrock-runtime SDKs into $sdk/node"
   mkdir -p "$sdk/node"
   cp "$root/tests/sdk/node/package.json" "$sdk/node/package.json"
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)

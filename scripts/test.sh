@@ -2,7 +2,8 @@
 # Runs every test: installs the SDKs the SDK tests drive (once), checks formatting, lints every
 # target while building it (the benches too; they are run by hand: see BENCHMARKS.md), runs the
 # whole workspace's tests, and the conformance suite against the reference speaking Chat
-# Completions, the Messages API, the Gemini API and the Responses API over WebSocket (the
+# Completions, the Messages API, the Gemini API, the Responses API over WebSocket and Bedrock's
+# Converse API (the
 # workspace tests cover Responses over HTTP) with the test binary already built; checks that the
 # harness builds without the reference implementation and that the library's tests pass without
 # its features, and ends with one line totalling every test run.
@@ -65,7 +66,8 @@ workspace_tests() {
 }
 step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
-# Messages API, Google's Gemini API and the Responses API over WebSocket, side by side (each
+# Messages API, Google's Gemini API, the Responses API over WebSocket and Amazon Bedrock's
+# Converse API, side by side (each
 # mostly waits on scaled sleeps), through the conformance binary the line above built. The first
 # starts alone for 3 s, to measure its client's reaction on a calm machine.
 other_wire_formats() {
@@ -73,19 +75,19 @@ other_wire_formats() {
   binary=$(cargo test -p squall-suite --all-features --test conformance --no-run --message-format=json 2>/dev/null \
     | grep '"name":"conformance"' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
   [ -x "$binary" ] || { echo "test.sh: the conformance binary was not found" >&2; return 1; }
-  for provider in chat messages gemini responses-websocket; do
+  for provider in chat messages gemini responses-websocket bedrock; do
     SQUALL_REFERENCE_PROVIDER=$provider SQUALL_PROFILES=all "$binary" > "target/suite-$provider.log" 2>&1 &
     pids+=($!)
     [ "${#pids[@]}" -gt 1 ] || sleep 3
   done
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-  for provider in chat messages gemini responses-websocket; do
+  for provider in chat messages gemini responses-websocket bedrock; do
     echo "--- the suite over $provider"
     cat "target/suite-$provider.log"
   done | tee -a target/test-output.log
   return $status
 }
-step "chat, messages, gemini and websocket suites" other_wire_formats
+step "chat, messages, gemini, websocket and bedrock suites" other_wire_formats
 echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }

@@ -138,6 +138,13 @@ impl ScriptedRun {
         self.anthropic_base_url()
     }
 
+    /// Use as a Bedrock Runtime client's endpoint (boto3's `endpoint_url`, the AWS SDKs'
+    /// `endpoint`, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`): the run's URL without `/v1`, to which the
+    /// client appends `/model/{modelId}/converse-stream`.
+    pub fn bedrock_base_url(&self) -> &str {
+        self.anthropic_base_url()
+    }
+
     /// On a server with an upstream (docs/proxy.md): the scenario that replays what the upstream
     /// answered this run's forwarded requests, one attempt per reply in arrival order; `None`
     /// when nothing was forwarded.

@@ -2,8 +2,8 @@
 //!
 //! [`ScenarioResponder`] turns a scenario's attempts into a [`::wiremock::Respond`] that answers
 //! the n-th request with the n-th attempt — statuses with their headers and error bodies, whole
-//! SSE bodies (streamed or not, in the API the request's path speaks: Responses, Chat Completions,
-//! Messages or Gemini), `delay_ms`, and the
+//! bodies (streamed or not, in the API the request's path speaks: Responses, Chat Completions,
+//! Messages, Gemini, Ollama's chat and generate, Bedrock's Converse), `delay_ms`, and the
 //! faults that end a body cleanly (`truncate`, `garbage`). wiremock sends whole bodies, so
 //! faults *inside* a body (`reset`, `eof`, `stall`, event delays) are refused with an error that
 //! names them and points to squall's own server ([`crate::embedded::MockProvider`]).
@@ -97,9 +97,9 @@ impl Respond for ScenarioResponder {
             TrackScript { name: "default", index: 0, attempts: &self.attempts, after: self.after, outages: &[] };
         let script = track.attempt(track.slot_for(n as u32)).into_owned();
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-        let (api, gemini) = Api::ending_path(request.url.path()).unwrap_or((Api::Responses, None));
-        let stream = gemini.map_or(body["stream"].as_bool() == Some(true), |call| call.stream);
-        let model = gemini.map(|call| call.model).or(body["model"].as_str()).unwrap_or(api.default_model());
+        let (api, by_path) = Api::ending_path(request.url.path()).unwrap_or((Api::Responses, None));
+        let stream = by_path.map_or(body["stream"].as_bool().unwrap_or(api.streams_by_default()), |(stream, _)| stream);
+        let model = by_path.map(|(_, model)| model).or(body["model"].as_str()).unwrap_or(api.default_model());
         let ctx = ReplyContext {
             id_seed: format!("{}_{n}", self.name),
             model: model.to_owned(),
@@ -116,6 +116,9 @@ impl Respond for ScenarioResponder {
         }
         let mut template =
             ResponseTemplate::new(reply.status.as_u16()).set_body_raw(Bytes::from(bytes).to_vec(), reply.content_type);
+        for (name, value) in &reply.headers {
+            template = template.insert_header(*name, value.as_str());
+        }
         let now = SystemTime::now();
         for (name, value) in &script.headers {
             if let Ok(template_value) = parse_header_template(value) {

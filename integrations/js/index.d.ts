@@ -115,6 +115,8 @@ export class Case {
   azureOpenAIEndpoint: string;
   /** The run as an Ollama host (the ollama client's `host`). */
   ollamaHost: string;
+  /** The run as Bedrock Runtime's endpoint (the AWS SDK's `endpoint`). */
+  bedrockBaseURL: string;
   /** Multiply every wait and timeout of the client by it. */
   timeScale: number;
   /** null: the client's own default (which REQ-0006-002 judges). */

@@ -92,6 +92,7 @@ export class Case {
       geminiBaseURL: run.gemini_base_url,
       azureOpenAIEndpoint: run.azure_openai_endpoint,
       ollamaHost: run.ollama_host,
+      bedrockBaseURL: run.bedrock_base_url,
       timeScale: run.time_scale,
       env: run.env,
       maxRetries: description.client.max_retries,

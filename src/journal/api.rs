@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which model API a request speaks. Written as its name (`responses`, `chat`, `messages`,
-/// `gemini`) in the journal and everywhere else.
+/// `gemini`, `ollama_chat`, `ollama_generate`, `bedrock`) in the journal and everywhere else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
@@ -23,12 +23,15 @@ pub enum Api {
     /// `POST /api/generate` (Ollama's native completion API).
     #[serde(rename = "ollama_generate")]
     OllamaGenerate,
+    /// `POST /model/{modelId}/converse` and `/converse-stream` (Amazon Bedrock Runtime's
+    /// Converse API).
+    Bedrock,
 }
 
 impl Api {
     /// Every API, in the order scenarios are validated and reported.
-    pub const ALL: [Api; 6] =
-        [Api::Responses, Api::Chat, Api::Messages, Api::Gemini, Api::OllamaChat, Api::OllamaGenerate];
+    pub const ALL: [Api; 7] =
+        [Api::Responses, Api::Chat, Api::Messages, Api::Gemini, Api::OllamaChat, Api::OllamaGenerate, Api::Bedrock];
 
     /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
     pub fn as_str(self) -> &'static str {
@@ -39,6 +42,7 @@ impl Api {
             Api::Gemini => "gemini",
             Api::OllamaChat => "ollama_chat",
             Api::OllamaGenerate => "ollama_generate",
+            Api::Bedrock => "bedrock",
         }
     }
 
@@ -51,6 +55,7 @@ impl Api {
             Api::Gemini => "Gemini API",
             Api::OllamaChat => "Ollama chat API",
             Api::OllamaGenerate => "Ollama generate API",
+            Api::Bedrock => "Bedrock Converse API",
         }
     }
 }

@@ -18,9 +18,10 @@ use serde_json::Value;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecordedHeaders(Box<[u8]>);
 
-/// The headers that carry a client's credentials.
-pub const CREDENTIAL_HEADERS: [&str; 5] =
-    ["authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key"];
+/// The headers that carry a client's credentials (a SigV4 signature is an `authorization`; an
+/// AWS session token, `x-amz-security-token`).
+pub const CREDENTIAL_HEADERS: [&str; 6] =
+    ["authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token"];
 
 /// What a credential header's value is recorded as.
 fn redacted(value: &[u8]) -> &'static [u8] {

@@ -110,13 +110,15 @@ fn matches(matcher: &TrackMatch, request: &RequestView<'_>) -> bool {
 }
 
 /// Whether `tools` offers one by this name, in Responses and Messages (`tools[].name`), Chat
-/// Completions (`tools[].function.name`) or Gemini (`tools[].functionDeclarations[].name`) form.
+/// Completions (`tools[].function.name`), Gemini (`tools[].functionDeclarations[].name`) or
+/// Bedrock (`toolConfig.tools[].toolSpec.name`, given as its `tools`) form.
 fn offers_tool(tools: &Value, tool: &str) -> bool {
     let named = |t: &Value| t.get("name").and_then(Value::as_str) == Some(tool);
     tools.as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             named(t)
                 || t.pointer("/function/name").and_then(Value::as_str) == Some(tool)
+                || t.pointer("/toolSpec/name").and_then(Value::as_str) == Some(tool)
                 || t.get("functionDeclarations").and_then(Value::as_array).is_some_and(|d| d.iter().any(named))
         })
     })
@@ -143,7 +145,7 @@ stream = { text = "report" }
 "#;
 
     fn view<'a>(raw: &'a str, body: &'a Value, headers: &'a http::HeaderMap) -> RequestView<'a> {
-        RequestView { raw_body: raw, tools: body.get("tools"), headers }
+        RequestView { raw_body: raw, tools: body.get("tools").or_else(|| body.pointer("/toolConfig/tools")), headers }
     }
 
     #[test]
@@ -157,6 +159,8 @@ stream = { text = "report" }
         assert_eq!(select(&scenario, &view("", &chat_main, &no_headers)).name, "main");
         let gemini_main = json!({"tools": [{"functionDeclarations": [{"name": "Read"}, {"name": "Task"}]}]});
         assert_eq!(select(&scenario, &view("", &gemini_main, &no_headers)).name, "main");
+        let bedrock_main = json!({"tools": [{"toolSpec": {"name": "Task", "inputSchema": {"json": {}}}}]});
+        assert_eq!(select(&scenario, &view("", &bedrock_main, &no_headers)).name, "main");
         assert_eq!(select(&scenario, &view("", &sub, &no_headers)).name, "sub");
     }
 

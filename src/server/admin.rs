@@ -122,6 +122,7 @@ fn run_summary(state: &State, run: &Run) -> Value {
         "gemini_base_url": state.anthropic_base_url(&run.id),
         "azure_openai_endpoint": state.anthropic_base_url(&run.id),
         "ollama_host": state.anthropic_base_url(&run.id),
+        "bedrock_base_url": state.anthropic_base_url(&run.id),
         "responses_websocket_url": format!("{}/responses", state.base_url(&run.id).replacen("http://", "ws://", 1)),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,

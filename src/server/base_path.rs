@@ -37,7 +37,8 @@ pub(crate) fn split_base<'a>(path: &'a str, prefix: &str) -> Option<BasePath<'a>
         }
         None => (None, rest),
     };
-    if rest.starts_with("v1beta/") || rest.starts_with("openai/") || rest.starts_with("api/") {
+    let kept_whole = ["v1beta/", "openai/", "api/", "model/"];
+    if kept_whole.iter().any(|start| rest.starts_with(start)) {
         // `rest` lies at the end of `path`, after a `/`.
         let with_slash = &path[path.len() - rest.len() - 1..];
         return Some(BasePath { id, client, rest: with_slash });

@@ -39,7 +39,8 @@ pub(super) fn openai_error(
 }
 
 /// A refusal of a model request, in the shape of the API it was sent to: Anthropic's for
-/// the Messages API, Google's for the Gemini API, Ollama's for its APIs, OpenAI's for the others
+/// the Messages API, Google's for the Gemini API, Ollama's for its APIs, AWS's for Bedrock's
+/// (with `x-amzn-errortype`), OpenAI's for the others
 /// and for paths that are no API.
 pub(super) fn model_api_error(
     api: Option<Api>,
@@ -57,6 +58,15 @@ pub(super) fn model_api_error(
             json(status, &gemini_errors::error_body(status.as_u16(), name, message, Vec::new()))
         }
         Some(Api::OllamaChat | Api::OllamaGenerate) => json(status, &crate::wire::ollama::error_body(message)),
+        Some(Api::Bedrock) => {
+            let mut response = json(status, &serde_json::json!({"message": message}));
+            for (name, value) in Api::Bedrock.error_headers(status.as_u16(), None) {
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            response
+        }
         _ => openai_error(status, message, code, None),
     }
 }

@@ -34,6 +34,7 @@ use crate::scenario_model::Attempt;
 use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
 use crate::journal::Api;
+use crate::wire::bedrock::ConverseCall;
 use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::build_reply;
 use crate::wire::template::ReplyTemplate;
@@ -231,8 +232,7 @@ impl Forward<'_> {
                 error: None,
             });
         });
-        let streamed =
-            parts.headers.get(CONTENT_TYPE).is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        let streamed = parts.headers.get(CONTENT_TYPE).is_some_and(|kind| request.api.is_stream_type(kind.as_bytes()));
         let index = entry.index();
         let kept = |(name, value): (&http::HeaderName, &HeaderValue)| {
             let value = value.to_str().ok()?;
@@ -271,9 +271,9 @@ pub(super) struct Accepted {
     pub api: Api,
     pub body: ModelRequest,
     pub raw: bytes::Bytes,
-    /// Whether the client asked for a stream: the body's `stream`, or Gemini's path.
+    /// Whether the client asked for a stream: the body's `stream`, or Gemini's or Bedrock's path.
     pub stream: bool,
-    /// The model the client asked for: the body's `model`, or Gemini's path.
+    /// The model the client asked for: the body's `model`, or Gemini's or Bedrock's path.
     pub model: Option<String>,
 }
 
@@ -333,9 +333,10 @@ async fn accept(
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return Err(Refusal::Reply(model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json")));
     };
-    let (stream, model) = match GeminiCall::at_path(path) {
-        Some(call) => (call.stream, Some(call.model.to_owned())),
-        None => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
+    let (stream, model) = match (GeminiCall::at_path(path), ConverseCall::at_path(path)) {
+        (Some(call), _) => (call.stream, Some(call.model.to_owned())),
+        (None, Some(call)) => (call.stream, Some(call.model.to_owned())),
+        (None, None) => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
     };
     Ok(Accepted { api, body, raw, stream, model })
 }
@@ -357,7 +358,7 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         }
         _ => {
             let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent, Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions and Ollama's /api/chat and /api/generate");
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent, Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions, Ollama's /api/chat and /api/generate and Bedrock's /model/{{modelId}}/converse-stream");
             Route::Answered(model_api_error(api_by_prefix(path), StatusCode::NOT_FOUND, &message, "not_found"))
         }
     }
@@ -365,7 +366,8 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
 
 /// The API whose error shape a path no API serves is answered in, by its prefix: Google's for
 /// `/v1beta/…` and Gemini model paths (an unknown method, an empty model, a dot segment),
-/// Anthropic's for `/messages/…` (`count_tokens`, `batches`), OpenAI's for the rest.
+/// Anthropic's for `/messages/…` (`count_tokens`, `batches`), Ollama's for `/api/…`, AWS's for
+/// `/model/…` (Bedrock's `invoke`), OpenAI's for the rest.
 fn api_by_prefix(path: &str) -> Option<Api> {
     let gemini =
         path.starts_with("/v1beta/") || path.split_once("/models/").is_some_and(|(_, rest)| rest.contains(':'));
@@ -375,6 +377,8 @@ fn api_by_prefix(path: &str) -> Option<Api> {
         Some(Api::Messages)
     } else if path.starts_with("/api/") {
         Some(Api::OllamaChat)
+    } else if path.starts_with("/model/") {
+        Some(Api::Bedrock)
     } else {
         None
     }
@@ -391,7 +395,7 @@ fn choose_attempt<'a>(
     policy_ms: f64,
 ) -> (Chosen<'a>, ReplyContext) {
     let text = String::from_utf8_lossy(&request.raw);
-    let view = RequestView { raw_body: &text, tools: request.body.tools.as_ref(), headers };
+    let view = RequestView { raw_body: &text, tools: request.body.tools(), headers };
     let track = select(&run.scenario, &view);
     let attempt_number = run.next_attempt(client, track.name);
     let body = &request.body;
@@ -460,10 +464,17 @@ fn respond(
         out.insert(hyper::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     }
     if let Ok(value) = HeaderValue::from_str(&format!("req_{}", ctx.id_seed)) {
-        if api == Api::Messages {
-            out.insert(HeaderName::from_static("request-id"), value.clone());
-        }
+        match api {
+            Api::Messages => out.insert(HeaderName::from_static("request-id"), value.clone()),
+            Api::Bedrock => out.insert(HeaderName::from_static("x-amzn-requestid"), value.clone()),
+            _ => None,
+        };
         out.insert(HeaderName::from_static("x-request-id"), value);
+    }
+    for (name, value) in &reply.headers {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            out.insert(HeaderName::from_static(name), value);
+        }
     }
     if close {
         out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
@@ -498,6 +509,9 @@ pub(super) struct ModelRequest {
     stream: Option<Value>,
     stream_options: Option<Value>,
     tools: Option<Value>,
+    /// Bedrock's: its `tools` are inside.
+    #[serde(rename = "toolConfig")]
+    tool_config: Option<Value>,
 }
 
 impl ModelRequest {
@@ -505,6 +519,11 @@ impl ModelRequest {
     fn parse(raw: &[u8]) -> Option<Self> {
         let is_object = raw.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
         is_object.then(|| serde_json::from_slice(raw).ok()).flatten()
+    }
+
+    /// The tools it offers: `tools`, or Bedrock's `toolConfig.tools`.
+    fn tools(&self) -> Option<&Value> {
+        self.tools.as_ref().or_else(|| self.tool_config.as_ref().and_then(|c| c.get("tools")))
     }
 
     /// Whether the request asks for a stream: `"stream": true`, or, for an API that streams by

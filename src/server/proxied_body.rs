@@ -118,7 +118,7 @@ impl UpstreamSteps {
     /// Fire the pending fault now, after `steps`; the body ends unless it was a timed stall.
     fn fire(&mut self, steps: &mut VecDeque<Step>) {
         if let Some(fault) = self.fault.take() {
-            self.done = splice_fault(steps, &fault, self.time_scale);
+            self.done = splice_fault(steps, &fault, self.api.stream_framing(), self.time_scale);
         }
     }
 
@@ -163,7 +163,7 @@ impl UpstreamSteps {
             return steps;
         }
         self.held.extend_from_slice(&data);
-        while let Some(len) = first_event_len(&self.held) {
+        while let Some(len) = first_event_len(self.api, &self.held) {
             let kind = classify(self.api, &self.held[..len]);
             if self.due_before(kind.output) {
                 self.fire(&mut steps);
@@ -203,7 +203,7 @@ impl UpstreamSteps {
         }
         self.held.extend_from_slice(bytes);
         let (mut events, mut terminal, mut start) = (0, false, 0);
-        while let Some(len) = first_event_len(&self.held[start..]) {
+        while let Some(len) = first_event_len(self.api, &self.held[start..]) {
             terminal |= is_terminal(self.api, &self.held[start..start + len]);
             start += len;
             events += 1;

@@ -114,8 +114,8 @@ impl QuotaBuckets {
 
 impl Admission {
     /// The rate-limit headers `api` sends with this answer (reset times as wall-clock moments
-    /// for the Messages API, counted from `now`). The Gemini and Ollama APIs have no rate-limit
-    /// headers; Gemini's refusal's wait is a `RetryInfo` in the body
+    /// for the Messages API, counted from `now`). The Gemini, Ollama and Bedrock APIs have no
+    /// rate-limit headers; Gemini's refusal's wait is a `RetryInfo` in the body
     /// ([`Admission::retry_after_seconds`]) and, as for every API, a `retry-after` header.
     pub fn headers(&self, api: Api, now: SystemTime) -> Vec<(String, String)> {
         let mut headers = Vec::new();
@@ -136,8 +136,8 @@ impl Admission {
                     headers.push((format!("x-ratelimit-remaining-{kind}"), state.remaining.to_string()));
                     headers.push((format!("x-ratelimit-reset-{kind}"), openai_duration(state.reset_ms)));
                 }
-                // Neither sends rate-limit headers: only `retry-after`.
-                Api::Gemini | Api::OllamaChat | Api::OllamaGenerate => {}
+                // None of them sends rate-limit headers: only `retry-after`.
+                Api::Gemini | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock => {}
             }
         }
         if let Some(seconds) = self.retry_after_seconds() {
@@ -176,6 +176,10 @@ impl Admission {
             Api::OllamaChat | Api::OllamaGenerate => {
                 format!("too many requests: {kind} per minute limit {} reached, please try again in {wait}", state.limit)
             }
+            Api::Bedrock => format!(
+                "Too many requests, please wait before trying again. {kind} per minute: limit {}, used {used}, retry in {wait}.",
+                state.limit
+            ),
         })
     }
 }

@@ -254,7 +254,7 @@ impl Upstream {
         }
         if let Some(key) = &self.key {
             let (name, value) = match api {
-                Api::Responses | Api::Chat | Api::OllamaChat | Api::OllamaGenerate => {
+                Api::Responses | Api::Chat | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock => {
                     ("authorization", format!("Bearer {key}"))
                 }
                 Api::Messages => ("x-api-key", key.clone()),

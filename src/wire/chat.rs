@@ -52,7 +52,13 @@ pub(crate) fn stream_events(spec: &StreamSpec, ctx: &ReplyContext) -> Vec<SseEve
         usage_chunk["usage"] = usage(ctx, spec);
         events.push(SseEvent::data(&usage_chunk));
     }
-    events.push(SseEvent { event: None, data: "[DONE]".to_owned(), terminal: true, output: false, json_line: false });
+    events.push(SseEvent {
+        event: None,
+        data: "[DONE]".to_owned(),
+        terminal: true,
+        output: false,
+        framing: super::Framing::Sse,
+    });
     events
 }
 

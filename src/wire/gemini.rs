@@ -136,16 +136,7 @@ mod tests {
 
     #[test]
     fn a_stream_is_thoughts_text_and_a_whole_call_then_the_finishing_chunk() {
-        let spec = StreamSpec {
-            reasoning: Some("plan it".into()),
-            text: Some("a b".into()),
-            function_call: Some(FunctionCallSpec {
-                name: "Task".into(),
-                arguments: r#"{"n":1}"#.into(),
-                call_id: None,
-            }),
-            ..StreamSpec::default()
-        };
+        let spec = crate::wire::text::rich_spec();
         let events = stream_events(&spec, &ReplyContext::placeholder());
         // two thought deltas, two text deltas, the call, the finishing chunk
         assert_eq!(events.iter().filter(|e| e.output).count(), 5);

@@ -2,7 +2,8 @@
 //! Chat Completions chunks and objects, and OpenAI-shaped errors; Anthropic's Messages API
 //! events and message object, and Anthropic-shaped errors; Google's Gemini API chunks and
 //! response, and Google-shaped errors; Ollama's native chat and generate lines (newline-delimited
-//! JSON) and error bodies.
+//! JSON) and error bodies; Amazon Bedrock's Converse API in AWS's event-stream framing and AWS's
+//! errors.
 //!
 //! Everything here is pure: given a scripted reply and a [`ReplyContext`] it produces the
 //! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `gemini`, `errors`,
@@ -11,8 +12,10 @@
 //! public: [`reply::build_reply`] (for a [`crate::journal::Api`]: which API a request spoke), [`ReplyContext`], [`SseEvent`], [`estimate_tokens`].
 
 pub(crate) mod anthropic_errors;
+pub(crate) mod bedrock;
 pub(crate) mod chat;
 pub(crate) mod errors;
+pub mod event_stream;
 pub(crate) mod gemini;
 pub(crate) mod gemini_errors;
 pub(crate) mod messages;
@@ -28,10 +31,24 @@ mod text;
 use bytes::Bytes;
 use serde_json::Value;
 
-/// One server-sent event.
+/// How a stream's events go on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Server-sent events: an optional `event:` line, a `data:` line, a blank line.
+    #[default]
+    Sse,
+    /// A line of newline-delimited JSON (Ollama's streams): the data and a newline.
+    JsonLine,
+    /// An AWS event-stream message (Amazon Bedrock's streams): binary, with CRCs; the event's
+    /// name is its `:event-type` (or `:exception-type`), its data the payload.
+    AwsEventStream(event_stream::MessageType),
+}
+
+/// One event of a stream: a server-sent event, or the same in another framing ([`Framing`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SseEvent {
-    /// The `event:` line, when the API sends one (the Responses API does; chat does not).
+    /// The `event:` line, when the API sends one (the Responses API does; chat does not); an
+    /// AWS message's event or exception type.
     pub event: Option<String>,
     /// The `data:` payload: JSON text, or `[DONE]`.
     pub data: String,
@@ -40,31 +57,29 @@ pub struct SseEvent {
     /// Whether it carries output: a piece of text, reasoning or tool-call arguments. Fault
     /// offsets in output deltas (`after_deltas`) count these, so they mean the same in every API.
     pub output: bool,
-    /// A line of newline-delimited JSON (Ollama's streams) rather than an SSE event: `data`
-    /// and a newline, no `data:` prefix, no blank line.
-    pub json_line: bool,
+    /// How it goes on the wire.
+    pub framing: Framing,
 }
 
 impl SseEvent {
     /// An event with an `event:` line (the Responses API).
     pub fn named(event: &str, data: &Value) -> Self {
-        SseEvent {
-            event: Some(event.to_owned()),
-            data: data.to_string(),
-            terminal: false,
-            output: false,
-            json_line: false,
-        }
+        SseEvent { event: Some(event.to_owned()), ..SseEvent::data(data) }
     }
 
     /// An event with only a `data:` line (Chat Completions).
     pub fn data(data: &Value) -> Self {
-        SseEvent { event: None, data: data.to_string(), terminal: false, output: false, json_line: false }
+        SseEvent { event: None, data: data.to_string(), terminal: false, output: false, framing: Framing::Sse }
     }
 
     /// A line of newline-delimited JSON (Ollama).
     pub fn json_line(data: &Value) -> Self {
-        SseEvent { json_line: true, ..SseEvent::data(data) }
+        SseEvent { framing: Framing::JsonLine, ..SseEvent::data(data) }
+    }
+
+    /// An AWS event-stream message of `kind`, named `name` (Bedrock).
+    pub fn aws_message(kind: event_stream::MessageType, name: &str, data: &Value) -> Self {
+        SseEvent { event: Some(name.to_owned()), framing: Framing::AwsEventStream(kind), ..SseEvent::data(data) }
     }
 
     /// The same event, marked as the stream's successful end.
@@ -86,40 +101,35 @@ impl SseEvent {
         Bytes::from(out)
     }
 
-    /// Where its `data:` text starts in [`SseEvent::write_to`]'s bytes.
-    pub(crate) fn data_from(&self) -> usize {
-        if self.json_line {
-            return 0;
+    /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line; a JSON
+    /// line and its newline; or an AWS message); returns where its data lies in what it wrote:
+    /// the bytes before it and after it.
+    pub fn write_to(&self, out: &mut Vec<u8>) -> (usize, usize) {
+        match self.framing {
+            Framing::JsonLine => {
+                out.extend_from_slice(self.data.as_bytes());
+                out.push(b'\n');
+                (0, 1)
+            }
+            Framing::AwsEventStream(kind) => {
+                let at =
+                    event_stream::write_message(out, kind, self.event.as_deref().unwrap_or(""), self.data.as_bytes());
+                (at.from, at.trailer)
+            }
+            Framing::Sse => {
+                let start = out.len();
+                if let Some(event) = &self.event {
+                    out.extend_from_slice(b"event: ");
+                    out.extend_from_slice(event.as_bytes());
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(b"data: ");
+                let data_from = out.len() - start;
+                out.extend_from_slice(self.data.as_bytes());
+                out.extend_from_slice(b"\n\n");
+                (data_from, 2)
+            }
         }
-        self.event.as_ref().map_or(0, |event| "event: ".len() + event.len() + 1) + "data: ".len()
-    }
-
-    /// How many bytes follow its data in [`SseEvent::write_to`]'s bytes: the blank line, or a
-    /// JSON line's newline.
-    pub(crate) fn data_trailer(&self) -> usize {
-        if self.json_line {
-            1
-        } else {
-            2
-        }
-    }
-
-    /// Append the event as it goes on the wire (`event:` line, `data:` line, blank line; or a
-    /// JSON line and its newline).
-    pub fn write_to(&self, out: &mut Vec<u8>) {
-        if self.json_line {
-            out.extend_from_slice(self.data.as_bytes());
-            out.push(b'\n');
-            return;
-        }
-        if let Some(event) = &self.event {
-            out.extend_from_slice(b"event: ");
-            out.extend_from_slice(event.as_bytes());
-            out.push(b'\n');
-        }
-        out.extend_from_slice(b"data: ");
-        out.extend_from_slice(self.data.as_bytes());
-        out.extend_from_slice(b"\n\n");
     }
 }
 

@@ -150,16 +150,7 @@ mod tests {
 
     #[test]
     fn a_chat_stream_is_thinking_text_and_a_whole_tool_call_then_the_done_line() {
-        let spec = StreamSpec {
-            reasoning: Some("plan it".into()),
-            text: Some("a b".into()),
-            function_call: Some(FunctionCallSpec {
-                name: "Task".into(),
-                arguments: r#"{"n":1}"#.into(),
-                call_id: None,
-            }),
-            ..StreamSpec::default()
-        };
+        let spec = crate::wire::text::rich_spec();
         let events = stream_events(Endpoint::Chat, &spec, &ReplyContext::placeholder());
         assert_eq!(events.iter().filter(|e| e.output).count(), 5);
         assert_eq!(parsed(&events[0])["message"]["thinking"], "plan");
@@ -170,7 +161,7 @@ mod tests {
         assert_eq!((parsed(last)["done"].as_bool(), parsed(last)["done_reason"].as_str()), (Some(true), Some("stop")));
         let bytes = last.to_bytes();
         assert!(bytes.ends_with(b"}\n") && !bytes.starts_with(b"data:"), "one JSON object a line");
-        assert_eq!(last.data_from(), 0);
+        assert_eq!(last.write_to(&mut Vec::new()), (0, 1), "the data starts the line; a newline follows");
     }
 
     #[test]

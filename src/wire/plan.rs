@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::SseEvent;
+use super::{event_stream, Framing, SseEvent};
 use crate::journal::EndKind;
 use crate::scenario_model::{Fault, FaultKind, FaultPoint};
 
-/// What a `garbage` fault writes: not SSE, and a data line that is not JSON either.
-pub(crate) const GARBAGE: &[u8] =
+/// What a `garbage` fault writes in a stream of server-sent events or JSON lines: not SSE, and a
+/// data line that is not JSON either.
+const GARBAGE: &[u8] =
     b"\x1b[squall-garbage]\r\n<<<not server-sent events>>>\ndata: {\"type\": squall garbage, not json\n\n";
 
 /// What a `garbage` fault sends over a WebSocket: a text frame that is not JSON (the payload of
@@ -110,6 +111,8 @@ pub(crate) struct Body {
     pub bytes: Bytes,
     /// The pieces; their lengths add up to `bytes.len()`.
     pub spans: Vec<Span>,
+    /// How its events are framed: what a `garbage` fault breaks them with.
+    pub framing: Framing,
 }
 
 impl Body {
@@ -119,17 +122,18 @@ impl Body {
         let mut spans = Vec::with_capacity(events.len());
         for event in events {
             let before = buffer.len();
-            event.write_to(&mut buffer);
+            let (data_from, data_trailer) = event.write_to(&mut buffer);
             spans.push(Span {
                 len: buffer.len() - before,
                 is_event: true,
                 terminal: event.terminal,
                 output: event.output,
-                data_from: event.data_from(),
-                data_trailer: event.data_trailer(),
+                data_from,
+                data_trailer,
             });
         }
-        Body { bytes: Bytes::from(buffer), spans }
+        let framing = events.first().map_or(Framing::Sse, |event| event.framing);
+        Body { bytes: Bytes::from(buffer), spans, framing }
     }
 
     /// One whole body (a JSON object or error).
@@ -142,7 +146,7 @@ impl Body {
             data_from: 0,
             data_trailer: 0,
         }];
-        Body { bytes, spans }
+        Body { bytes, spans, framing: Framing::Sse }
     }
 }
 
@@ -177,6 +181,14 @@ pub(crate) fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_s
 /// Scale a scripted number of milliseconds by the run's time scale. Both are range-checked
 /// when a run is created; whatever they are, this never panics (a NaN or negative product is
 /// no wait, an enormous one the longest `Duration`).
+/// What a `garbage` fault writes in a body of this framing: bytes its parser rejects.
+fn garbage(framing: Framing) -> Bytes {
+    match framing {
+        Framing::Sse | Framing::JsonLine => Bytes::from_static(GARBAGE),
+        Framing::AwsEventStream(_) => Bytes::from(event_stream::garbage()),
+    }
+}
+
 pub(crate) fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
     let seconds = ms as f64 * time_scale / 1000.0;
     Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 { Duration::MAX } else { Duration::ZERO })
@@ -240,7 +252,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
         if let Some(f) = pending.filter(due) {
             pending = None;
             run.flush(&body.bytes, &mut plan.steps);
-            if splice_fault(&mut plan.steps, f, time_scale) {
+            if splice_fault(&mut plan.steps, f, body.framing, time_scale) {
                 return plan;
             }
         }
@@ -255,7 +267,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
             pending = None;
             run.add(head, 0, false);
             run.flush(&body.bytes, &mut plan.steps);
-            if splice_fault(&mut plan.steps, f, time_scale) {
+            if splice_fault(&mut plan.steps, f, body.framing, time_scale) {
                 return plan;
             }
             run.add(span.len - head, u32::from(span.is_event), span.terminal);
@@ -268,7 +280,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
     run.flush(&body.bytes, &mut plan.steps);
     // An offset at (or, for chat replies, past) the end fires after the last byte.
     if let Some(f) = pending {
-        if splice_fault(&mut plan.steps, f, time_scale) {
+        if splice_fault(&mut plan.steps, f, body.framing, time_scale) {
             return plan;
         }
     }
@@ -277,7 +289,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
 }
 
 /// Add a fault's steps; returns whether the fault ends the reply.
-pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale: f64) -> bool {
+pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: Framing, time_scale: f64) -> bool {
     match fault.kind {
         FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
         FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset)),
@@ -287,7 +299,7 @@ pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, time_scale
         }
         FaultKind::Garbage => {
             steps.push_back(Step::FaultFired(FaultKind::Garbage));
-            steps.push_back(Step::Data { bytes: Bytes::from_static(GARBAGE), events: 0, terminal: false });
+            steps.push_back(Step::Data { bytes: garbage(framing), events: 0, terminal: false });
             steps.push_back(Step::End(EndKind::Garbage));
         }
         FaultKind::Stall => {
@@ -325,7 +337,8 @@ mod tests {
             .iter()
             .flat_map(|s| if let Step::Data { bytes, .. } = s { bytes.to_vec() } else { Vec::new() })
             .collect();
-        String::from_utf8(bytes).expect("utf-8")
+        // Lossy: Bedrock's messages are binary around their JSON.
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     fn data_len(plan: &ReplyPlan) -> usize {

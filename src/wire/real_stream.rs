@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use super::event_stream::{first_message_len, read_message, Message, MessageType};
+use super::Framing;
 use crate::journal::Api;
 
 /// What one complete SSE event of `api`'s stream is, read from its `data:` lines.
@@ -17,11 +19,17 @@ pub(crate) struct EventKind {
     pub(crate) terminal: bool,
 }
 
-/// Classify one complete event (its raw bytes, `event:` and `data:` lines and the blank line).
+/// Classify one complete event (its raw bytes: `event:` and `data:` lines and the blank line; a
+/// JSON line; an AWS event-stream message).
 pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
-    if api.streams_json_lines() {
+    match api.stream_framing() {
         // A line of JSON, no `data:` framing.
-        return serde_json::from_slice::<Value>(event.trim_ascii()).map_or(EventKind::default(), |line| ollama(&line));
+        Framing::JsonLine => {
+            return serde_json::from_slice::<Value>(event.trim_ascii())
+                .map_or(EventKind::default(), |line| ollama(&line))
+        }
+        Framing::AwsEventStream(_) => return read_message(event).map_or(EventKind::default(), |m| bedrock(&m)),
+        Framing::Sse => {}
     }
     let text = String::from_utf8_lossy(event);
     let data: Vec<&str> = text
@@ -40,6 +48,7 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
         Api::Messages => messages(&json),
         Api::Gemini => gemini(&json),
         Api::OllamaChat | Api::OllamaGenerate => ollama(&json),
+        Api::Bedrock => EventKind::default(),
     }
 }
 
@@ -102,6 +111,12 @@ fn ollama(line: &Value) -> EventKind {
     EventKind { output, terminal: line["done"] == true }
 }
 
+/// A Bedrock message: a `contentBlockDelta` is output, `metadata` ends the stream.
+fn bedrock(message: &Message) -> EventKind {
+    let event = message.kind == MessageType::Event;
+    EventKind { output: event && message.name == "contentBlockDelta", terminal: event && message.name == "metadata" }
+}
+
 fn gemini(chunk: &Value) -> EventKind {
     let candidate = &chunk["candidates"][0];
     let parts = candidate["content"]["parts"].as_array();
@@ -111,8 +126,19 @@ fn gemini(chunk: &Value) -> EventKind {
     EventKind { output, terminal: candidate.get("finishReason").is_some() }
 }
 
-/// The length of the first complete event in `bytes` (through its blank line), if there is one.
-pub(crate) fn first_event_len(bytes: &[u8]) -> Option<usize> {
+/// The length of the first complete event of `api`'s stream in `bytes`, if there is one: an
+/// SSE event through its blank line, a JSON line through its newline, an AWS message by the
+/// length its prelude states.
+pub(crate) fn first_event_len(api: Api, bytes: &[u8]) -> Option<usize> {
+    match api.stream_framing() {
+        Framing::Sse => first_sse_event_len(bytes),
+        Framing::JsonLine => bytes.iter().position(|b| *b == b'\n').map(|at| at + 1),
+        Framing::AwsEventStream(_) => first_message_len(bytes),
+    }
+}
+
+/// The length of the first complete SSE event in `bytes` (through its blank line).
+fn first_sse_event_len(bytes: &[u8]) -> Option<usize> {
     let mut line_start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -149,7 +175,7 @@ mod tests {
     fn squalls_own_streams_read_the_same_in_every_api() {
         let toml = "name = \"t\"\n[[attempts]]\nstream = { reasoning = \"think hard\", text = \"one two three\", function_call = { name = \"f\", arguments = '{\"a\": 1}' } }\n";
         let scenario = crate::scenario::load::from_toml_str("t", toml).expect("valid");
-        for api in [Api::Responses, Api::Chat, Api::Messages, Api::Gemini] {
+        for api in Api::ALL {
             let reply = build_reply(&scenario.attempts[0], api, true, &ctx(), 1.0);
             let mut body: Vec<u8> = reply
                 .plan
@@ -161,7 +187,7 @@ mod tests {
                 })
                 .collect();
             let (mut outputs, mut terminals) = (0, 0);
-            while let Some(len) = first_event_len(&body) {
+            while let Some(len) = first_event_len(api, &body) {
                 let kind = classify(api, &body[..len]);
                 assert_eq!(is_terminal(api, &body[..len]), kind.terminal, "{api:?}: the cheap reading agrees");
                 outputs += u32::from(kind.output);
@@ -170,17 +196,23 @@ mod tests {
             }
             let expected =
                 crate::scenario::validate::output_deltas(scenario.attempts[0].stream.as_ref().expect("a stream"));
-            // Chat has no reasoning channel ("think hard": 2 pieces); Gemini sends the function
-            // call whole (1 piece, not 3).
-            let expected = if matches!(api, Api::Chat | Api::Gemini) { expected - 2 } else { expected };
+            // Chat has no reasoning channel ("think hard": 2 pieces); Gemini and Ollama's chat
+            // send the function call whole (1 piece, not 3); Ollama's generate has no calls.
+            let expected = match api {
+                Api::Chat | Api::Gemini | Api::OllamaChat => expected - 2,
+                Api::OllamaGenerate => expected - 3,
+                _ => expected,
+            };
             assert_eq!((outputs as usize, terminals), (expected, 1), "{api:?}");
+            assert!(body.is_empty(), "{api:?}: every event read");
         }
     }
 
     #[test]
     fn an_event_ends_at_its_blank_line_in_either_line_ending() {
-        assert_eq!(first_event_len(b"data: a\n\ndata: b"), Some(9));
-        assert_eq!(first_event_len(b"data: a\r\n\r\nx"), Some(11));
-        assert_eq!(first_event_len(b"data: a\n"), None);
+        assert_eq!(first_event_len(Api::Chat, b"data: a\n\ndata: b"), Some(9));
+        assert_eq!(first_event_len(Api::Chat, b"data: a\r\n\r\nx"), Some(11));
+        assert_eq!(first_event_len(Api::Chat, b"data: a\n"), None);
+        assert_eq!(first_event_len(Api::OllamaChat, b"{}\n{"), Some(3), "a JSON line ends at its newline");
     }
 }

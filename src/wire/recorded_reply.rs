@@ -8,14 +8,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::event_stream::read_message;
 use super::real_stream::{classify, first_event_len};
 use crate::journal::Api;
 use crate::scenario_model::{
     Attempt, ErrorSpec, FailureEvent, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec,
 };
 
-/// The reply headers a recording keeps: those that tell a client whether and when to retry.
-pub(crate) const KEPT_HEADERS: [&str; 3] = ["retry-after", "retry-after-ms", "x-should-retry"];
+/// The reply headers a recording keeps: those that tell a client whether and when to retry (an
+/// AWS SDK decides by the exception `x-amzn-errortype` names).
+pub(crate) const KEPT_HEADERS: [&str; 4] = ["retry-after", "retry-after-ms", "x-should-retry", "x-amzn-errortype"];
 
 /// What an upstream answered one request with.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,10 +53,10 @@ impl UpstreamReply {
             }
         } else if self.streamed {
             let mut rest = &self.body[..];
-            while let Some(len) = first_event_len(rest) {
+            while let Some(len) = first_event_len(self.api, rest) {
                 let kind = classify(self.api, &rest[..len]);
                 (terminal, outputs) = (terminal || kind.terminal, outputs + u32::from(kind.output));
-                if let Some(event) = event_data(&rest[..len]) {
+                if let Some(event) = event_data(self.api, &rest[..len]) {
                     content.read_event(self.api, &event);
                 }
                 rest = &rest[len..];
@@ -83,14 +85,21 @@ impl UpstreamReply {
             // OpenAI's and Anthropic's `type`, or Google's `status`.
             kind: text(&error["type"]).or_else(|| text(&error["status"])),
             code: text(&error["code"]),
-            message: text(&error["message"]),
+            // Bedrock's is the body's own `message`.
+            message: text(&error["message"]).or_else(|| text(&body["message"])),
             param: text(&error["param"]),
         }
     }
 }
 
-/// One SSE event's data as JSON (`[DONE]` and non-JSON data: none).
-fn event_data(event: &[u8]) -> Option<Value> {
+/// One event's data as JSON: an SSE event's data (`[DONE]` and non-JSON data: none), or a
+/// Bedrock message as AWS's JSON writes a stream's event, `{"<event or exception type>": payload}`.
+fn event_data(api: Api, event: &[u8]) -> Option<Value> {
+    if api == Api::Bedrock {
+        let message = read_message(event).ok()?;
+        let payload: Value = serde_json::from_slice(&message.payload).ok()?;
+        return Some(Value::Object([(message.name, payload)].into_iter().collect()));
+    }
     let text = String::from_utf8_lossy(event);
     let data: Vec<&str> =
         text.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.strip_prefix(' ').unwrap_or(d)).collect();
@@ -193,6 +202,33 @@ impl Content {
                 self.read_gemini_parts(&event["candidates"][0]["content"]["parts"]);
             }
             Api::OllamaChat | Api::OllamaGenerate => self.read_ollama(event),
+            Api::Bedrock => self.read_bedrock(event),
+        }
+    }
+
+    /// One Bedrock stream event, `{"<type>": payload}`: a tool use's start, a delta of
+    /// reasoning, text or tool input, or an exception.
+    fn read_bedrock(&mut self, event: &Value) {
+        let Some((name, payload)) = event.as_object().and_then(|o| o.iter().next()) else { return };
+        let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+        match name.as_str() {
+            "contentBlockStart" => {
+                if let Some(tool) = payload["start"].get("toolUse") {
+                    self.call().name = s(&tool["name"]);
+                }
+            }
+            "contentBlockDelta" => {
+                let delta = &payload["delta"];
+                self.add_text(&s(&delta["text"]));
+                self.reasoning.push_str(&s(&delta["reasoningContent"]["text"]));
+                if let Some(input) = delta["toolUse"]["input"].as_str() {
+                    self.call().arguments.push_str(input);
+                }
+            }
+            name if name.ends_with("Exception") => {
+                self.failed(Some(name), payload["message"].as_str(), FailureEvent::ResponseFailed);
+            }
+            _ => {}
         }
     }
 
@@ -285,6 +321,19 @@ impl Content {
             }
             Api::Gemini => self.read_gemini_parts(&body["candidates"][0]["content"]["parts"]),
             Api::OllamaChat | Api::OllamaGenerate => self.read_ollama(body),
+            Api::Bedrock => {
+                for block in body["output"]["message"]["content"].as_array().into_iter().flatten() {
+                    self.add_text(&s(&block["text"]));
+                    self.reasoning.push_str(&s(&block["reasoningContent"]["reasoningText"]["text"]));
+                    if let Some(tool) = block.get("toolUse") {
+                        *self.call() = FunctionCallSpec {
+                            name: s(&tool["name"]),
+                            arguments: tool["input"].to_string(),
+                            call_id: None,
+                        };
+                    }
+                }
+            }
         }
     }
 

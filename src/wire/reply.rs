@@ -10,7 +10,10 @@ use serde_json::Value;
 
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan, Span};
-use super::{anthropic_errors, chat, gemini, gemini_errors, messages, ollama, responses, ReplyContext, SseEvent};
+use super::{
+    anthropic_errors, bedrock, chat, event_stream, gemini, gemini_errors, messages, ollama, responses, Framing,
+    ReplyContext, SseEvent,
+};
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
@@ -27,12 +30,14 @@ impl Api {
             Api::Gemini => gemini::stream_events(content, ctx),
             Api::OllamaChat => ollama::stream_events(ollama::Endpoint::Chat, content, ctx),
             Api::OllamaGenerate => ollama::stream_events(ollama::Endpoint::Generate, content, ctx),
+            Api::Bedrock => bedrock::stream_events(content, ctx),
         }
     }
 
     /// The API served at a path under a run's base URL, if any: `/responses`,
-    /// `/chat/completions`, `/messages`, and Gemini's `/v1beta/models/{model}:generateContent`
-    /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too).
+    /// `/chat/completions`, `/messages`, Gemini's `/v1beta/models/{model}:generateContent`
+    /// (or `:streamGenerateContent`; `/models/{model}:…` under `/v1` too), Azure OpenAI's paths,
+    /// Ollama's `/api/chat` and `/api/generate`, Bedrock's `/model/{modelId}/converse(-stream)`.
     pub fn at_path(path: &str) -> Option<Api> {
         match azure_openai_path(path).unwrap_or(path) {
             "/responses" => Some(Api::Responses),
@@ -40,13 +45,39 @@ impl Api {
             "/messages" => Some(Api::Messages),
             "/api/chat" => Some(Api::OllamaChat),
             "/api/generate" => Some(Api::OllamaGenerate),
+            _ if bedrock::ConverseCall::at_path(path).is_some() => Some(Api::Bedrock),
             _ => gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
         }
     }
 
     /// Whether its streams are newline-delimited JSON (Ollama) rather than SSE.
     pub(crate) fn streams_json_lines(self) -> bool {
-        matches!(self, Api::OllamaChat | Api::OllamaGenerate)
+        self.stream_framing() == Framing::JsonLine
+    }
+
+    /// How its streams frame their events: SSE, JSON lines (Ollama) or AWS event-stream
+    /// messages (Bedrock).
+    pub(crate) fn stream_framing(self) -> Framing {
+        match self {
+            Api::OllamaChat | Api::OllamaGenerate => Framing::JsonLine,
+            Api::Bedrock => Framing::AwsEventStream(event_stream::MessageType::Event),
+            Api::Responses | Api::Chat | Api::Messages | Api::Gemini => Framing::Sse,
+        }
+    }
+
+    /// Whether a reply of this content type is one of its streams (or any SSE stream).
+    pub(crate) fn is_stream_type(self, content_type: &[u8]) -> bool {
+        content_type.starts_with(b"text/event-stream")
+            || content_type.starts_with(self.stream_content_type().as_bytes())
+    }
+
+    /// The content type of its streams.
+    fn stream_content_type(self) -> &'static str {
+        match self.stream_framing() {
+            Framing::Sse => EVENT_STREAM,
+            Framing::JsonLine => JSON_LINES,
+            Framing::AwsEventStream(_) => event_stream::CONTENT_TYPE,
+        }
     }
 
     /// Whether a request of this API that says nothing of streaming gets a stream (Ollama
@@ -62,21 +93,32 @@ impl Api {
             Api::Responses | Api::Chat => "gpt-squall",
             Api::Gemini => "gemini-squall",
             Api::OllamaChat | Api::OllamaGenerate => "llama-squall",
+            Api::Bedrock => "bedrock-squall",
         }
     }
 
     /// The API a request to `path` speaks (any prefix: `/v1/responses`, `/runs/x/v1/messages`,
-    /// `/v1beta/models/{model}:generateContent`), whether it asks for a stream when the path
-    /// says so (Gemini), and the model the path names; `None` for no model API.
+    /// `/v1beta/models/{model}:generateContent`, `/model/{modelId}/converse-stream`), and where
+    /// the path says so (Gemini, Bedrock) whether it asks for a stream and the model it names;
+    /// `None` for no model API.
     #[cfg(feature = "wiremock")]
-    pub(crate) fn ending_path(path: &str) -> Option<(Api, Option<gemini::GeminiCall<'_>>)> {
+    pub(crate) fn ending_path(path: &str) -> Option<(Api, Option<(bool, &str)>)> {
         if let Some(call) = path.rfind("/models/").and_then(|at| gemini::GeminiCall::at_path(&path[at..])) {
-            return Some((Api::Gemini, Some(call)));
+            return Some((Api::Gemini, Some((call.stream, call.model))));
         }
-        [("/responses", Api::Responses), ("/chat/completions", Api::Chat), ("/messages", Api::Messages)]
-            .into_iter()
-            .find(|(end, _)| path.ends_with(end))
-            .map(|(_, api)| (api, None))
+        if let Some(call) = path.rfind("/model/").and_then(|at| bedrock::ConverseCall::at_path(&path[at..])) {
+            return Some((Api::Bedrock, Some((call.stream, call.model))));
+        }
+        [
+            ("/responses", Api::Responses),
+            ("/chat/completions", Api::Chat),
+            ("/messages", Api::Messages),
+            ("/api/chat", Api::OllamaChat),
+            ("/api/generate", Api::OllamaGenerate),
+        ]
+        .into_iter()
+        .find(|(end, _)| path.ends_with(end))
+        .map(|(_, api)| (api, None))
     }
 
     /// The error body of a scripted status reply, in this API's shape.
@@ -89,6 +131,19 @@ impl Api {
             Api::OllamaChat | Api::OllamaGenerate => {
                 ollama::scripted_error(status, spec.and_then(|e| e.message.as_deref()))
             }
+            Api::Bedrock => bedrock::scripted_error(status, spec).1,
+        }
+    }
+
+    /// The headers this API sends with an error status besides its body: Bedrock's
+    /// `x-amzn-errortype`, naming the exception (the scripted `type`, else the status's).
+    pub(crate) fn error_headers(self, status: u16, attempt: Option<&Attempt>) -> Vec<(&'static str, String)> {
+        match self {
+            Api::Bedrock => {
+                let (name, _) = bedrock::scripted_error(status, attempt.and_then(|a| a.error.as_ref()));
+                vec![(bedrock::ERROR_TYPE_HEADER, bedrock::error_type_header(&name))]
+            }
+            _ => Vec::new(),
         }
     }
 }
@@ -106,6 +161,8 @@ pub struct Reply {
     /// each event's frame in the bytes the plan sends.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub(crate) spans: Vec<Span>,
+    /// The API's own headers for this reply (Bedrock's `x-amzn-errortype` on an error).
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 /// A reply rendered for one context, before its fault and timing are planned.
@@ -118,6 +175,8 @@ pub(crate) struct Rendered {
     pub(crate) end: EndKind,
     /// An event stream (planned with event delays and event offsets) or a whole body.
     pub(crate) stream: bool,
+    /// The API's own headers for this reply (Bedrock's `x-amzn-errortype` on an error).
+    pub(crate) headers: Vec<(&'static str, String)>,
 }
 
 const JSON: &str = "application/json";
@@ -134,17 +193,24 @@ pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyCo
         plan_body(rendered.body.bytes, rendered.end, fault, time_scale)
     }
     .with_header_delay(script, time_scale);
-    Reply { status: rendered.status, content_type: rendered.content_type, plan, spans: rendered.body.spans }
+    Reply {
+        status: rendered.status,
+        content_type: rendered.content_type,
+        plan,
+        spans: rendered.body.spans,
+        headers: rendered.headers,
+    }
 }
 
 /// The status, content type and body the script answers with, for this context.
 pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext) -> Rendered {
-    let whole = |status: u16, body: String, end: EndKind| Rendered {
+    let whole = |status: u16, body: String, end: EndKind, headers| Rendered {
         status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         content_type: JSON,
         body: Body::whole(Bytes::from(body)),
         end,
         stream: false,
+        headers,
     };
     if script.is_status_reply() {
         let status = script.status_code();
@@ -152,23 +218,24 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
             Some(raw) => raw.clone(),
             None => api.scripted_error(status, script).to_string(),
         };
-        return whole(status, body, EndKind::ErrorStatus);
+        return whole(status, body, EndKind::ErrorStatus, api.error_headers(status, Some(script)));
     }
     let content = script.content();
     if wants_stream {
         let events = api.stream_events(&content, ctx);
         return Rendered {
             status: StatusCode::OK,
-            content_type: if api.streams_json_lines() { JSON_LINES } else { EVENT_STREAM },
+            content_type: api.stream_content_type(),
             body: Body::of_events(&events),
             end: EndKind::Completed,
             stream: true,
+            headers: Vec::new(),
         };
     }
     if let Some(failure) = &content.fail {
         // Without streaming, a provider reports the same failure as an error status.
-        let (status, body) = failure_as_status(api, failure);
-        return whole(status, body.to_string(), EndKind::ErrorStatus);
+        let (status, body, headers) = failure_as_status(api, failure);
+        return whole(status, body.to_string(), EndKind::ErrorStatus, headers);
     }
     let object = match api {
         Api::Responses => responses::response_object(&content, ctx),
@@ -177,29 +244,35 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         Api::Gemini => gemini::response_object(&content, ctx),
         Api::OllamaChat => ollama::response_object(ollama::Endpoint::Chat, &content, ctx),
         Api::OllamaGenerate => ollama::response_object(ollama::Endpoint::Generate, &content, ctx),
+        Api::Bedrock => bedrock::response_object(&content, ctx),
     };
-    whole(200, object.to_string(), EndKind::Completed)
+    whole(200, object.to_string(), EndKind::Completed, Vec::new())
 }
 
-/// A scripted stream failure answered without streaming: the status and error body the
-/// provider sends for it.
-fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value) {
+/// A scripted stream failure answered without streaming: the status, error body and headers
+/// the provider sends for it.
+fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value, Vec<(&'static str, String)>) {
+    let message = |say: fn(&str) -> String| failure.message.clone().unwrap_or_else(|| say(&failure.code));
     match api {
         Api::Responses | Api::Chat => {
             let (kind, status) = code_type_and_status(&failure.code);
-            let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
-            (status, error_body(&message, kind, None, Some(&failure.code)))
+            (status, error_body(&message(code_message), kind, None, Some(&failure.code)), Vec::new())
         }
         Api::Messages => {
             let (kind, status) = anthropic_errors::code_type_and_status(&failure.code);
-            let message = failure.message.clone().unwrap_or_else(|| anthropic_errors::code_message(&failure.code));
-            (status, anthropic_errors::error_body(kind, &message))
+            (status, anthropic_errors::error_body(kind, &message(anthropic_errors::code_message)), Vec::new())
         }
-        Api::Gemini => gemini_errors::failure_error(&failure.code, failure.message.as_deref()),
+        Api::Gemini => {
+            let (status, body) = gemini_errors::failure_error(&failure.code, failure.message.as_deref());
+            (status, body, Vec::new())
+        }
         Api::OllamaChat | Api::OllamaGenerate => {
             let (_, status) = code_type_and_status(&failure.code);
-            let message = failure.message.clone().unwrap_or_else(|| code_message(&failure.code));
-            (status, ollama::error_body(&message))
+            (status, ollama::error_body(&message(code_message)), Vec::new())
+        }
+        Api::Bedrock => {
+            let (status, exception, body) = bedrock::failure_as_status(failure);
+            (status, body, vec![(bedrock::ERROR_TYPE_HEADER, bedrock::error_type_header(&exception))])
         }
     }
 }

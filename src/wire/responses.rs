@@ -39,7 +39,7 @@ impl EventLog {
             data,
             terminal: false,
             output: true,
-            json_line: false,
+            framing: super::Framing::Sse,
         });
     }
 }

@@ -104,6 +104,10 @@ impl ReplyTemplate {
             include_usage,
         };
         let rendered = render(script, api, wants_stream, &sentinels);
+        if matches!(rendered.body.framing, super::Framing::AwsEventStream(_)) {
+            // Each message states its length and CRC: filling a slot would break both.
+            return None;
+        }
         let mut offset = 0;
         let pieces = rendered
             .body
@@ -159,7 +163,7 @@ impl ReplyTemplate {
             }
             spans.push(Span { len: buffer.len() - before, ..*span });
         }
-        Body { bytes: Bytes::from(buffer), spans }
+        Body { bytes: Bytes::from(buffer), spans, framing: self.rendered.body.framing }
     }
 
     /// The reply to one request.
@@ -172,7 +176,13 @@ impl ReplyTemplate {
             plan_body(body.bytes, self.rendered.end, fault, self.time_scale)
         };
         let plan = ReplyPlan { header_delay: self.header_delay, ..plan };
-        Reply { status: self.rendered.status, content_type: self.rendered.content_type, plan, spans: body.spans }
+        Reply {
+            status: self.rendered.status,
+            content_type: self.rendered.content_type,
+            plan,
+            spans: body.spans,
+            headers: self.rendered.headers.clone(),
+        }
     }
 }
 
@@ -267,7 +277,13 @@ mod tests {
         for attempt in attempts() {
             for api in Api::ALL {
                 for stream in [true, false] {
-                    let template = ReplyTemplate::new(&attempt, api, stream, true, 0.01).expect("a template");
+                    let template = ReplyTemplate::new(&attempt, api, stream, true, 0.01);
+                    if template.is_none() && api == Api::Bedrock && stream {
+                        // A message's length and CRC change with its slots: rendered per request.
+                        assert!(!attempt.is_status_reply(), "{attempt:?}");
+                        continue;
+                    }
+                    let template = template.expect("a template");
                     let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 0.01);
                     let from_template = template.reply(&ctx).plan;
                     assert_eq!(from_template.steps, direct.plan.steps, "{api:?} stream {stream}: {attempt:?}");

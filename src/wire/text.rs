@@ -24,6 +24,22 @@ pub(super) fn arguments_object(arguments: &str) -> Value {
     }
 }
 
+/// A reply with all three kinds of output: reasoning "plan it", text "a b", a call of `Task`
+/// with `{"n":1}` (the wire modules' tests).
+#[cfg(test)]
+pub(super) fn rich_spec() -> crate::scenario_model::StreamSpec {
+    crate::scenario_model::StreamSpec {
+        reasoning: Some("plan it".into()),
+        text: Some("a b".into()),
+        function_call: Some(crate::scenario_model::FunctionCallSpec {
+            name: "Task".into(),
+            arguments: r#"{"n":1}"#.into(),
+            call_id: None,
+        }),
+        ..crate::scenario_model::StreamSpec::default()
+    }
+}
+
 fn equal_pieces(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let n = n.min(chars.len());

@@ -236,3 +236,48 @@ async fn squall_in_front_of_squall_keeps_every_apis_stream_and_cuts_it_at_the_de
     assert_eq!(run.journal()[1].end, Some(EndKind::Eof));
     assert_eq!(real_run.journal().len(), 2, "both requests reached the real squall");
 }
+
+/// The streams that are not SSE are read by their own framing: an Ollama upstream's JSON lines
+/// and a Bedrock upstream's event-stream messages are cut right after the second output delta.
+#[tokio::test]
+async fn a_delta_fault_lands_between_an_upstreams_json_lines_and_its_event_stream_messages() {
+    let real = MockProvider::start().await;
+    let toml = "name = \"real\"\n[[attempts]]\nstream = { text = \"a b c d\" }\n";
+    let real_run = real.run(from_toml_str("real", toml).expect("valid"));
+    let (_provider, run) =
+        proxy(real_run.base_url(), None, "[[attempts]]\nfault = { kind = \"reset\", after_deltas = 2 }\n").await;
+    let root = run.anthropic_base_url().to_owned();
+    let client = reqwest::Client::new();
+    let ollama = client.post(format!("{root}/api/chat")).json(&json!({"model": "m", "messages": []}));
+    let lines = read_body(ollama.send().await.expect("sent")).await;
+    let deltas: Vec<String> = lines.text().lines().map(|l| l.to_owned()).collect();
+    assert_eq!(deltas.len(), 2, "two whole lines, then the reset: {}", lines.text());
+    assert!(deltas[1].contains("\" b\"") && lines.text().ends_with('\n'), "{}", lines.text());
+    assert_eq!(lines.io_error_kind(), Some(std::io::ErrorKind::ConnectionReset), "{}", lines.error_chain());
+
+    let bedrock = client.post(format!("{root}/model/m/converse-stream")).json(&json!({"messages": []}));
+    let messages = read_body(bedrock.send().await.expect("sent")).await;
+    let names = event_types(&messages.bytes);
+    assert_eq!(names, ["messageStart", "contentBlockDelta", "contentBlockDelta"]);
+    let journal = run.journal();
+    let ends: Vec<_> = journal.iter().map(|e| (e.api, e.end, e.events_sent)).collect();
+    use squall::journal::Api;
+    assert_eq!(ends, [(Some(Api::OllamaChat), Some(EndKind::Reset), 2), (Some(Api::Bedrock), Some(EndKind::Reset), 3)]);
+}
+
+/// The `:event-type` of each whole event-stream message in `bytes` (the first header, as squall
+/// writes it: name length, name, type 7, value length, value); every message must be whole.
+fn event_types(mut bytes: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    while !bytes.is_empty() {
+        let word = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]) as usize;
+        let total = word(0);
+        assert!(bytes.len() >= total, "only whole messages: {} bytes left of {total}", bytes.len());
+        let header = &bytes[12..];
+        let value_at = 1 + usize::from(header[0]) + 3;
+        let value_len = usize::from(u16::from_be_bytes([header[value_at - 2], header[value_at - 1]]));
+        names.push(String::from_utf8_lossy(&header[value_at..value_at + value_len]).into_owned());
+        bytes = &bytes[total..];
+    }
+    names
+}

@@ -1,7 +1,7 @@
 //! Recording through the proxy: what an upstream (here squall itself, scripted) answers becomes a
-//! scenario whose attempts replay it — in every API, streamed or not, statuses with their
-//! retry headers — and a recording of the replay is the recording itself. `squall record`
-//! writes it as a scenario file without the client's key.
+//! scenario whose attempts replay it — in every API (Bedrock's event-stream messages among them),
+//! streamed or not, statuses with their retry headers — and a recording of the replay is the
+//! recording itself. `squall record` writes it as a scenario file without the client's key.
 
 use std::io::{BufRead as _, BufReader};
 use std::process::Stdio;
@@ -47,6 +47,12 @@ async fn ask(run: &ScriptedRun, api: &str, stream: bool) {
         "messages" => client.post(format!("{}/v1/messages", run.anthropic_base_url())).json(
             &json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "stream": stream}),
         ),
+        "bedrock" => {
+            let operation = if stream { "converse-stream" } else { "converse" };
+            client
+                .post(format!("{}/model/m/{operation}", run.anthropic_base_url()))
+                .json(&json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}]}))
+        }
         _ => {
             let method = if stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
             client
@@ -90,6 +96,8 @@ async fn every_apis_replies_are_recorded_as_the_attempts_that_made_them() {
         ("messages", false),
         ("gemini", true),
         ("gemini", false),
+        ("bedrock", true),
+        ("bedrock", false),
     ] {
         let recorded = record(SCRIPT, api, stream).await;
         let refused = &recorded.attempts[0];

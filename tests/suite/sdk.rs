@@ -103,12 +103,34 @@ const OLLAMA_CASES: &[(&str, &str)] = &[
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
 ];
 
+/// Amazon Bedrock's Converse API: the checkers give each run's URL to the Bedrock Runtime client
+/// as its endpoint.
+const BEDROCK_CASES: &[(&str, &str)] = &[
+    ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    (
+        "rich",
+        "[[attempts]]\nstream = { reasoning = \"The user wants research.\", text = \"Let me delegate.\", function_call = { name = \"Task\", arguments = '{\"agent\": \"deep-research\", \"prompt\": \"x\"}' } }\n",
+    ),
+    ("throttled", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"rate_limit_exceeded\", message = \"Please try again in 1.5s\" } }\n"),
+    ("internal", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"server_error\" } }\n"),
+    ("model_stream", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"modelStreamErrorException\" } }\n"),
+    ("unavailable", "[[attempts]]\nstream = { text = \"part\", fail = { code = \"serviceUnavailableException\" } }\n"),
+    ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n"),
+    ("not_ready", "[[attempts]]\nstatus = 429\nerror = { type = \"ModelNotReadyException\" }\n"),
+    ("busy", "[[attempts]]\nstatus = 503\n"),
+    ("internal_status", "[[attempts]]\nstatus = 500\n"),
+    ("invalid", "[[attempts]]\nstatus = 400\n"),
+    ("garbage", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"garbage\", after_deltas = 1 }\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
+];
+
 /// Which wire format a checker drives.
 #[derive(Clone, Copy)]
 enum Wire {
     OpenAi,
     Azure,
     Ollama,
+    Bedrock,
     OpenAiWebSocket,
     Anthropic,
     Gemini,
@@ -124,6 +146,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
         Wire::Gemini => GEMINI_CASES,
         Wire::Azure => AZURE_CASES,
         Wire::Ollama => OLLAMA_CASES,
+        Wire::Bedrock => BEDROCK_CASES,
     };
     let mut runs = BTreeMap::new();
     let mut urls = BTreeMap::new();
@@ -135,6 +158,7 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
             Wire::Anthropic => run.anthropic_base_url(),
             Wire::Azure => run.azure_openai_endpoint(),
             Wire::Ollama => run.ollama_host(),
+            Wire::Bedrock => run.bedrock_base_url(),
             Wire::Gemini => run.gemini_base_url(),
         };
         urls.insert(*case, url.to_owned());
@@ -230,6 +254,30 @@ async fn python_ollama_client_parses_every_reply() {
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn node_ollama_client_parses_every_reply() {
     run_checker("node".into(), node_checker("parse_ollama.mjs", "ollama"), Wire::Ollama).await;
+}
+
+/// Bedrock's `/model/{modelId}/converse-stream`: AWS event-stream messages, journaled as the
+/// Bedrock API with the SigV4 signature redacted.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn python_boto3_bedrock_runtime_parses_every_reply() {
+    let runs = run_checker(python(), checker("python/parse_bedrock.py"), Wire::Bedrock).await;
+    let text = &runs["text"].journal()[0];
+    assert_eq!((text.api, text.stream), (Some(squall::journal::Api::Bedrock), true));
+    assert!(text.path.starts_with("/model/") && text.path.ends_with("/converse-stream"), "{}", text.path);
+    let signature = text.headers.get("authorization").expect("boto3 signs its requests");
+    assert_eq!(signature, "[redacted]", "a SigV4 signature is a credential");
+    let whole = &runs["rich"].journal()[1];
+    assert!(!whole.stream && whole.path.ends_with("/converse"), "{whole:?}");
+    let garbage = &runs["garbage"].journal()[0];
+    assert_eq!(garbage.end, Some(squall::journal::EndKind::Garbage), "{garbage:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn node_aws_sdk_bedrock_runtime_parses_every_reply() {
+    run_checker("node".into(), node_checker("parse_bedrock.mjs", "@aws-sdk/client-bedrock-runtime"), Wire::Bedrock)
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

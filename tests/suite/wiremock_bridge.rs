@@ -45,6 +45,12 @@ async fn every_api_is_answered_in_its_own_shape_by_its_path() {
     assert_eq!(error("/v1/chat/completions").await["error"]["code"], "service_unavailable");
     assert_eq!(error("/v1/messages").await["type"], "error", "Anthropic's shape");
     assert_eq!(error("/v1beta/models/g:streamGenerateContent").await["error"]["status"], "UNAVAILABLE", "Google's");
+    assert!(error("/api/chat").await["error"].is_string(), "Ollama's shape");
+    let throttled = client.post(format!("{}/model/m/converse-stream", server.uri())).json(&serde_json::json!({}));
+    let throttled = throttled.send().await.expect("sent");
+    let exception = throttled.headers().get("x-amzn-errortype").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert!(exception.is_some_and(|e| e.starts_with("ServiceUnavailableException:")), "AWS's header");
+    assert!(throttled.json::<serde_json::Value>().await.expect("json")["message"].is_string(), "AWS's body");
     let gemini = Scenario::named("wm-gemini").attempt(Attempt::text("hello there"));
     let server = MockServer::start().await;
     Mock::given(method("POST")).respond_with(ScenarioResponder::new(&gemini).expect("playable")).mount(&server).await;
@@ -52,6 +58,17 @@ async fn every_api_is_answered_in_its_own_shape_by_its_path() {
     let streamed = client.post(url).json(&serde_json::json!({"contents": []})).send().await.expect("sent");
     let text = streamed.text().await.expect("body");
     assert!(text.contains("\"finishReason\":\"STOP\"") && text.contains("gemini-x"), "streamed by its path: {text}");
+    let url = format!("{}/model/anthropic.claude%3A0/converse-stream", server.uri());
+    let streamed = client.post(url).json(&serde_json::json!({"messages": []})).send().await.expect("sent");
+    assert_eq!(streamed.headers()["content-type"], "application/vnd.amazon.eventstream", "streamed by its path");
+    let bytes = streamed.bytes().await.expect("body");
+    assert!(bytes.windows(7).any(|w| w == b"\"hello\"") && bytes.windows(8).any(|w| w == b"metadata"), "{bytes:?}");
+    let lines = client.post(format!("{}/api/generate", server.uri())).json(&serde_json::json!({"prompt": "hi"}));
+    let lines = lines.send().await.expect("sent").text().await.expect("body");
+    assert!(
+        lines.lines().count() == 3 && lines.contains("\"done\":true"),
+        "Ollama streams unless told not to: {lines}"
+    );
 }
 
 #[test]

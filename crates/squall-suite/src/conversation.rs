@@ -3,8 +3,9 @@
 //! Responses shape (`instructions`, `input[]` items `function_call` / `function_call_output`),
 //! the Chat Completions shape (`messages[]` with `tool_calls` and `role: "tool"`), the
 //! Messages shape (`system`, `messages[]` whose content blocks are `tool_use` / `tool_result`)
-//! and the Gemini shape (`systemInstruction`, `contents[]` whose parts are `functionCall` /
-//! `functionResponse`).
+//! the Gemini shape (`systemInstruction`, `contents[]` whose parts are `functionCall` /
+//! `functionResponse`) and Bedrock's Converse shape (`system`, `messages[]` whose content blocks
+//! are `toolUse` / `toolResult`).
 
 use serde_json::Value;
 
@@ -56,6 +57,9 @@ pub(super) fn tool_outputs(entry: &JournalEntry) -> Vec<ToolOutput> {
             } else if item["type"] == "tool_result" {
                 let id = item["tool_use_id"].as_str().unwrap_or("");
                 Some(ToolOutput { tool: name_of(id), output: text_of(&item["content"]) })
+            } else if let Some(result) = item.get("toolResult") {
+                let id = result["toolUseId"].as_str().unwrap_or("");
+                Some(ToolOutput { tool: name_of(id), output: text_of(&result["content"]) })
             } else if let Some(response) = item.get("functionResponse") {
                 // Gemini names the function in its response; the output is an object, by
                 // convention `{"output": …}`.
@@ -116,6 +120,9 @@ fn tool_calls(item: &Value) -> Vec<(String, String)> {
     }
     if let Some(call) = item.get("functionCall") {
         calls.push((str_field(&call["id"]), str_field(&call["name"])));
+    }
+    if let Some(call) = item.get("toolUse") {
+        calls.push((str_field(&call["toolUseId"]), str_field(&call["name"])));
     }
     for call in item["tool_calls"].as_array().into_iter().flatten() {
         calls.push((str_field(&call["id"]), str_field(&call["function"]["name"])));
@@ -199,6 +206,17 @@ mod tests {
         let outputs = tool_outputs(&request);
         assert_eq!(outputs[0], ToolOutput { tool: "Task".into(), output: "{\"ok\": false}".into() });
         assert_eq!(outputs[1], ToolOutput { tool: "Task".into(), output: "{\"result\":1}".into() });
+        assert_eq!(instructions(&request), "rules");
+    }
+
+    #[test]
+    fn bedrock_tool_results_are_read_from_their_content_blocks() {
+        let request = entry(json!({"system": [{"text": "rules"}], "messages": [
+            {"role": "user", "content": [{"text": "hi"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "Task", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "{\"ok\": false}"}]}}]}
+        ]}));
+        assert_eq!(tool_outputs(&request), [ToolOutput { tool: "Task".into(), output: "{\"ok\": false}".into() }]);
         assert_eq!(instructions(&request), "rules");
     }
 }

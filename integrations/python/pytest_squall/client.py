@@ -68,7 +68,8 @@ class Judge:
 class Case:
     """One case as a test sees it: how to configure the client, and the verdict on what it did.
 
-    `base_url` (OpenAI, ends in /v1), `anthropic_base_url`, `gemini_base_url`, `azure_openai_endpoint`, `ollama_host`, `time_scale` (multiply every wait
+    `base_url` (OpenAI, ends in /v1), `anthropic_base_url`, `gemini_base_url`, `azure_openai_endpoint`, `ollama_host`, `bedrock_base_url`
+    (boto3's `endpoint_url`), `time_scale` (multiply every wait
     and timeout of the client by it), `max_retries` (None: the client's own default),
     `agent_profile`, `prompt`, `env` (the IUT contract's variables), and `description` (the
     case as exported: id, requirements, checks)."""
@@ -88,6 +89,7 @@ class Case:
         self.gemini_base_url = self.run.get("gemini_base_url")
         self.azure_openai_endpoint = self.run.get("azure_openai_endpoint")
         self.ollama_host = self.run.get("ollama_host")
+        self.bedrock_base_url = self.run.get("bedrock_base_url")
         self.time_scale = self.run["time_scale"]
         self.env = self.run["env"]
         client = description["client"]

@@ -49,7 +49,7 @@ pub struct CaseEnv {
     pub seed: Option<u64>,
     /// `SQUALL_REFERENCE_MUTANT`: run a deliberately broken variant.
     pub mutant: Option<Mutant>,
-    /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket).
+    /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket, bedrock).
     pub provider: Api,
     /// A clock of the caller's instead of real time scaled by `SQUALL_TIME_SCALE`: squall's
     /// virtual clock, when the reference runs in squall's process (no variable sets it).
@@ -93,7 +93,7 @@ impl CaseEnv {
                 CaseError::bad(
                     "SQUALL_REFERENCE_PROVIDER",
                     &name,
-                    "expected responses, chat, messages, gemini or responses-websocket",
+                    "expected responses, chat, messages, gemini, responses-websocket or bedrock",
                 )
             })?,
             None => Api::default(),

@@ -4,7 +4,9 @@
 use futures_util::StreamExt;
 use reqwest::header::HeaderMap;
 
+use super::bedrock::{self, BedrockAccumulator};
 use super::chat::{self, ChatAccumulator};
+use super::event_stream::EventStreamDecoder;
 use super::gemini::{self, GeminiAccumulator};
 use super::messages::{self, MessagesAccumulator};
 use super::responses::{self, Observed, Progress, ResponsesAccumulator};
@@ -68,12 +70,17 @@ impl HttpProvider {
                 let root = base.strip_suffix("/v1").unwrap_or(base);
                 (format!("{root}{}", gemini::stream_path(&request.model)), gemini::request_body(request))
             }
+            Api::Bedrock => {
+                let root = base.strip_suffix("/v1").unwrap_or(base);
+                (format!("{root}{}", bedrock::stream_path(&request.model)), bedrock::request_body(request))
+            }
         };
         let builder = self.client.post(url).json(&body);
         let mut builder = match self.api {
             Api::Messages => builder.header("x-api-key", &self.api_key).header("anthropic-version", ANTHROPIC_VERSION),
             Api::Gemini => builder.header("x-goog-api-key", &self.api_key),
-            Api::Responses | Api::Chat | Api::ResponsesWebSocket => builder.bearer_auth(&self.api_key),
+            // Bedrock's API keys are bearer tokens (no SigV4 signing needed).
+            Api::Responses | Api::Chat | Api::ResponsesWebSocket | Api::Bedrock => builder.bearer_auth(&self.api_key),
         };
         if let Some(session_id) = &request.session_id {
             builder = builder.header("x-session-id", session_id);
@@ -89,11 +96,12 @@ impl HttpProvider {
             let headers = response.headers().clone();
             let body = context.within(response.text()).await.and_then(Result::ok).unwrap_or_default();
             let header = |name: &str| header(&headers, name);
-            return Err(classify_status(status.as_u16(), &header, &body, context.wall_now()));
+            let classify = if self.api == Api::Bedrock { bedrock::classify_bedrock_status } else { classify_status };
+            return Err(classify(status.as_u16(), &header, &body, context.wall_now()));
         }
 
         let mut observe = observer(observed, mode, display);
-        let mut decoder = SseDecoder::new();
+        let mut decoder = Decoder::new(self.api);
         let mut accumulator = Accumulator::new(self.api);
         let mut chunks = response.bytes_stream();
         loop {
@@ -103,8 +111,7 @@ impl HttpProvider {
                 Some(Some(Err(e))) => return Err(transport_error(&e)),
                 Some(Some(Ok(bytes))) => bytes,
             };
-            let messages =
-                decoder.push(&bytes).map_err(|e| classify_transport(TransportFailure::Garbage, &e.to_string()))?;
+            let messages = decoder.push(&bytes)?;
             for message in messages {
                 if accumulator.on_message(&message, &mut observe)? == Progress::Done {
                     return Ok(accumulator.into_output());
@@ -134,12 +141,37 @@ fn observer<'a>(
 /// The `anthropic-version` header the Messages API requires.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The stream's framing: server-sent events, or AWS event-stream messages (Bedrock).
+enum Decoder {
+    Sse(SseDecoder),
+    EventStream(EventStreamDecoder),
+}
+
+impl Decoder {
+    fn new(api: Api) -> Self {
+        match api {
+            Api::Bedrock => Decoder::EventStream(EventStreamDecoder::default()),
+            _ => Decoder::Sse(SseDecoder::new()),
+        }
+    }
+
+    /// The messages `bytes` complete; bytes that cannot be a stream of its framing are garbage.
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<super::sse::SseMessage>, ProviderError> {
+        let garbage = |e: &dyn std::fmt::Display| classify_transport(TransportFailure::Garbage, &e.to_string());
+        match self {
+            Decoder::Sse(decoder) => decoder.push(bytes).map_err(|e| garbage(&e)),
+            Decoder::EventStream(decoder) => decoder.push(bytes).map_err(|e| garbage(&e)),
+        }
+    }
+}
+
 /// One accumulator per API, behind one interface.
 enum Accumulator {
     Responses(ResponsesAccumulator),
     Chat(ChatAccumulator),
     Messages(MessagesAccumulator),
     Gemini(GeminiAccumulator),
+    Bedrock(BedrockAccumulator),
 }
 
 impl Accumulator {
@@ -149,6 +181,7 @@ impl Accumulator {
             Api::Chat => Accumulator::Chat(ChatAccumulator::default()),
             Api::Messages => Accumulator::Messages(MessagesAccumulator::default()),
             Api::Gemini => Accumulator::Gemini(GeminiAccumulator::default()),
+            Api::Bedrock => Accumulator::Bedrock(BedrockAccumulator::default()),
         }
     }
 
@@ -162,6 +195,7 @@ impl Accumulator {
             Accumulator::Chat(a) => a.on_message(message, observe),
             Accumulator::Messages(a) => a.on_message(message, observe),
             Accumulator::Gemini(a) => a.on_message(message, observe),
+            Accumulator::Bedrock(a) => a.on_message(message, observe),
         }
     }
 
@@ -171,6 +205,7 @@ impl Accumulator {
             Accumulator::Chat(a) => a.into_output(),
             Accumulator::Messages(a) => a.into_output(),
             Accumulator::Gemini(a) => a.into_output(),
+            Accumulator::Bedrock(a) => a.into_output(),
         }
     }
 }

@@ -112,17 +112,7 @@ impl MessagesAccumulator {
 
     /// What the stream produced, its tool calls assembled.
     pub fn into_output(mut self) -> ModelOutput {
-        self.output.function_calls = self
-            .calls
-            .into_iter()
-            .map(|(_, mut call)| {
-                if call.arguments.is_empty() {
-                    // A tool_use block with no input deltas has the empty object as its input.
-                    call.arguments = "{}".to_owned();
-                }
-                call
-            })
-            .collect();
+        self.output.function_calls = super::assembled_calls(self.calls);
         self.output
     }
 }

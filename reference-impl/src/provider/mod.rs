@@ -7,7 +7,9 @@
 //! back as an [`AttemptFailure`]: the classified error plus what the attempt observed, which is
 //! what the gate needs.
 
+pub mod bedrock;
 pub mod chat;
+pub mod event_stream;
 pub mod gemini;
 pub mod http;
 pub mod messages;
@@ -26,8 +28,8 @@ use crate::decide::gate::AttemptObservation;
 
 pub use http::HttpProvider;
 
-/// Which model API to speak: OpenAI's Responses or Chat Completions, Anthropic's Messages, or
-/// Google's Gemini API.
+/// Which model API to speak: OpenAI's Responses or Chat Completions, Anthropic's Messages,
+/// Google's Gemini API, or Amazon Bedrock's Converse API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Api {
     #[default]
@@ -41,10 +43,12 @@ pub enum Api {
     Gemini,
     /// The Responses API over WebSocket (OpenAI's WebSocket mode).
     ResponsesWebSocket,
+    /// Amazon Bedrock's Converse API (`/model/{modelId}/converse-stream`).
+    Bedrock,
 }
 
 impl Api {
-    /// `responses`, `chat`, `messages`, `gemini` or `responses-websocket`.
+    /// `responses`, `chat`, `messages`, `gemini`, `responses-websocket` or `bedrock`.
     pub fn parse(name: &str) -> Option<Api> {
         match name {
             "responses" => Some(Api::Responses),
@@ -52,6 +56,7 @@ impl Api {
             "chat" => Some(Api::Chat),
             "messages" => Some(Api::Messages),
             "gemini" => Some(Api::Gemini),
+            "bedrock" => Some(Api::Bedrock),
             _ => None,
         }
     }
@@ -156,6 +161,20 @@ pub struct FunctionCall {
     pub name: String,
     /// Its arguments, as JSON text.
     pub arguments: String,
+}
+
+/// Tool calls gathered by content-block index (the Messages and Bedrock streams), in the order
+/// they were opened; a call whose input had no deltas has the empty object as its input.
+fn assembled_calls(calls: Vec<(u64, FunctionCall)>) -> Vec<FunctionCall> {
+    calls
+        .into_iter()
+        .map(|(_, mut call)| {
+            if call.arguments.is_empty() {
+                call.arguments = "{}".to_owned();
+            }
+            call
+        })
+        .collect()
 }
 
 /// What a successful attempt produced.

@@ -158,6 +158,12 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
         ("OPENAI_API_VERSION", "2024-10-21".to_owned()),
         // The same run as an Ollama host, which the ollama clients read and append `/api/chat` to.
         ("OLLAMA_HOST", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        // The same run as Bedrock Runtime's endpoint (the AWS SDKs read it, and append
+        // `/model/{modelId}/converse-stream`), with test credentials and a region to sign with.
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
+        ("AWS_ACCESS_KEY_ID", "AKIASQUALLTEST".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "squall-test-secret".to_owned()),
+        ("AWS_REGION", "us-east-1".to_owned()),
         ("SQUALL_CASE", spec.case.clone()),
         ("SQUALL_TASK", spec.task.as_str().to_owned()),
         ("SQUALL_PROMPT", spec.prompt.clone()),

@@ -33,6 +33,7 @@ pub struct ClientWelcome {
     pub(super) gemini_base_url: String,
     pub(super) azure_openai_endpoint: String,
     pub(super) ollama_host: String,
+    pub(super) bedrock_base_url: String,
     pub(super) responses_websocket_url: String,
     pub(super) env: BTreeMap<String, String>,
 }
@@ -46,7 +47,8 @@ impl ClientWelcome {
             anthropic_base_url: root.clone(),
             gemini_base_url: root.clone(),
             azure_openai_endpoint: root.clone(),
-            ollama_host: root,
+            ollama_host: root.clone(),
+            bedrock_base_url: root,
             responses_websocket_url: format!("{}/responses", base_url.replacen("http://", "ws://", 1)),
             env,
         }

@@ -1,0 +1,91 @@
+// Drive the AWS SDK for JavaScript's Bedrock Runtime client against squall, each run's URL as its
+// endpoint (fake credentials, SigV4-signed), and check it parses every reply: ConverseStream's
+// event-stream messages, Converse's whole reply, each in-stream exception, each error status, a
+// corrupted message CRC.
+// Usage: node parse_bedrock.mjs  (reads SQUALL_RUNS: a JSON object of case name -> endpoint)
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { expect, runCases } from "./checker_kit.mjs";
+
+const runs = JSON.parse(process.env.SQUALL_RUNS);
+const modelId = "anthropic.claude-3-haiku-20240307-v1:0";
+const messages = [{ role: "user", content: [{ text: "hi" }] }];
+// One attempt (these checks are about parsing), and HTTP/1.1: the client's default handler
+// speaks HTTP/2, which squall does not serve.
+const client = (name) =>
+  new BedrockRuntimeClient({
+    endpoint: runs[name],
+    region: "us-east-1",
+    credentials: { accessKeyId: "AKIASQUALLTEST", secretAccessKey: "squall-test-secret" },
+    maxAttempts: 1,
+    requestHandler: new NodeHttpHandler(),
+  });
+
+async function events(name) {
+  const reply = await client(name).send(new ConverseStreamCommand({ modelId, messages }));
+  const seen = [];
+  for await (const event of reply.stream) seen.push(event);
+  return seen;
+}
+
+const deltas = (seen) => seen.filter((e) => e.contentBlockDelta).map((e) => e.contentBlockDelta.delta);
+
+async function rejects(run, check) {
+  try {
+    await run();
+  } catch (error) {
+    check(error);
+    return;
+  }
+  throw new Error("no error");
+}
+
+const inStream = (name, exception) => () =>
+  rejects(() => events(name), (error) => expect(error.name === exception, `${error.name}: ${error.message}`));
+
+const status = (name, exception, httpStatus) => () =>
+  rejects(
+    () => client(name).send(new ConverseStreamCommand({ modelId, messages })),
+    (error) => {
+      const got = `${error.name} ${error.$metadata?.httpStatusCode}`;
+      expect(got === `${exception} ${httpStatus}`, `got ${got}: ${error.message}`);
+    },
+  );
+
+const cases = {
+  async streamText() {
+    const seen = await events("text");
+    const text = deltas(seen).map((d) => d.text).join("");
+    expect(text === "The quick brown fox", `text ${JSON.stringify(text)}`);
+    expect(seen.at(-2).messageStop.stopReason === "end_turn", JSON.stringify(seen.at(-2)));
+    expect(seen.at(-1).metadata.usage.outputTokens > 0, JSON.stringify(seen.at(-1)));
+  },
+  async streamReasoningTextAndAToolUse() {
+    const seen = await events("rich");
+    const reasoning = deltas(seen).filter((d) => d.reasoningContent).map((d) => d.reasoningContent.text).join("");
+    const args = deltas(seen).filter((d) => d.toolUse).map((d) => d.toolUse.input).join("");
+    const start = seen.find((e) => e.contentBlockStart).contentBlockStart.start.toolUse;
+    expect(reasoning === "The user wants research.", `reasoning ${reasoning}`);
+    expect(start.name === "Task" && JSON.parse(args).agent === "deep-research", `${JSON.stringify(start)} ${args}`);
+  },
+  async converseWhole() {
+    const reply = await client("rich").send(new ConverseCommand({ modelId, messages }));
+    const content = reply.output.message.content;
+    expect(content[1].text === "Let me delegate." && content[2].toolUse.input.agent === "deep-research", JSON.stringify(content));
+    expect(reply.stopReason === "tool_use", reply.stopReason);
+  },
+  throttlingInStream: inStream("throttled", "ThrottlingException"),
+  internalServerInStream: inStream("internal", "InternalServerException"),
+  modelStreamErrorInStream: inStream("model_stream", "ModelStreamErrorException"),
+  serviceUnavailableInStream: inStream("unavailable", "ServiceUnavailableException"),
+  status429: status("rate_limited", "ThrottlingException", 429),
+  status429NotReady: status("not_ready", "ModelNotReadyException", 429),
+  status503: status("busy", "ServiceUnavailableException", 503),
+  status500: status("internal_status", "InternalServerException", 500),
+  status400: status("invalid", "ValidationException", 400),
+  async aCorruptedCrcIsAChecksumError() {
+    await rejects(() => events("garbage"), (error) => expect(/checksum/i.test(error.message), `${error.name}: ${error.message}`));
+  },
+};
+
+await runCases("@aws-sdk/client-bedrock-runtime (node)", cases);
