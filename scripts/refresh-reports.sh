@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the acceptance reports kept in reports/: the reference implementation's sign-off
 # (every profile), the official OpenAI and Anthropic SDKs', Google's google-genai Python SDK's, the
-# Vercel AI SDK's, LangChain JS's and litellm's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
+# Vercel AI SDK's, LangChain JS's, litellm's, the openai SDK's AzureOpenAI's, boto3's (Bedrock, standard
+# and adaptive retries) and the ollama Python client's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
 # made from them (reports/MATRIX.md). Run it after a change to the features, the checks or the reference;
 # tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
 #
@@ -45,6 +46,17 @@ run --iut "node adapters/node-langchain/adapter.mjs" --level wire --profile all 
 run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --level wire --profile all \
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 
+# AWS's boto3 Bedrock Runtime client in its two retry modes, the openai SDK's AzureOpenAI, and
+# the ollama Python client (issue 45).
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --level wire --profile all \
+  --name python-boto3-standard --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-standard
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --level wire --profile all \
+  --name python-boto3-adaptive --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-adaptive
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py --azure" --level wire --profile all \
+  --name python-openai-azure --case-timeout 120 --concurrency 8 --report-dir reports/python-openai-azure
+run --iut "target/sdk/python/bin/python adapters/python-ollama/adapter.py" --level wire --profile all \
+  --name python-ollama --case-timeout 120 --concurrency 8 --report-dir reports/python-ollama
+
 # Kept compressed: the data of every case, a twentieth of the size (`squall report render DIR`
 # writes every format again). The matrix reads them so.
 for dir in reports/*/; do
@@ -53,4 +65,6 @@ done
 
 # The resilience matrix: every client's verdicts side by side, from the reports just written.
 "$squall" report matrix reports/python-openai reports/node-openai reports/python-anthropic reports/node-anthropic \
-  reports/python-google-genai reports/node-ai-sdk reports/node-langchain reports/python-litellm --out reports/MATRIX.md
+  reports/python-google-genai reports/node-ai-sdk reports/node-langchain reports/python-litellm \
+  reports/python-openai-azure reports/python-boto3-standard reports/python-boto3-adaptive reports/python-ollama \
+  --out reports/MATRIX.md

@@ -1,6 +1,10 @@
 """The official `openai` Python SDK, as shipped, behind squall's IUT contract.
 
-Runs one streamed Responses call (SQUALL_TASK=stream) with the SDK's own retry settings
+Usage: adapter.py [--azure]
+
+Runs one streamed Responses call (SQUALL_TASK=stream) — with `--azure`, one streamed Chat
+Completions call through the SDK's `AzureOpenAI` client, at the contract's
+AZURE_OPENAI_ENDPOINT with its key and API version — with the SDK's own retry settings
 (max_retries=2, its own backoff, statuses and Retry-After handling) and writes
 $SQUALL_OUT/result.json. The only change: every wait the SDK makes is multiplied by
 SQUALL_TIME_SCALE — its retry sleeps and its default timeouts — so that the suite can run
@@ -19,10 +23,11 @@ import sys
 import time
 
 import openai
-from openai import OpenAI
+from openai import AzureOpenAI, OpenAI
 import openai._base_client as base_client
 
 SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
+AZURE = "--azure" in sys.argv[1:]
 OUT = os.environ["SQUALL_OUT"]
 
 
@@ -51,7 +56,7 @@ def write_result(result):
     result["time_scale"] = SCALE
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
-        "name": "openai (python)",
+        "name": "openai (python), AzureOpenAI" if AZURE else "openai (python)",
         "version": importlib.metadata.version("openai"),
         "runtime": f"{platform.python_implementation()} {platform.python_version()}",
     }
@@ -66,14 +71,24 @@ def main():
         return
     # providerRetry.maxRetries, when the case configures it: the SDK's own setting.
     retries = {"max_retries": int(os.environ["SQUALL_MAX_RETRIES"])} if os.environ.get("SQUALL_MAX_RETRIES") else {}
-    client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "test"),
-                    timeout=scaled_timeout, **retries)
     text = []
     try:
-        stream = client.responses.create(model="gpt-4o-mini", input=os.environ.get("SQUALL_PROMPT", "hi"), stream=True)
-        for event in stream:
-            if event.type == "response.output_text.delta":
-                text.append(event.delta)
+        prompt = os.environ.get("SQUALL_PROMPT", "hi")
+        if AZURE:
+            # The endpoint, key and API version come from the contract's AZURE_OPENAI_* and
+            # OPENAI_API_VERSION, which the client reads itself; the model names the deployment.
+            client = AzureOpenAI(timeout=scaled_timeout, **retries)
+            stream = client.chat.completions.create(model="gpt-4o-mini", stream=True,
+                                                    messages=[{"role": "user", "content": prompt}])
+            for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    text.append(chunk.choices[0].delta.content)
+        else:
+            client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "test"),
+                            timeout=scaled_timeout, **retries)
+            for event in client.responses.create(model="gpt-4o-mini", input=prompt, stream=True):
+                if event.type == "response.output_text.delta":
+                    text.append(event.delta)
     except Exception as error:  # what a caller of the SDK sees
         write_result({"ok": False, "stop_reason": "error", "final_text": None,
                       "error_type": type(error).__name__, "error_message": str(error)})

@@ -163,6 +163,8 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
         ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", spec.base_url.strip_suffix("/v1").unwrap_or(&spec.base_url).to_owned()),
         ("AWS_ACCESS_KEY_ID", "AKIASQUALLTEST".to_owned()),
         ("AWS_SECRET_ACCESS_KEY", "squall-test-secret".to_owned()),
+        // botocore reads the first, the AWS SDK for JavaScript the second.
+        ("AWS_DEFAULT_REGION", "us-east-1".to_owned()),
         ("AWS_REGION", "us-east-1".to_owned()),
         ("SQUALL_CASE", spec.case.clone()),
         ("SQUALL_TASK", spec.task.as_str().to_owned()),
