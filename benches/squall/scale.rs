@@ -18,9 +18,9 @@ use super::common::{runtime, Errors};
 use super::precision::{timed_request, STREAM_DELAYS};
 use super::server_cpu::{spawn_squall, ServerProcess};
 
-/// Streams held open at once, where the server's descriptor limit allows: each costs it two
-/// (the socket and its hang-up watch, docs/hardening.md), so 10,000 need a `nofile` limit above
-/// 20,000.
+/// Streams held open at once, where the server's descriptor limit allows: each costs it one,
+/// its socket (the hang-up watch uses the socket's own registration, docs/hardening.md), so
+/// 10,000 fit within the usual `nofile` limit of 20,000.
 pub(crate) const HELD: usize = 10_000;
 
 /// Descriptors the server keeps for itself (listener, runtimes, standard streams).
@@ -110,7 +110,7 @@ fn hold(rt: &Runtime) -> Held {
     std::thread::sleep(Duration::from_millis(500));
     let before = rss_kib(pid);
     let started = Instant::now();
-    let count = HELD.min(nofile_limit(pid).saturating_sub(SERVER_OWN_DESCRIPTORS + 2 * OPENING_AT_ONCE) / 2);
+    let count = HELD.min(nofile_limit(pid).saturating_sub(SERVER_OWN_DESCRIPTORS + OPENING_AT_ONCE));
     if count < HELD {
         println!("scale: the server's nofile limit ({}) holds {count} streams, not {HELD}", nofile_limit(pid));
     }

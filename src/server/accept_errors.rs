@@ -30,7 +30,7 @@ impl AcceptErrors {
         let repeated = if more > 0 { format!(" ({more} more failures since the last line)") } else { String::new() };
         let why = if error.raw_os_error().is_some_and(|code| OUT_OF_DESCRIPTORS.contains(&code)) {
             format!(
-                " with {open} connections open: each holds two descriptors (its socket and the watch for the client hanging up), so `ulimit -n` must exceed twice the connections you expect; new connections wait in the kernel's queue until one closes"
+                " with {open} connections open: each holds a descriptor (its socket), so `ulimit -n` must exceed the connections you expect; new connections wait in the kernel's queue until one closes"
             )
         } else {
             String::new()
@@ -49,7 +49,7 @@ mod tests {
         let emfile = io::Error::from_raw_os_error(24);
         let start = Instant::now();
         let first = errors.line(&emfile, 9_990, start).expect("the first failure is said");
-        assert!(first.contains("with 9990 connections open: each holds two descriptors"), "{first}");
+        assert!(first.contains("with 9990 connections open: each holds a descriptor"), "{first}");
         assert!(first.contains("`ulimit -n`"), "{first}");
         for n in 1..100 {
             assert_eq!(errors.line(&emfile, 9_990, start + Duration::from_millis(n * 10)), None);

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::clock::Clock;
@@ -69,28 +70,30 @@ impl KillSwitch {
     }
 }
 
-/// A TCP stream that can be killed mid-reply by its [`KillSwitch`].
+/// A TCP stream that can be killed mid-reply by its [`KillSwitch`]. The socket is shared with
+/// the connection's hang-up watch (`hang_up.rs`), which it tells each time hyper reads.
 #[derive(Debug)]
 pub(super) struct KillableStream {
-    stream: Option<TcpStream>,
+    stream: Option<Arc<TcpStream>>,
     switch: Arc<KillSwitch>,
+    reads: Arc<Notify>,
 }
 
 impl KillableStream {
-    pub(super) fn new(stream: TcpStream, switch: Arc<KillSwitch>) -> Self {
-        KillableStream { stream: Some(stream), switch }
+    pub(super) fn new(stream: Arc<TcpStream>, switch: Arc<KillSwitch>, reads: Arc<Notify>) -> Self {
+        KillableStream { stream: Some(stream), switch, reads }
     }
 
-    fn stream(&mut self) -> io::Result<&mut TcpStream> {
+    fn stream(&self) -> io::Result<&TcpStream> {
         self.stream
-            .as_mut()
+            .as_deref()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
     }
 
     /// Fire the armed fault: a FIN, or a RST by closing with a zero linger.
     fn fire(&mut self, kill: Kill) -> io::Error {
         if let Some(stream) = self.stream.take() {
-            let socket = socket2::SockRef::from(&stream);
+            let socket = socket2::SockRef::from(&*stream);
             match kill {
                 Kill::Eof => {
                     // The FIN goes out now; the socket closes when hyper drops the connection.
@@ -112,37 +115,54 @@ impl KillableStream {
     }
 }
 
+/// Retry `io` until the socket is ready for it, as tokio's own `TcpStream` does: a
+/// `WouldBlock` clears the readiness `ready` waits for.
+fn when_ready<T>(
+    cx: &mut Context<'_>,
+    ready: impl Fn(&mut Context<'_>) -> Poll<io::Result<()>>,
+    mut io: impl FnMut() -> io::Result<T>,
+) -> Poll<io::Result<T>> {
+    loop {
+        std::task::ready!(ready(cx))?;
+        match io() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            done => return Poll::Ready(done),
+        }
+    }
+}
+
 impl AsyncRead for KillableStream {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let stream = self.stream()?;
-        Pin::new(stream).poll_read(cx, buf)
+        // Into the unfilled part as it is: `ReadBuf` is a `BufMut`, nothing is zeroed first.
+        let read = std::task::ready!(when_ready(cx, |cx| stream.poll_read_ready(cx), || stream.try_read_buf(buf)));
+        self.reads.notify_one();
+        Poll::Ready(read.map(|_| ()))
     }
 }
 
 impl AsyncWrite for KillableStream {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let stream = self.stream()?;
-        Pin::new(stream).poll_write(cx, buf)
+        when_ready(cx, |cx| stream.poll_write_ready(cx), || stream.try_write(buf))
     }
 
     fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let stream = self.stream()?;
-        Pin::new(stream).poll_write_vectored(cx, bufs)
+        when_ready(cx, |cx| stream.poll_write_ready(cx), || stream.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.stream.as_ref().is_some_and(TcpStream::is_write_vectored)
+        true
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let stream = self.stream()?;
-        if let Err(e) = std::task::ready!(Pin::new(stream).poll_flush(cx)) {
-            return Poll::Ready(Err(e));
-        }
+    fn poll_flush(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // A socket has nothing of its own to flush; what hyper buffered is written by now.
+        self.stream()?;
         // Everything hyper buffered before the body armed the switch is now in the kernel.
         match self.switch.take_armed() {
             Some(kill) => Poll::Ready(Err(self.fire(kill))),
@@ -150,9 +170,10 @@ impl AsyncWrite for KillableStream {
         }
     }
 
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.stream.as_mut() {
-            Some(stream) => Pin::new(stream).poll_shutdown(cx),
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // As tokio's `TcpStream` does: half-close the write side.
+        match self.stream.as_deref() {
+            Some(stream) => Poll::Ready(socket2::SockRef::from(stream).shutdown(Shutdown::Write)),
             None => Poll::Ready(Ok(())),
         }
     }

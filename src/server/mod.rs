@@ -318,10 +318,12 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let _counted = ConnectionCount::new(state.clone());
     // Events must leave as soon as they are written, or fault timing would drift.
     let _ = stream.set_nodelay(true);
-    let hang_up = HangUp::watch(&stream);
+    let stream = Arc::new(stream);
+    let reads = Arc::new(tokio::sync::Notify::new());
+    let hang_up = HangUp::new(stream.clone(), reads.clone());
     let mut stopping = state.stopping.subscribe();
     let switch = Arc::new(KillSwitch::new(state.runs.clock().clone()));
-    let io = TokioIo::new(KillableStream::new(stream, switch.clone()));
+    let io = TokioIo::new(KillableStream::new(stream, switch.clone(), reads));
     let header_timeout = state.header_timeout;
     let service = service_fn(move |request| {
         let state = state.clone();
@@ -333,12 +335,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     // With upgrades: `GET /responses` may become a WebSocket (`websocket`).
     let connection = builder.serve_connection(io, service).with_upgrades();
     tokio::pin!(connection);
-    let client_gone = async {
-        match &hang_up {
-            Some(hang_up) => hang_up.happened().await,
-            None => std::future::pending().await,
-        }
-    };
+    let client_gone = hang_up.happened();
     tokio::pin!(client_gone);
     // Errors here are the faults squall injects and clients hanging up: nothing to report. A
     // hang-up hyper has not read ends the connection here: dropping it drops the reply in

@@ -225,6 +225,77 @@ async fn a_large_scenario_being_created_does_not_hold_up_a_timed_stream() {
     );
 }
 
+/// Each open stream costs the server one descriptor, its socket: the hang-up watch uses the
+/// socket's own registration (a duplicate descriptor only while hyper leaves bytes unread; the
+/// second half of this test pipelines requests behind a stalled reply, and its client's hang-up
+/// is still noticed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_stream_holds_one_descriptor_and_its_hang_up_is_still_seen() {
+    const STREAMS: i64 = 100;
+    let served = serve(&[]);
+    let run = served
+        .create_run(json!({"name": "held", "attempts": [
+        {"stream": {"text": "held open"}, "fault": {"kind": "stall", "after_events": 1}}]}))
+        .await;
+    let base = run["base_url"].as_str().expect("a base URL").to_owned();
+    let addr: SocketAddr = served.origin.trim_start_matches("http://").parse().expect("an address");
+    let descriptors = || std::fs::read_dir(format!("/proc/{}/fd", served.child.id())).expect("/proc fd").count() as i64;
+    // The admin request's connection closes meanwhile: count from a settled server.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = descriptors();
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        let mut socket = raw_request(&base, addr, b"");
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !seen.windows(5).any(|w| w == b"data:") {
+            let n = std::io::Read::read(&mut socket, &mut buffer).expect("reads");
+            require(n > 0, "the stream ended before its first event");
+            seen.extend_from_slice(&buffer[..n]);
+        }
+        streams.push(socket);
+    }
+    let held = descriptors() - before;
+    require(held <= STREAMS + 4, &format!("{STREAMS} open streams hold {held} descriptors (two each before issue 46)"));
+    // Requests pipelined behind a stalled reply, which hyper stops reading once it holds one:
+    // the bytes it leaves unread would hide the client's hang-up from the socket's registration.
+    let mut pipelined = raw_request(&base, addr, b"");
+    let mut first = [0u8; 4096];
+    let _ = std::io::Read::read(&mut pipelined, &mut first).expect("reads");
+    for _ in 0..2 {
+        std::io::Write::write_all(&mut pipelined, b"GET /runs/x/v1/models HTTP/1.1\r\nhost: x\r\n\r\n")
+            .expect("writes");
+        tokio::time::sleep(GRACE_AND_MORE).await;
+    }
+    let watching = descriptors() - before;
+    require(watching <= STREAMS + 3, &format!("{watching} descriptors: at most one more, while bytes wait unread"));
+    drop(pipelined);
+    // Its reply ends `stalled` (the client left during an endless stall); the held ones go on.
+    let journal = format!("{}/__squall/runs/{}/journal", served.origin, run["id"].as_str().expect("an id"));
+    let mut ends = Vec::new();
+    for _ in 0..150 {
+        let entries: Value = reqwest::get(&journal).await.expect("journal").json().await.expect("json");
+        ends = entries["requests"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter(|e| !e["end"].is_null())
+            .map(|e| e["end"].clone())
+            .collect();
+        if !ends.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    require(ends == [json!("stalled")], &format!("ends after the pipelining client left: {ends:?}"));
+    drop(streams);
+    let released = eventually(Duration::from_secs(3), || descriptors() <= before).await;
+    require(released, &format!("{} descriptors left after every client left", descriptors() - before));
+}
+
+/// Longer than the hang-up watch's grace for bytes hyper has not read (100 ms).
+const GRACE_AND_MORE: Duration = Duration::from_millis(400);
+
 /// `squall serve` as a process, with its address.
 struct Served {
     child: Child,
