@@ -21,6 +21,7 @@ mod common;
 mod conditions;
 mod degrade;
 mod herd;
+mod nginx;
 mod paired;
 mod precision;
 mod proxy;

@@ -3,7 +3,9 @@
 //! request's round trip straight to the upstream and through the proxy (one connection);
 //! `-- --proxy` prints, from one run, the p50 of each and what the proxy adds, and the proxy
 //! process's own CPU per request (every thread's, as in `server_cpu`) forwarding the upstream's
-//! stream against serving the same 50 events itself, with the ratio.
+//! stream against serving the same 50 events itself, with the ratio; with nginx installed, also
+//! nginx's CPU forwarding the same stream, side by side with squall's, untouched and counting
+//! output deltas for a fault, in alternating rounds.
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +21,10 @@ const LATENCY_SAMPLES: usize = 2_000;
 /// Requests per CPU round, and rounds (the median is reported).
 const CPU_REQUESTS: u64 = 2_000;
 const CPU_ROUNDS: usize = 3;
+
+/// Requests per round and rounds of the side-by-side with nginx (issue 46: ≥ 10,000, ≥ 3).
+const NGINX_REQUESTS: u64 = 10_000;
+const NGINX_ROUNDS: usize = 5;
 
 /// A run created on `server` from `scenario` (the admin API's body), and its `/responses` URL.
 fn run_on(rt: &tokio::runtime::Runtime, server: &ServerProcess, scenario: &str) -> String {
@@ -49,6 +55,10 @@ struct Setup {
     forwarded: String,
     /// The proxy's run that serves the upstream's 50 events itself.
     itself: String,
+    /// The proxy's run that forwards everything with a fault pending at an output delta the
+    /// stream never reaches (a `truncate`, which then ends it cleanly after its last byte):
+    /// every event is read to count its deltas.
+    counted: String,
 }
 
 impl Setup {
@@ -62,7 +72,12 @@ impl Setup {
             fifty_event_text()
         );
         let itself = run_on(rt, &proxy, &scenario);
-        let setup = Setup { upstream, proxy, forwarded, itself };
+        let counted = run_on(
+            rt,
+            &proxy,
+            r#"{"scenario": {"name": "counted", "attempts": [{"fault": {"kind": "truncate", "after_deltas": 1000}}], "after": "repeat_last"}}"#,
+        );
+        let setup = Setup { upstream, proxy, forwarded, itself, counted };
         rt.block_on(server_cpu(&setup.upstream, WARM_UP_REQUESTS, 4));
         for url in [&setup.forwarded, &setup.itself] {
             rt.block_on(server_cpu_at(setup.proxy.child.id(), url, WARM_UP_REQUESTS, 4));
@@ -128,5 +143,44 @@ pub(crate) fn figures() {
     println!(
         "proxy: its own CPU per request {forwarding:.1} µs forwarding the upstream's 50 events, {serving:.1} µs serving them itself: {:.2}× (median of {CPU_ROUNDS} rounds of {CPU_REQUESTS})",
         forwarding / serving
+    );
+    against_nginx(&rt, &setup);
+}
+
+/// squall's proxy and nginx forwarding the same upstream stream, in alternating rounds of
+/// [`NGINX_REQUESTS`] on one connection: each process's own CPU per request (squall's every
+/// thread, nginx's one process), untouched and with deltas counted, and the medians' ratios.
+fn against_nginx(rt: &tokio::runtime::Runtime, setup: &Setup) {
+    let upstream = setup.upstream.url.trim_start_matches("http://");
+    let (host, path) = upstream.split_once('/').expect("an upstream URL with a path");
+    let Some(nginx) = super::nginx::start(host) else {
+        println!("proxy: nginx is not installed (scripts/proxy-vs-nginx.sh installs it): no side-by-side");
+        return;
+    };
+    let through_nginx = format!("{}/{path}", nginx.origin);
+    let client = reqwest::Client::new();
+    let same = rt.block_on(async { (drain(&client, &setup.upstream.url).await, drain(&client, &through_nginx).await) });
+    assert_eq!(same.0, same.1, "nginx passes the upstream's bytes");
+    rt.block_on(server_cpu_at(nginx.child.id(), &through_nginx, WARM_UP_REQUESTS, 4));
+    rt.block_on(server_cpu_at(setup.proxy.child.id(), &setup.counted, WARM_UP_REQUESTS, 4));
+    let cpu = |pid: u32, url: &str| {
+        rt.block_on(server_cpu_at(pid, url, NGINX_REQUESTS, 1)).as_secs_f64() * 1e6 / NGINX_REQUESTS as f64
+    };
+    let (mut nginx_us, mut untouched, mut counted) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..NGINX_ROUNDS {
+        nginx_us.push(cpu(nginx.child.id(), &through_nginx));
+        untouched.push(cpu(setup.proxy.child.id(), &setup.forwarded));
+        counted.push(cpu(setup.proxy.child.id(), &setup.counted));
+    }
+    let show = |v: &[f64]| v.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(", ");
+    println!("proxy vs nginx, CPU per forwarded request, µs ({NGINX_ROUNDS} alternating rounds of {NGINX_REQUESTS}, 1 connection):");
+    println!("  nginx             {}", show(&nginx_us));
+    println!("  squall untouched  {}", show(&untouched));
+    println!("  squall counting   {}", show(&counted));
+    let (n, u, c) = (median(nginx_us), median(untouched), median(counted));
+    println!(
+        "  medians: nginx {n:.1}, squall untouched {u:.1} ({:.2}× nginx), squall counting deltas {c:.1} ({:.2}× nginx)",
+        u / n,
+        c / n
     );
 }

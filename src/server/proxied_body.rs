@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body::Body as _;
 use hyper::body::Incoming;
 
@@ -40,7 +40,7 @@ pub(super) struct UpstreamSteps {
     fault: Option<Fault>,
     time_scale: f64,
     /// Bytes of an event not yet complete (or, not streamed, of the whole body).
-    held: Vec<u8>,
+    held: BytesMut,
     events: u32,
     outputs: u32,
     bytes: u64,
@@ -50,6 +50,9 @@ pub(super) struct UpstreamSteps {
     /// How long the upstream may send nothing mid-body, and the wait since it last sent.
     read_timeout: Duration,
     silence: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Whether `silence` runs from the upstream's last bytes (it is set again, not made again,
+    /// each time the upstream keeps the reply waiting).
+    silence_armed: bool,
 }
 
 /// A reply being recorded: where it goes, and what came so far.
@@ -82,7 +85,7 @@ impl UpstreamSteps {
             streamed,
             fault,
             time_scale,
-            held: Vec::new(),
+            held: BytesMut::new(),
             events: 0,
             outputs: 0,
             bytes: 0,
@@ -90,6 +93,7 @@ impl UpstreamSteps {
             recording,
             read_timeout,
             silence: None,
+            silence_armed: false,
         }
     }
 
@@ -100,7 +104,7 @@ impl UpstreamSteps {
             recording.reply.broken = true;
         }
         let mut steps = VecDeque::new();
-        let held = Bytes::from(std::mem::take(&mut self.held));
+        let held = std::mem::take(&mut self.held).freeze();
         if self.waits_for_events() {
             self.send(&mut steps, held, 0, false);
         }
@@ -163,26 +167,35 @@ impl UpstreamSteps {
             return steps;
         }
         self.held.extend_from_slice(&data);
-        while let Some(len) = first_event_len(self.api, &self.held) {
-            let kind = classify(self.api, &self.held[..len]);
+        // The complete events at the front of `held` that go out together: one write until the
+        // fault is due, not one per event.
+        let (mut run, mut run_events, mut run_terminal) = (0, 0, false);
+        while let Some(len) = first_event_len(self.api, &self.held[run..]) {
+            let kind = classify(self.api, &self.held[run..run + len]);
             if self.due_before(kind.output) {
+                let before = self.held.split_to(run).freeze();
+                self.send(&mut steps, before, run_events, run_terminal);
+                (run, run_events, run_terminal) = (0, 0, false);
                 self.fire(&mut steps);
                 if self.done {
                     return steps;
                 }
+                if !self.waits_for_events() {
+                    // The fault fired (a timed stall): the rest passes through as it comes.
+                    let rest = std::mem::take(&mut self.held).freeze();
+                    let (events, terminal) = self.count_events(&rest);
+                    self.send(&mut steps, rest, events, terminal);
+                    return steps;
+                }
             }
-            let event: Vec<u8> = self.held.drain(..len).collect();
+            run += len;
+            run_events += 1;
+            run_terminal |= kind.terminal;
             self.events += 1;
             self.outputs += u32::from(kind.output);
-            self.send(&mut steps, Bytes::from(event), 1, kind.terminal);
-            if !self.waits_for_events() {
-                // The fault fired (a timed stall): the rest passes through as it comes.
-                let rest = Bytes::from(std::mem::take(&mut self.held));
-                let (events, terminal) = self.count_events(&rest);
-                self.send(&mut steps, rest, events, terminal);
-                break;
-            }
         }
+        let complete = self.held.split_to(run).freeze();
+        self.send(&mut steps, complete, run_events, run_terminal);
         steps
     }
 
@@ -201,14 +214,28 @@ impl UpstreamSteps {
         if !self.streamed {
             return (0, false);
         }
-        self.held.extend_from_slice(bytes);
-        let (mut events, mut terminal, mut start) = (0, false, 0);
-        while let Some(len) = first_event_len(self.api, &self.held[start..]) {
-            terminal |= is_terminal(self.api, &self.held[start..start + len]);
+        // Scanned where they lie; only an event the bytes leave incomplete is kept (and the
+        // bytes that complete it are joined to it).
+        let (mut events, mut terminal) = (0, false);
+        let mut rest = bytes;
+        if !self.held.is_empty() {
+            self.held.extend_from_slice(bytes);
+            rest = &[];
+            let mut start = 0;
+            while let Some(len) = first_event_len(self.api, &self.held[start..]) {
+                terminal |= is_terminal(self.api, &self.held[start..start + len]);
+                start += len;
+                events += 1;
+            }
+            let _ = self.held.split_to(start);
+        }
+        let mut start = 0;
+        while let Some(len) = first_event_len(self.api, &rest[start..]) {
+            terminal |= is_terminal(self.api, &rest[start..start + len]);
             start += len;
             events += 1;
         }
-        self.held.drain(..start);
+        self.held.extend_from_slice(&rest[start..]);
         self.events += events;
         (events, terminal)
     }
@@ -217,7 +244,7 @@ impl UpstreamSteps {
     /// (an offset past the end fires after the last byte, as in a scripted stream).
     fn ended(&mut self) -> VecDeque<Step> {
         let mut steps = VecDeque::new();
-        let held = Bytes::from(std::mem::take(&mut self.held));
+        let held = std::mem::take(&mut self.held).freeze();
         if !self.streamed && self.waits_for_events() {
             // A whole body: an offset of 0 events or deltas fires before it, any other after.
             if matches!(self.fault.as_ref().map(Fault::point), Some(FaultPoint::Events(0) | FaultPoint::Deltas(0))) {
@@ -247,6 +274,10 @@ impl MoreSteps for UpstreamSteps {
                 Poll::Pending => {
                     let timeout = self.read_timeout;
                     let silence = self.silence.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                    if !self.silence_armed {
+                        silence.as_mut().reset(tokio::time::Instant::now() + timeout);
+                        self.silence_armed = true;
+                    }
                     if silence.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }
@@ -255,7 +286,7 @@ impl MoreSteps for UpstreamSteps {
                 }
                 Poll::Ready(frame) => frame,
             };
-            self.silence = None;
+            self.silence_armed = false;
             let steps = match frame {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {

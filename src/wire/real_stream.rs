@@ -22,6 +22,12 @@ pub(crate) struct EventKind {
 /// Classify one complete event (its raw bytes: `event:` and `data:` lines and the blank line; a
 /// JSON line; an AWS event-stream message).
 pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
+    if api == Api::Responses {
+        // The `event:` line is the event's `type` (OpenAI's streams and squall's): no JSON to read.
+        if let Some(name) = event_name(event) {
+            return responses_named(name);
+        }
+    }
     match api.stream_framing() {
         // A line of JSON, no `data:` framing.
         Framing::JsonLine => {
@@ -52,40 +58,47 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
     }
 }
 
+/// An SSE event's `event:` line, trimmed.
+fn event_name(event: &[u8]) -> Option<&[u8]> {
+    event.split(|b| *b == b'\n').find_map(|line| line.strip_prefix(b"event:")).map(<[u8]>::trim_ascii)
+}
+
+/// A Responses event by its type: output deltas, and `response.completed` as the terminal one.
+fn responses_named(kind: &[u8]) -> EventKind {
+    let output = matches!(
+        kind,
+        b"response.output_text.delta"
+            | b"response.reasoning_summary_text.delta"
+            | b"response.reasoning_text.delta"
+            | b"response.function_call_arguments.delta"
+            | b"response.refusal.delta"
+    );
+    EventKind { output, terminal: kind == b"response.completed" }
+}
+
 /// Whether one complete event ends the stream successfully, read as cheaply as it can be: by
 /// its `event:` line where the API sends one (the Responses and Messages APIs), by `[DONE]`
 /// (Chat), and only where that cannot tell, by its data (Gemini's `finishReason`). Counting
 /// events passed straight through needs no more than this.
 pub(crate) fn is_terminal(api: Api, event: &[u8]) -> bool {
-    let named = event.split(|b| *b == b'\n').find_map(|line| line.strip_prefix(b"event:"));
-    match (api, named) {
-        (Api::Responses | Api::Messages, Some(name)) => {
-            let name = name.trim_ascii();
-            name == b"response.completed" || name == b"message_stop"
-        }
+    match (api, event_name(event)) {
+        (Api::Responses | Api::Messages, Some(name)) => name == b"response.completed" || name == b"message_stop",
         (Api::Chat, _) => event
             .split(|b| *b == b'\n')
             .any(|line| line.strip_prefix(b"data:").is_some_and(|d| d.trim_ascii() == b"[DONE]")),
         (Api::Gemini, _) if !contains(event, b"finishReason") => false,
+        // Only Ollama's last line says `"done": true`.
+        (Api::OllamaChat | Api::OllamaGenerate, _) if !contains(event, b"true") => false,
         _ => classify(api, event).terminal,
     }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 fn responses(event: &Value) -> EventKind {
-    let kind = event["type"].as_str().unwrap_or("");
-    let output = matches!(
-        kind,
-        "response.output_text.delta"
-            | "response.reasoning_summary_text.delta"
-            | "response.reasoning_text.delta"
-            | "response.function_call_arguments.delta"
-            | "response.refusal.delta"
-    );
-    EventKind { output, terminal: kind == "response.completed" }
+    responses_named(event["type"].as_str().unwrap_or("").as_bytes())
 }
 
 fn chat(chunk: &Value) -> EventKind {
@@ -140,16 +153,12 @@ pub(crate) fn first_event_len(api: Api, bytes: &[u8]) -> Option<usize> {
 /// The length of the first complete SSE event in `bytes` (through its blank line).
 fn first_sse_event_len(bytes: &[u8]) -> Option<usize> {
     let mut line_start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\n' {
-            let line = &bytes[line_start..i];
-            if line.is_empty() || line == b"\r" {
-                return Some(i + 1);
-            }
-            line_start = i + 1;
+    for i in memchr::memchr_iter(b'\n', bytes) {
+        let line = &bytes[line_start..i];
+        if line.is_empty() || line == b"\r" {
+            return Some(i + 1);
         }
-        i += 1;
+        line_start = i + 1;
     }
     None
 }
@@ -206,6 +215,19 @@ mod tests {
             assert_eq!((outputs as usize, terminals), (expected, 1), "{api:?}");
             assert!(body.is_empty(), "{api:?}: every event read");
         }
+    }
+
+    #[test]
+    fn a_responses_event_is_read_by_its_name_or_without_one_by_its_type() {
+        let named = b"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\"}\n\n";
+        let unnamed = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n";
+        let done = b"event: response.completed\ndata: {}\n\n";
+        assert_eq!(classify(Api::Responses, named), EventKind { output: true, terminal: false });
+        assert_eq!(classify(Api::Responses, unnamed), EventKind { output: true, terminal: false });
+        assert_eq!(classify(Api::Responses, done), EventKind { output: false, terminal: true });
+        assert!(
+            !is_terminal(Api::OllamaChat, b"{\"done\":false}\n") && is_terminal(Api::OllamaChat, b"{\"done\":true}\n")
+        );
     }
 
     #[test]
