@@ -71,6 +71,9 @@ pub(crate) fn code_type_and_status(code: &str) -> (&'static str, u16) {
 pub(crate) fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
     let (kind, code, message) = status_defaults(status);
     let spec = spec.cloned().unwrap_or_default();
+    if spec.code.as_deref() == Some(CONTENT_FILTER) {
+        return content_filter_error(status, &spec);
+    }
     let code = spec.code.or(code.map(str::to_owned));
     let kind = match (&spec.kind, code.as_deref()) {
         (Some(kind), _) => kind.clone(),
@@ -82,6 +85,35 @@ pub(crate) fn scripted_error(status: u16, spec: Option<&ErrorSpec>) -> Value {
         _ => message.to_owned(),
     });
     error_body(&message, &kind, spec.param.as_deref(), code.as_deref())
+}
+
+/// The code of Azure OpenAI's content-filter refusal.
+const CONTENT_FILTER: &str = "content_filter";
+
+/// Azure OpenAI's refusal of a prompt its content filter flagged, as Azure sends it: the OpenAI
+/// shape with `type` null, `param` "prompt", the `status`, and an `innererror` naming the policy
+/// and each category's result (here, a jailbreak detected).
+fn content_filter_error(status: u16, spec: &ErrorSpec) -> Value {
+    let message = spec.message.clone().unwrap_or_else(|| {
+        "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. \
+         Please modify your prompt and retry."
+            .to_owned()
+    });
+    let safe = json!({"filtered": false, "severity": "safe"});
+    json!({"error": {
+        "message": message,
+        "type": spec.kind,
+        "param": spec.param.as_deref().unwrap_or("prompt"),
+        "code": CONTENT_FILTER,
+        "status": status,
+        "innererror": {
+            "code": "ResponsibleAIPolicyViolation",
+            "content_filter_result": {
+                "hate": safe, "self_harm": safe, "sexual": safe, "violence": safe,
+                "jailbreak": {"filtered": true, "detected": true},
+            },
+        },
+    }})
 }
 
 /// An OpenAI error body.
@@ -99,6 +131,15 @@ mod tests {
         let body = scripted_error(429, Some(&spec));
         assert_eq!(body["error"]["type"], "insufficient_quota");
         assert_eq!(body["error"]["code"], "insufficient_quota");
+    }
+
+    #[test]
+    fn a_content_filter_refusal_has_azures_inner_error() {
+        let spec = ErrorSpec { code: Some("content_filter".into()), ..ErrorSpec::default() };
+        let body = scripted_error(400, Some(&spec));
+        assert_eq!(body["error"]["innererror"]["code"], "ResponsibleAIPolicyViolation");
+        assert_eq!((body["error"]["param"].as_str(), body["error"]["status"].as_u64()), (Some("prompt"), Some(400)));
+        assert!(body["error"]["type"].is_null(), "Azure sends no type");
     }
 
     #[test]

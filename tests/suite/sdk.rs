@@ -89,6 +89,7 @@ const AZURE_CASES: &[(&str, &str)] = &[
     ("responses", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
     ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after-ms\" = \"1500\" }\n"),
     ("retried", "[[attempts]]\nstatus = 503\nheaders = { \"retry-after-ms\" = \"10\" }\n[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
+    ("filtered", "[[attempts]]\nstatus = 400\nerror = { code = \"content_filter\" }\n"),
 ];
 
 /// Ollama's native API: the checkers give each run's URL to the client as its host.

@@ -1,5 +1,6 @@
 """Drive the official `openai` Python SDK's `AzureOpenAI` client against squall, each run's URL
-as the Azure endpoint, and check it parses every reply and retries as it would against Azure.
+as the Azure endpoint, and check it parses every reply (a content-filter refusal in Azure's
+shape among them) and retries as it would against Azure.
 
 Usage: python parse_azure.py  (reads SQUALL_RUNS: a JSON object of case name -> Azure endpoint)
 """
@@ -53,5 +54,15 @@ def retried_after_a_503():
     expect(completion.choices[0].message.content == "The quick brown fox", f"{completion}")
 
 
+def a_filtered_prompt_is_a_bad_request_with_azures_inner_error():
+    try:
+        client("filtered").chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    except openai.BadRequestError as error:
+        expect(error.code == "content_filter" and error.param == "prompt", f"code {error.code}, param {error.param}")
+        expect(error.body["innererror"]["code"] == "ResponsibleAIPolicyViolation", f"body {error.body}")
+        return
+    raise AssertionError("no BadRequestError")
+
+
 run_cases("AzureOpenAI", [chat_stream_text, responses_stream_text, rate_limited_is_a_rate_limit_error,
-                          retried_after_a_503])
+                          retried_after_a_503, a_filtered_prompt_is_a_bad_request_with_azures_inner_error])
