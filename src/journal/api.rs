@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which model API a request speaks. Written as its name (`responses`, `chat`, `messages`,
-/// `gemini`, `ollama_chat`, `ollama_generate`, `bedrock`) in the journal and everywhere else.
+/// `gemini`, `ollama_chat`, `ollama_generate`, `bedrock`, `bedrock_invoke`) in the journal and everywhere else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Api {
@@ -26,12 +26,24 @@ pub enum Api {
     /// `POST /model/{modelId}/converse` and `/converse-stream` (Amazon Bedrock Runtime's
     /// Converse API).
     Bedrock,
+    /// `POST /model/{modelId}/invoke` and `/invoke-with-response-stream` (Bedrock's InvokeModel,
+    /// with Anthropic's Messages bodies: what the Anthropic SDKs' Bedrock clients call).
+    #[serde(rename = "bedrock_invoke")]
+    BedrockInvoke,
 }
 
 impl Api {
     /// Every API, in the order scenarios are validated and reported.
-    pub const ALL: [Api; 7] =
-        [Api::Responses, Api::Chat, Api::Messages, Api::Gemini, Api::OllamaChat, Api::OllamaGenerate, Api::Bedrock];
+    pub const ALL: [Api; 8] = [
+        Api::Responses,
+        Api::Chat,
+        Api::Messages,
+        Api::Gemini,
+        Api::OllamaChat,
+        Api::OllamaGenerate,
+        Api::Bedrock,
+        Api::BedrockInvoke,
+    ];
 
     /// The API's name in the journal and in messages: `responses`, `chat`, `messages`.
     pub fn as_str(self) -> &'static str {
@@ -43,6 +55,7 @@ impl Api {
             Api::OllamaChat => "ollama_chat",
             Api::OllamaGenerate => "ollama_generate",
             Api::Bedrock => "bedrock",
+            Api::BedrockInvoke => "bedrock_invoke",
         }
     }
 
@@ -56,6 +69,7 @@ impl Api {
             Api::OllamaChat => "Ollama chat API",
             Api::OllamaGenerate => "Ollama generate API",
             Api::Bedrock => "Bedrock Converse API",
+            Api::BedrockInvoke => "Bedrock InvokeModel API",
         }
     }
 }

@@ -58,9 +58,9 @@ pub(super) fn model_api_error(
             json(status, &gemini_errors::error_body(status.as_u16(), name, message, Vec::new()))
         }
         Some(Api::OllamaChat | Api::OllamaGenerate) => json(status, &crate::wire::ollama::error_body(message)),
-        Some(Api::Bedrock) => {
+        Some(api @ (Api::Bedrock | Api::BedrockInvoke)) => {
             let mut response = json(status, &serde_json::json!({"message": message}));
-            for (name, value) in Api::Bedrock.error_headers(status.as_u16(), None) {
+            for (name, value) in api.error_headers(status.as_u16(), None) {
                 if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
                     response.headers_mut().insert(name, value);
                 }

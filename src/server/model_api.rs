@@ -34,7 +34,7 @@ use crate::scenario_model::Attempt;
 use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
 use crate::journal::Api;
-use crate::wire::bedrock::ConverseCall;
+use crate::wire::bedrock::BedrockCall;
 use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::build_reply;
 use crate::wire::template::ReplyTemplate;
@@ -333,7 +333,7 @@ async fn accept(
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return Err(Refusal::Reply(model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json")));
     };
-    let (stream, model) = match (GeminiCall::at_path(path), ConverseCall::at_path(path)) {
+    let (stream, model) = match (GeminiCall::at_path(path), BedrockCall::at_path(path)) {
         (Some(call), _) => (call.stream, Some(call.model.to_owned())),
         (None, Some(call)) => (call.stream, Some(call.model.to_owned())),
         (None, None) => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
@@ -358,7 +358,7 @@ fn route(method: &Method, path: &str, api: Option<Api>) -> Route {
         }
         _ => {
             let message =
-                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent, Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions, Ollama's /api/chat and /api/generate and Bedrock's /model/{{modelId}}/converse-stream");
+                format!("Unknown path {path}: squall serves /responses, /chat/completions, /messages, /models, Gemini's /v1beta/models/{{model}}:generateContent, Azure OpenAI's /openai/deployments/{{deployment}}/chat/completions, Ollama's /api/chat and /api/generate and Bedrock's /model/{{modelId}}/converse-stream and /invoke-with-response-stream");
             Route::Answered(model_api_error(api_by_prefix(path), StatusCode::NOT_FOUND, &message, "not_found"))
         }
     }
@@ -466,7 +466,7 @@ fn respond(
     if let Ok(value) = HeaderValue::from_str(&format!("req_{}", ctx.id_seed)) {
         match api {
             Api::Messages => out.insert(HeaderName::from_static("request-id"), value.clone()),
-            Api::Bedrock => out.insert(HeaderName::from_static("x-amzn-requestid"), value.clone()),
+            Api::Bedrock | Api::BedrockInvoke => out.insert(HeaderName::from_static("x-amzn-requestid"), value.clone()),
             _ => None,
         };
         out.insert(HeaderName::from_static("x-request-id"), value);

@@ -137,7 +137,7 @@ impl Admission {
                     headers.push((format!("x-ratelimit-reset-{kind}"), openai_duration(state.reset_ms)));
                 }
                 // None of them sends rate-limit headers: only `retry-after`.
-                Api::Gemini | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock => {}
+                Api::Gemini | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock | Api::BedrockInvoke => {}
             }
         }
         if let Some(seconds) = self.retry_after_seconds() {
@@ -176,7 +176,7 @@ impl Admission {
             Api::OllamaChat | Api::OllamaGenerate => {
                 format!("too many requests: {kind} per minute limit {} reached, please try again in {wait}", state.limit)
             }
-            Api::Bedrock => format!(
+            Api::Bedrock | Api::BedrockInvoke => format!(
                 "Too many requests, please wait before trying again. {kind} per minute: limit {}, used {used}, retry in {wait}.",
                 state.limit
             ),

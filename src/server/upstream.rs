@@ -254,9 +254,12 @@ impl Upstream {
         }
         if let Some(key) = &self.key {
             let (name, value) = match api {
-                Api::Responses | Api::Chat | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock => {
-                    ("authorization", format!("Bearer {key}"))
-                }
+                Api::Responses
+                | Api::Chat
+                | Api::OllamaChat
+                | Api::OllamaGenerate
+                | Api::Bedrock
+                | Api::BedrockInvoke => ("authorization", format!("Bearer {key}")),
                 Api::Messages => ("x-api-key", key.clone()),
                 Api::Gemini => ("x-goog-api-key", key.clone()),
             };

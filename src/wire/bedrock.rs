@@ -20,26 +20,40 @@ use crate::scenario_model::{ErrorSpec, StreamFailure, StreamSpec};
 /// The header that names an error's exception.
 pub(crate) const ERROR_TYPE_HEADER: &str = "x-amzn-errortype";
 
-/// What a Converse request asks for, read from its path: `/model/{modelId}/converse` or
-/// `/converse-stream`.
+/// What a Bedrock Runtime request asks for, read from its path: `/model/{modelId}/converse` or
+/// `/converse-stream` (the Converse API), `/invoke` or `/invoke-with-response-stream` (InvokeModel,
+/// whose bodies are the model's own: Anthropic's Messages for the Claude models).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ConverseCall<'a> {
+pub(crate) struct BedrockCall<'a> {
     /// The model id as the path has it (an ARN or an id with `:` percent-encoded: `%3A`).
     pub model: &'a str,
-    /// `converse-stream` rather than `converse`.
+    /// `converse-stream` or `invoke-with-response-stream`.
     pub stream: bool,
+    /// InvokeModel rather than Converse.
+    pub invoke: bool,
 }
 
-impl<'a> ConverseCall<'a> {
+impl<'a> BedrockCall<'a> {
     /// The call a path under a run's base URL makes, if it is one.
     pub(crate) fn at_path(path: &'a str) -> Option<Self> {
         let (model, operation) = path.strip_prefix("/model/")?.rsplit_once('/')?;
-        let stream = match operation {
-            "converse" => false,
-            "converse-stream" => true,
+        let (stream, invoke) = match operation {
+            "converse" => (false, false),
+            "converse-stream" => (true, false),
+            "invoke" => (false, true),
+            "invoke-with-response-stream" => (true, true),
             _ => return None,
         };
-        (!model.is_empty()).then_some(ConverseCall { model, stream })
+        (!model.is_empty()).then_some(BedrockCall { model, stream, invoke })
+    }
+
+    /// The API the call speaks.
+    pub(crate) fn api(self) -> crate::journal::Api {
+        if self.invoke {
+            crate::journal::Api::BedrockInvoke
+        } else {
+            crate::journal::Api::Bedrock
+        }
     }
 }
 
@@ -137,7 +151,7 @@ fn metadata(spec: &StreamSpec, ctx: &ReplyContext) -> Value {
 /// The exception a scripted in-stream failure is sent as, and its message: a Bedrock
 /// exception's own name (`throttlingException`, `ThrottlingException`) is taken as it is;
 /// OpenAI's codes, which scenarios written for every API use, map to their counterparts.
-fn stream_exception(failure: &StreamFailure) -> (&str, String) {
+pub(crate) fn stream_exception(failure: &StreamFailure) -> (&str, String) {
     let name = match failure.code.as_str() {
         "rate_limit_exceeded" => "throttlingException",
         "insufficient_quota" => "serviceQuotaExceededException",
@@ -304,10 +318,15 @@ mod tests {
         assert_eq!(scripted_error(429, Some(&quota)).0, "ServiceQuotaExceededException");
         assert!(error_type_header("ThrottlingException").starts_with("ThrottlingException:"));
         assert_eq!(
-            ConverseCall::at_path("/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream"),
-            Some(ConverseCall { model: "anthropic.claude-3-haiku-20240307-v1%3A0", stream: true })
+            BedrockCall::at_path("/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream"),
+            Some(BedrockCall { model: "anthropic.claude-3-haiku-20240307-v1%3A0", stream: true, invoke: false })
         );
-        assert_eq!(ConverseCall::at_path("/model//converse"), None);
-        assert_eq!(ConverseCall::at_path("/model/m/invoke"), None);
+        assert_eq!(BedrockCall::at_path("/model//converse"), None);
+        assert_eq!(
+            BedrockCall::at_path("/model/m/invoke").map(BedrockCall::api),
+            Some(crate::journal::Api::BedrockInvoke)
+        );
+        assert_eq!(BedrockCall::at_path("/model/m/invoke-with-response-stream").map(|c| c.stream), Some(true));
+        assert_eq!(BedrockCall::at_path("/model/m/count-tokens"), None);
     }
 }

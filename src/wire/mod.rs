@@ -13,6 +13,7 @@
 
 pub(crate) mod anthropic_errors;
 pub(crate) mod bedrock;
+pub(crate) mod bedrock_invoke;
 pub(crate) mod chat;
 pub(crate) mod errors;
 pub mod event_stream;

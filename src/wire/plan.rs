@@ -337,8 +337,23 @@ mod tests {
             .iter()
             .flat_map(|s| if let Step::Data { bytes, .. } = s { bytes.to_vec() } else { Vec::new() })
             .collect();
-        // Lossy: Bedrock's messages are binary around their JSON.
-        String::from_utf8_lossy(&bytes).into_owned()
+        // Bedrock's messages are binary around their JSON, and InvokeModel's carry base64: read
+        // each whole message's event (a partial one, cut by a fault, is left out).
+        let mut rest = &bytes[..];
+        let mut decoded = String::new();
+        while let Some(len) = crate::wire::event_stream::first_message_len(rest) {
+            let Ok(message) = crate::wire::event_stream::read_message(&rest[..len]) else { break };
+            match crate::wire::bedrock_invoke::chunk_event(&message.payload) {
+                Some(event) => decoded.push_str(&event.to_string()),
+                None => decoded.push_str(&String::from_utf8_lossy(&message.payload)),
+            }
+            rest = &rest[len..];
+        }
+        if decoded.is_empty() {
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            decoded
+        }
     }
 
     fn data_len(plan: &ReplyPlan) -> usize {

@@ -34,7 +34,7 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
             return serde_json::from_slice::<Value>(event.trim_ascii())
                 .map_or(EventKind::default(), |line| ollama(&line))
         }
-        Framing::AwsEventStream(_) => return read_message(event).map_or(EventKind::default(), |m| bedrock(&m)),
+        Framing::AwsEventStream(_) => return read_message(event).map_or(EventKind::default(), |m| bedrock(api, &m)),
         Framing::Sse => {}
     }
     let text = String::from_utf8_lossy(event);
@@ -54,7 +54,7 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
         Api::Messages => messages(&json),
         Api::Gemini => gemini(&json),
         Api::OllamaChat | Api::OllamaGenerate => ollama(&json),
-        Api::Bedrock => EventKind::default(),
+        Api::Bedrock | Api::BedrockInvoke => EventKind::default(),
     }
 }
 
@@ -124,10 +124,16 @@ fn ollama(line: &Value) -> EventKind {
     EventKind { output, terminal: line["done"] == true }
 }
 
-/// A Bedrock message: a `contentBlockDelta` is output, `metadata` ends the stream.
-fn bedrock(message: &Message) -> EventKind {
-    let event = message.kind == MessageType::Event;
-    EventKind { output: event && message.name == "contentBlockDelta", terminal: event && message.name == "metadata" }
+/// A Bedrock message: over Converse a `contentBlockDelta` is output and `metadata` ends the
+/// stream; over InvokeModel each `chunk` carries a Messages event, read as the Messages API's.
+fn bedrock(api: Api, message: &Message) -> EventKind {
+    if message.kind != MessageType::Event {
+        return EventKind::default();
+    }
+    if api == Api::BedrockInvoke {
+        return super::bedrock_invoke::chunk_event(&message.payload).map_or(EventKind::default(), |e| messages(&e));
+    }
+    EventKind { output: message.name == "contentBlockDelta", terminal: message.name == "metadata" }
 }
 
 fn gemini(chunk: &Value) -> EventKind {

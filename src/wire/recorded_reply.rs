@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::event_stream::read_message;
+use super::event_stream::{read_message, MessageType};
 use super::real_stream::{classify, first_event_len};
 use crate::journal::Api;
 use crate::scenario_model::{
@@ -95,6 +95,15 @@ impl UpstreamReply {
 /// One event's data as JSON: an SSE event's data (`[DONE]` and non-JSON data: none), or a
 /// Bedrock message as AWS's JSON writes a stream's event, `{"<event or exception type>": payload}`.
 fn event_data(api: Api, event: &[u8]) -> Option<Value> {
+    if api == Api::BedrockInvoke {
+        // A `chunk` is a Messages event; an exception reads as the Messages API's `error` event.
+        let message = read_message(event).ok()?;
+        if message.kind == MessageType::Exception {
+            let payload: Value = serde_json::from_slice(&message.payload).ok()?;
+            return Some(json!({"type": "error", "error": {"type": message.name, "message": payload["message"]}}));
+        }
+        return super::bedrock_invoke::chunk_event(&message.payload);
+    }
     if api == Api::Bedrock {
         let message = read_message(event).ok()?;
         let payload: Value = serde_json::from_slice(&message.payload).ok()?;
@@ -175,7 +184,7 @@ impl Content {
                     self.call().arguments.push_str(&s(&function["arguments"]));
                 }
             }
-            Api::Messages => match event["type"].as_str().unwrap_or("") {
+            Api::Messages | Api::BedrockInvoke => match event["type"].as_str().unwrap_or("") {
                 "content_block_start" if event["content_block"]["type"] == "tool_use" => {
                     self.call().name = s(&event["content_block"]["name"]);
                 }
@@ -303,7 +312,7 @@ impl Content {
                     };
                 }
             }
-            Api::Messages => {
+            Api::Messages | Api::BedrockInvoke => {
                 for block in body["content"].as_array().into_iter().flatten() {
                     match block["type"].as_str().unwrap_or("") {
                         "text" => self.add_text(&s(&block["text"])),

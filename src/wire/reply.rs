@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::errors::{code_message, code_type_and_status, error_body, scripted_error};
 use super::plan::{plan_body, plan_stream, scaled_ms, Body, ReplyPlan, Span};
 use super::{
-    anthropic_errors, bedrock, chat, event_stream, gemini, gemini_errors, messages, ollama, responses, Framing,
-    ReplyContext, SseEvent,
+    anthropic_errors, bedrock, bedrock_invoke, chat, event_stream, gemini, gemini_errors, messages, ollama, responses,
+    Framing, ReplyContext, SseEvent,
 };
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
@@ -31,6 +31,7 @@ impl Api {
             Api::OllamaChat => ollama::stream_events(ollama::Endpoint::Chat, content, ctx),
             Api::OllamaGenerate => ollama::stream_events(ollama::Endpoint::Generate, content, ctx),
             Api::Bedrock => bedrock::stream_events(content, ctx),
+            Api::BedrockInvoke => bedrock_invoke::stream_events(content, ctx),
         }
     }
 
@@ -45,7 +46,7 @@ impl Api {
             "/messages" => Some(Api::Messages),
             "/api/chat" => Some(Api::OllamaChat),
             "/api/generate" => Some(Api::OllamaGenerate),
-            _ if bedrock::ConverseCall::at_path(path).is_some() => Some(Api::Bedrock),
+            _ if path.starts_with("/model/") => bedrock::BedrockCall::at_path(path).map(bedrock::BedrockCall::api),
             _ => gemini::GeminiCall::at_path(path).map(|_| Api::Gemini),
         }
     }
@@ -60,7 +61,7 @@ impl Api {
     pub(crate) fn stream_framing(self) -> Framing {
         match self {
             Api::OllamaChat | Api::OllamaGenerate => Framing::JsonLine,
-            Api::Bedrock => Framing::AwsEventStream(event_stream::MessageType::Event),
+            Api::Bedrock | Api::BedrockInvoke => Framing::AwsEventStream(event_stream::MessageType::Event),
             Api::Responses | Api::Chat | Api::Messages | Api::Gemini => Framing::Sse,
         }
     }
@@ -94,6 +95,7 @@ impl Api {
             Api::Gemini => "gemini-squall",
             Api::OllamaChat | Api::OllamaGenerate => "llama-squall",
             Api::Bedrock => "bedrock-squall",
+            Api::BedrockInvoke => "anthropic.claude-squall",
         }
     }
 
@@ -106,8 +108,8 @@ impl Api {
         if let Some(call) = path.rfind("/models/").and_then(|at| gemini::GeminiCall::at_path(&path[at..])) {
             return Some((Api::Gemini, Some((call.stream, call.model))));
         }
-        if let Some(call) = path.rfind("/model/").and_then(|at| bedrock::ConverseCall::at_path(&path[at..])) {
-            return Some((Api::Bedrock, Some((call.stream, call.model))));
+        if let Some(call) = path.rfind("/model/").and_then(|at| bedrock::BedrockCall::at_path(&path[at..])) {
+            return Some((call.api(), Some((call.stream, call.model))));
         }
         [
             ("/responses", Api::Responses),
@@ -131,7 +133,7 @@ impl Api {
             Api::OllamaChat | Api::OllamaGenerate => {
                 ollama::scripted_error(status, spec.and_then(|e| e.message.as_deref()))
             }
-            Api::Bedrock => bedrock::scripted_error(status, spec).1,
+            Api::Bedrock | Api::BedrockInvoke => bedrock::scripted_error(status, spec).1,
         }
     }
 
@@ -139,7 +141,7 @@ impl Api {
     /// `x-amzn-errortype`, naming the exception (the scripted `type`, else the status's).
     pub(crate) fn error_headers(self, status: u16, attempt: Option<&Attempt>) -> Vec<(&'static str, String)> {
         match self {
-            Api::Bedrock => {
+            Api::Bedrock | Api::BedrockInvoke => {
                 let (name, _) = bedrock::scripted_error(status, attempt.and_then(|a| a.error.as_ref()));
                 vec![(bedrock::ERROR_TYPE_HEADER, bedrock::error_type_header(&name))]
             }
@@ -245,6 +247,7 @@ pub(crate) fn render(script: &Attempt, api: Api, wants_stream: bool, ctx: &Reply
         Api::OllamaChat => ollama::response_object(ollama::Endpoint::Chat, &content, ctx),
         Api::OllamaGenerate => ollama::response_object(ollama::Endpoint::Generate, &content, ctx),
         Api::Bedrock => bedrock::response_object(&content, ctx),
+        Api::BedrockInvoke => bedrock_invoke::response_object(&content, ctx),
     };
     whole(200, object.to_string(), EndKind::Completed, Vec::new())
 }
@@ -270,7 +273,7 @@ fn failure_as_status(api: Api, failure: &StreamFailure) -> (u16, Value, Vec<(&'s
             let (_, status) = code_type_and_status(&failure.code);
             (status, ollama::error_body(&message(code_message)), Vec::new())
         }
-        Api::Bedrock => {
+        Api::Bedrock | Api::BedrockInvoke => {
             let (status, exception, body) = bedrock::failure_as_status(failure);
             (status, body, vec![(bedrock::ERROR_TYPE_HEADER, bedrock::error_type_header(&exception))])
         }

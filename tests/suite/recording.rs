@@ -47,6 +47,12 @@ async fn ask(run: &ScriptedRun, api: &str, stream: bool) {
         "messages" => client.post(format!("{}/v1/messages", run.anthropic_base_url())).json(
             &json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}], "stream": stream}),
         ),
+        "bedrock_invoke" => {
+            let operation = if stream { "invoke-with-response-stream" } else { "invoke" };
+            client
+                .post(format!("{}/model/m/{operation}", run.anthropic_base_url()))
+                .json(&json!({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}))
+        }
         "bedrock" => {
             let operation = if stream { "converse-stream" } else { "converse" };
             client
@@ -98,6 +104,8 @@ async fn every_apis_replies_are_recorded_as_the_attempts_that_made_them() {
         ("gemini", false),
         ("bedrock", true),
         ("bedrock", false),
+        ("bedrock_invoke", true),
+        ("bedrock_invoke", false),
     ] {
         let recorded = record(SCRIPT, api, stream).await;
         let refused = &recorded.attempts[0];

@@ -257,6 +257,19 @@ async fn node_ollama_client_parses_every_reply() {
     run_checker("node".into(), node_checker("parse_ollama.mjs", "ollama"), Wire::Ollama).await;
 }
 
+/// Bedrock's InvokeModel as the Anthropic SDK's `AnthropicBedrock` calls it:
+/// `/model/{modelId}/invoke-with-response-stream`, Messages events in event-stream `chunk`s.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn python_anthropic_bedrock_client_parses_every_reply() {
+    let runs = run_checker(python(), checker("python/parse_anthropic_bedrock.py"), Wire::Bedrock).await;
+    let text = &runs["text"].journal()[0];
+    assert_eq!((text.api, text.stream), (Some(squall::journal::Api::BedrockInvoke), true));
+    assert!(text.path.ends_with("/invoke-with-response-stream"), "{}", text.path);
+    let whole = &runs["rich"].journal()[1];
+    assert!(!whole.stream && whole.path.ends_with("/invoke"), "{whole:?}");
+}
+
 /// Bedrock's `/model/{modelId}/converse-stream`: AWS event-stream messages, journaled as the
 /// Bedrock API with the SigV4 signature redacted.
 #[tokio::test(flavor = "multi_thread")]
