@@ -60,14 +60,19 @@ pub(super) fn model_api_error(
         Some(Api::OllamaChat | Api::OllamaGenerate) => json(status, &crate::wire::ollama::error_body(message)),
         Some(api @ (Api::Bedrock | Api::BedrockInvoke)) => {
             let mut response = json(status, &serde_json::json!({"message": message}));
-            for (name, value) in api.error_headers(status.as_u16(), None) {
-                if let Ok(value) = hyper::header::HeaderValue::from_str(&value) {
-                    response.headers_mut().insert(name, value);
-                }
-            }
+            insert_api_headers(response.headers_mut(), &api.error_headers(status.as_u16(), None));
             response
         }
         _ => openai_error(status, message, code, None),
+    }
+}
+
+/// An API's own headers for a reply (Bedrock's `x-amzn-errortype`), those that are valid values.
+pub(super) fn insert_api_headers(out: &mut hyper::HeaderMap, headers: &[(&'static str, String)]) {
+    for (name, value) in headers {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(value) {
+            out.insert(*name, value);
+        }
     }
 }
 

@@ -333,10 +333,13 @@ async fn accept(
         let message = "We could not parse the JSON body of your request. The body must be a JSON object.";
         return Err(Refusal::Reply(model_api_error(Some(api), StatusCode::BAD_REQUEST, message, "invalid_json")));
     };
-    let (stream, model) = match (GeminiCall::at_path(path), BedrockCall::at_path(path)) {
-        (Some(call), _) => (call.stream, Some(call.model.to_owned())),
-        (None, Some(call)) => (call.stream, Some(call.model.to_owned())),
-        (None, None) => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
+    // Gemini's and Bedrock's paths name the model and say whether to stream; the others' bodies do.
+    let by_path = GeminiCall::at_path(path)
+        .map(|call| (call.stream, call.model))
+        .or_else(|| BedrockCall::at_path(path).map(|call| (call.stream, call.model)));
+    let (stream, model) = match by_path {
+        Some((stream, model)) => (stream, Some(model.to_owned())),
+        None => (body.wants_stream(api), body.model.as_ref().and_then(Value::as_str).map(str::to_owned)),
     };
     Ok(Accepted { api, body, raw, stream, model })
 }
@@ -471,11 +474,7 @@ fn respond(
         };
         out.insert(HeaderName::from_static("x-request-id"), value);
     }
-    for (name, value) in &reply.headers {
-        if let Ok(value) = HeaderValue::from_str(value) {
-            out.insert(HeaderName::from_static(name), value);
-        }
-    }
+    super::http_util::insert_api_headers(out, &reply.headers);
     if close {
         out.insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
     }
