@@ -221,18 +221,19 @@ impl Forward<'_> {
                 return reply_directly(entry, model_api_error(Some(request.api), status, &message, code));
             }
         };
-        let (parts, body) = upstream.into_parts();
+        let super::upstream::UpstreamResponse { status, headers: upstream_headers, body } = upstream;
         let after_ms = sent.elapsed().as_secs_f64() * 1000.0;
         entry.update(|e| {
-            e.status = Some(parts.status.as_u16());
+            e.status = Some(status.as_u16());
             e.upstream = Some(UpstreamCall {
                 url,
-                status: Some(parts.status.as_u16()),
+                status: Some(status.as_u16()),
                 headers_after_ms: Some(after_ms),
                 error: None,
             });
         });
-        let streamed = parts.headers.get(CONTENT_TYPE).is_some_and(|kind| request.api.is_stream_type(kind.as_bytes()));
+        let streamed =
+            upstream_headers.get(CONTENT_TYPE).is_some_and(|kind| request.api.is_stream_type(kind.as_bytes()));
         let index = entry.index();
         let kept = |(name, value): (&http::HeaderName, &HeaderValue)| {
             let value = value.to_str().ok()?;
@@ -240,8 +241,8 @@ impl Forward<'_> {
         };
         let reply = UpstreamReply {
             api: request.api,
-            status: parts.status.as_u16(),
-            headers: parts.headers.iter().filter_map(kept).collect(),
+            status: status.as_u16(),
+            headers: upstream_headers.iter().filter_map(kept).collect(),
             streamed,
             body: Vec::new(),
             broken: false,
@@ -250,9 +251,9 @@ impl Forward<'_> {
         let timing = (run.time_scale, read_timeout);
         let steps = UpstreamSteps::new(body, (request.api, streamed), script.fault.clone(), timing, recording);
         let mut response = Response::new(ScriptedBody::streaming(Box::new(steps), switch, entry).boxed());
-        *response.status_mut() = parts.status;
+        *response.status_mut() = status;
         let out = response.headers_mut();
-        for (name, value) in &parts.headers {
+        for (name, value) in &upstream_headers {
             // The body's framing is hyper's own: the fault may cut it.
             if !matches!(name.as_str(), "connection" | "keep-alive" | "transfer-encoding" | "content-length") {
                 out.append(name.clone(), value.clone());

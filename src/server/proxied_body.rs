@@ -18,21 +18,20 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http_body::Body as _;
-use hyper::body::Incoming;
 
 use super::playback::MoreSteps;
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
+use super::upstream::UpstreamBody;
 use crate::journal::Api;
 use crate::scenario_model::{Fault, FaultPoint};
 use crate::wire::plan::{splice_fault, Kill, Step};
-use crate::wire::real_stream::{classify, first_event_len, is_terminal};
+use crate::wire::real_stream::{classify, first_event, first_event_len};
 use crate::wire::recorded_reply::UpstreamReply;
 
 /// The steps of an upstream's reply, made as its body arrives.
 #[derive(Debug)]
 pub(super) struct UpstreamSteps {
-    body: Incoming,
+    body: UpstreamBody,
     api: Api,
     /// `text/event-stream`: counted event by event; otherwise one whole body.
     streamed: bool,
@@ -73,7 +72,7 @@ impl Drop for UpstreamSteps {
 
 impl UpstreamSteps {
     pub(super) fn new(
-        body: Incoming,
+        body: UpstreamBody,
         (api, streamed): (Api, bool),
         fault: Option<Fault>,
         (time_scale, read_timeout): (f64, Duration),
@@ -222,16 +221,16 @@ impl UpstreamSteps {
             self.held.extend_from_slice(bytes);
             rest = &[];
             let mut start = 0;
-            while let Some(len) = first_event_len(self.api, &self.held[start..]) {
-                terminal |= is_terminal(self.api, &self.held[start..start + len]);
+            while let Some((len, ends)) = first_event(self.api, &self.held[start..]) {
+                terminal |= ends;
                 start += len;
                 events += 1;
             }
             let _ = self.held.split_to(start);
         }
         let mut start = 0;
-        while let Some(len) = first_event_len(self.api, &rest[start..]) {
-            terminal |= is_terminal(self.api, &rest[start..start + len]);
+        while let Some((len, ends)) = first_event(self.api, &rest[start..]) {
+            terminal |= ends;
             start += len;
             events += 1;
         }
@@ -270,7 +269,7 @@ impl MoreSteps for UpstreamSteps {
             if self.done {
                 return Poll::Ready(None);
             }
-            let frame = match Pin::new(&mut self.body).poll_frame(cx) {
+            let data = match self.body.poll_data(cx) {
                 Poll::Pending => {
                     let timeout = self.read_timeout;
                     let silence = self.silence.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
@@ -284,26 +283,18 @@ impl MoreSteps for UpstreamSteps {
                     let why = format!("it sent nothing for {} s mid-body (its read timeout)", timeout.as_secs_f64());
                     return Poll::Ready(Some(self.failed(why)));
                 }
-                Poll::Ready(frame) => frame,
+                Poll::Ready(data) => data,
             };
             self.silence_armed = false;
-            let steps = match frame {
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => {
-                        if let Some(recording) = self.recording.as_mut() {
-                            let room = MAX_RECORDED_BYTES.saturating_sub(recording.reply.body.len());
-                            recording.reply.body.extend_from_slice(&data[..data.len().min(room)]);
-                        }
-                        self.take(data)
+            let steps = match data {
+                Some(Ok(data)) => {
+                    if let Some(recording) = self.recording.as_mut() {
+                        let room = MAX_RECORDED_BYTES.saturating_sub(recording.reply.body.len());
+                        recording.reply.body.extend_from_slice(&data[..data.len().min(room)]);
                     }
-                    // Trailers: nothing to pass on.
-                    Err(_) => continue,
-                },
-                Some(Err(error)) => {
-                    let why =
-                        format!("its body broke after {} bytes: {}", self.bytes, super::upstream::describe(&error));
-                    self.failed(why)
+                    self.take(data)
                 }
+                Some(Err(why)) => self.failed(format!("its body broke after {} bytes: {why}", self.bytes)),
                 None => self.ended(),
             };
             if !steps.is_empty() {

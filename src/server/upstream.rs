@@ -8,19 +8,18 @@
 //! dropped and the key is sent as the API expects it (`Authorization: Bearer`, `x-api-key`,
 //! `x-goog-api-key`). `http://` upstreams (a gateway, a local model server, another squall)
 //! and `https://` ones (a provider itself: TLS in [`super::upstream_tls`], with Mozilla's roots
-//! and any CA given with `--upstream-ca`).
+//! and any CA given with `--upstream-ca`). An `http://` upstream is spoken to directly
+//! ([`super::plain_upstream`]); an `https://` one through hyper's client and rustls.
 
 use std::path::Path;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use std::task::{Context, Poll};
 
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+
+use super::plain_upstream::{self, PlainBody};
 use crate::journal::Api;
 use crate::journal::CREDENTIAL_HEADERS;
 
@@ -69,17 +68,43 @@ impl Scheme {
     }
 }
 
-type UpstreamClient = Client<HttpConnector, Full<Bytes>>;
+/// An upstream's reply as it starts: its status and headers, its body still to come.
+pub(super) struct UpstreamResponse {
+    pub(super) status: StatusCode,
+    pub(super) headers: HeaderMap,
+    pub(super) body: UpstreamBody,
+}
 
-thread_local! {
-    /// One pooled HTTP/1.1 client per serving thread: a forwarded request reuses an idle
-    /// connection of its own thread, so the upstream's bytes never wake another thread.
-    static CLIENT: UpstreamClient = {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        Client::builder(TokioExecutor::new()).build(connector)
-    };
+/// An upstream reply's body, read as it is polled.
+#[derive(Debug)]
+pub(super) enum UpstreamBody {
+    /// From an `http://` upstream, read off its connection directly.
+    Plain(PlainBody),
+    /// From an `https://` upstream, through hyper's client.
+    #[cfg(feature = "upstream-tls")]
+    Tls(hyper::body::Incoming),
+}
+
+impl UpstreamBody {
+    /// The next bytes of the body, `None` at its end, or why it broke.
+    pub(super) fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
+        match self {
+            UpstreamBody::Plain(body) => body.poll_data(cx),
+            #[cfg(feature = "upstream-tls")]
+            UpstreamBody::Tls(body) => loop {
+                use http_body::Body as _;
+                return match std::task::ready!(std::pin::Pin::new(&mut *body).poll_frame(cx)) {
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => Poll::Ready(Some(Ok(data))),
+                        // Trailers: nothing to pass on.
+                        Err(_) => continue,
+                    },
+                    Some(Err(error)) => Poll::Ready(Some(Err(describe(&error)))),
+                    None => Poll::Ready(None),
+                };
+            },
+        }
+    }
 }
 
 /// What squall says of an https upstream when built without the `upstream-tls` feature.
@@ -88,7 +113,8 @@ const WITHOUT_TLS: &str = "this squall was built without TLS (the `upstream-tls`
 
 /// Why a forwarded request failed, in words: the client's error ("client error (Connect)") and
 /// every cause under it, with advice when the upstream's certificate was not trusted.
-pub(super) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+#[cfg(feature = "upstream-tls")]
+fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let mut reason = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -226,16 +252,28 @@ impl Upstream {
         (rest, query): (&str, Option<&str>),
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<hyper::Response<Incoming>, String> {
-        let uri = format!("{}://{}{}", self.scheme.as_str(), self.authority, self.target(api, rest, query));
-        let mut request =
-            Request::builder().method(method.clone()).uri(uri).body(Full::new(body)).map_err(|e| e.to_string())?;
-        *request.headers_mut() = self.forwarded_headers(api, headers);
+    ) -> Result<UpstreamResponse, String> {
+        let target = self.target(api, rest, query);
+        let headers = self.forwarded_headers(api, headers);
         #[cfg(feature = "upstream-tls")]
         if let Some(tls) = &self.tls {
-            return tls.request(request).await.map_err(|e| describe(&e));
+            let uri = format!("https://{}{target}", self.authority);
+            let mut request = http::Request::builder()
+                .method(method.clone())
+                .uri(uri)
+                .body(http_body_util::Full::new(body))
+                .map_err(|e| e.to_string())?;
+            *request.headers_mut() = headers;
+            let (parts, body) = tls.request(request).await.map_err(|e| describe(&e))?.into_parts();
+            return Ok(UpstreamResponse {
+                status: parts.status,
+                headers: parts.headers,
+                body: UpstreamBody::Tls(body),
+            });
         }
-        CLIENT.with(UpstreamClient::clone).request(request).await.map_err(|e| describe(&e))
+        let request = http1_request(method, &target, &headers, &body);
+        let reply = plain_upstream::send(&self.authority, &request, CONNECT_TIMEOUT).await?;
+        Ok(UpstreamResponse { status: reply.status, headers: reply.headers, body: UpstreamBody::Plain(reply.body) })
     }
 
     /// The client's headers as the upstream gets them.
@@ -269,6 +307,22 @@ impl Upstream {
         }
         out
     }
+}
+
+/// A whole HTTP/1.1 request, head and body, as one write sends it.
+fn http1_request(method: &Method, target: &str, headers: &HeaderMap, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512 + body.len());
+    for part in [method.as_str().as_bytes(), b" ", target.as_bytes(), b" HTTP/1.1\r\n"] {
+        out.extend_from_slice(part);
+    }
+    for (name, value) in headers {
+        for part in [name.as_str().as_bytes(), b": ", value.as_bytes(), b"\r\n"] {
+            out.extend_from_slice(part);
+        }
+    }
+    out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(body);
+    out
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(crate) fn classify(api: Api, event: &[u8]) -> EventKind {
 
 /// An SSE event's `event:` line, trimmed.
 fn event_name(event: &[u8]) -> Option<&[u8]> {
-    event.split(|b| *b == b'\n').find_map(|line| line.strip_prefix(b"event:")).map(<[u8]>::trim_ascii)
+    lines(event).find_map(|line| line.strip_prefix(b"event:")).map(<[u8]>::trim_ascii)
 }
 
 /// A Responses event by its type: output deltas, and `response.completed` as the terminal one.
@@ -78,19 +78,36 @@ fn responses_named(kind: &[u8]) -> EventKind {
 
 /// Whether one complete event ends the stream successfully, read as cheaply as it can be: by
 /// its `event:` line where the API sends one (the Responses and Messages APIs), by `[DONE]`
-/// (Chat), and only where that cannot tell, by its data (Gemini's `finishReason`). Counting
-/// events passed straight through needs no more than this.
-pub(crate) fn is_terminal(api: Api, event: &[u8]) -> bool {
+/// (Chat), and only where that cannot tell, by its data (Gemini's `finishReason`).
+fn is_terminal(api: Api, event: &[u8]) -> bool {
     match (api, event_name(event)) {
-        (Api::Responses | Api::Messages, Some(name)) => name == b"response.completed" || name == b"message_stop",
-        (Api::Chat, _) => event
-            .split(|b| *b == b'\n')
-            .any(|line| line.strip_prefix(b"data:").is_some_and(|d| d.trim_ascii() == b"[DONE]")),
+        (Api::Responses | Api::Messages, Some(name)) => ends_by_name(name),
+        (Api::Chat, _) => lines(event).any(is_done_line),
         (Api::Gemini, _) if !contains(event, b"finishReason") => false,
         // Only Ollama's last line says `"done": true`.
         (Api::OllamaChat | Api::OllamaGenerate, _) if !contains(event, b"true") => false,
         _ => classify(api, event).terminal,
     }
+}
+
+/// Whether an `event:` line's name is a Responses or Messages stream's successful end.
+fn ends_by_name(name: &[u8]) -> bool {
+    name == b"response.completed" || name == b"message_stop"
+}
+
+/// Whether a line is Chat's `data: [DONE]`.
+fn is_done_line(line: &[u8]) -> bool {
+    line.strip_prefix(b"data:").is_some_and(|d| d.trim_ascii() == b"[DONE]")
+}
+
+/// The `\n`-ended lines of `bytes`, without their `\n`.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', bytes).map(move |end| {
+        let line = &bytes[start..end];
+        start = end + 1;
+        line
+    })
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -169,6 +186,35 @@ fn first_sse_event_len(bytes: &[u8]) -> Option<usize> {
     None
 }
 
+/// The first complete event of `api`'s stream in `bytes`: its length, and whether it ends the
+/// stream successfully — for SSE in the one scan that finds its end (the `event:` line and
+/// `[DONE]` are read on the way to the blank line). What counting the events a proxy passes
+/// straight through needs, and no more.
+pub(crate) fn first_event(api: Api, bytes: &[u8]) -> Option<(usize, bool)> {
+    if api.stream_framing() != Framing::Sse {
+        let len = first_event_len(api, bytes)?;
+        return Some((len, is_terminal(api, &bytes[..len])));
+    }
+    let (mut line_start, mut name, mut done) = (0, None, false);
+    for i in memchr::memchr_iter(b'\n', bytes) {
+        let line = &bytes[line_start..i];
+        if line.is_empty() || line == b"\r" {
+            let terminal = match (api, name) {
+                (Api::Responses | Api::Messages, Some(name)) => ends_by_name(name),
+                (Api::Chat, _) => done,
+                _ => is_terminal(api, &bytes[..=i]),
+            };
+            return Some((i + 1, terminal));
+        }
+        if name.is_none() {
+            name = line.strip_prefix(b"event:").map(<[u8]>::trim_ascii);
+        }
+        done |= is_done_line(line);
+        line_start = i + 1;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +251,7 @@ mod tests {
             while let Some(len) = first_event_len(api, &body) {
                 let kind = classify(api, &body[..len]);
                 assert_eq!(is_terminal(api, &body[..len]), kind.terminal, "{api:?}: the cheap reading agrees");
+                assert_eq!(first_event(api, &body), Some((len, kind.terminal)), "{api:?}: and the one-scan one");
                 outputs += u32::from(kind.output);
                 terminals += u32::from(kind.terminal);
                 body.drain(..len);
@@ -241,6 +288,8 @@ mod tests {
         assert_eq!(first_event_len(Api::Chat, b"data: a\n\ndata: b"), Some(9));
         assert_eq!(first_event_len(Api::Chat, b"data: a\r\n\r\nx"), Some(11));
         assert_eq!(first_event_len(Api::Chat, b"data: a\n"), None);
+        assert_eq!(first_event(Api::Chat, b"data: [DONE]\r\n\r\n"), Some((16, true)));
+        assert_eq!(first_event(Api::Messages, b"event: message_stop\r\ndata: {}\r\n"), None);
         assert_eq!(first_event_len(Api::OllamaChat, b"{}\n{"), Some(3), "a JSON line ends at its newline");
     }
 }
