@@ -24,6 +24,7 @@ mod http_util;
 mod journal_out;
 mod judge_api;
 mod model_api;
+mod plain_upstream;
 mod playback;
 mod proxied_body;
 mod recording;
@@ -342,6 +343,10 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     // progress, which journals `client_closed`.
     loop {
         tokio::select! {
+            // hyper first: it reads a request's bytes before the watch looks, so the watch
+            // finds them read and starts no grace timer (in a random order, half of all
+            // requests armed one, and arming a timer wakes the thread's reactor: a syscall).
+            biased;
             _ = connection.as_mut() => return,
             () = client_gone.as_mut() => return,
             Ok(_) = stopping.wait_for(|stop| *stop), if !*stopping.borrow() => {
