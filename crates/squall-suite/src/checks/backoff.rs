@@ -21,7 +21,7 @@ pub(super) const CHECKS: &[Check] = &[
     Check::timed(
         r"^the waits level off at a cap$",
         Level::Wire,
-        |_| "the last three waits each ≤ 1.4× the one before".to_owned(),
+        |_| format!("the last three waits each ≤ {LEVEL_RATIO}× the one before"),
         Timing { margin: |_| CAP, measure: level_off },
     ),
     Check::timed(
@@ -104,10 +104,26 @@ pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64, each: f64) -> b
             .all(|w| high(w[2]) + tolerance >= 2.0 * low(w[0]) - ADDITIVE_JITTER_S)
 }
 
-/// A cap: the last three waits no longer grow (each at most 1.4× the one before, which leaves
-/// room for jitter but not for doubling); `tolerance` and `each` as for [`grows_exponentially`].
+/// How much a wait may exceed the one before it once the waits have levelled off: room for a
+/// jitter of ±20 % or so, none for doubling.
+const LEVEL_RATIO: f64 = 1.4;
+
+/// A cap: the last three waits no longer grow (each at most [`LEVEL_RATIO`]× the one before);
+/// `tolerance` and `each` as for [`grows_exponentially`].
 pub(super) fn levels_off(waits: &[f64], tolerance: f64, each: f64) -> bool {
-    waits.len() >= 3 && waits[waits.len() - 3..].windows(2).all(|w| w[1] - each <= 1.4 * (w[0] + each) + tolerance)
+    waits.len() >= 3
+        && waits[waits.len() - 3..].windows(2).all(|w| w[1] - each <= LEVEL_RATIO * (w[0] + each) + tolerance)
+}
+
+/// The first wait shorter than 1/[`LEVEL_RATIO`] of the one before it beyond `tolerance`, as
+/// `(n, wait n − 1, wait n)`: a jitter wider than the ratio [`levels_off`] reads through (a full
+/// jitter, a random share of the whole backoff). Such a client's consecutive waits differ by
+/// its draws, capped or not, so one run cannot tell its cap: its last waits pass or fail by the
+/// draw. Each wait is read anywhere within `tolerance` (a wait lost in it is no ratio), so the
+/// drop is the client's own.
+pub(super) fn jitter_wider_than_a_level(waits: &[f64], tolerance: f64) -> Option<(usize, f64, f64)> {
+    let drops = |w: &[f64]| w[0] > tolerance && w[1] + tolerance < (w[0] - tolerance) / LEVEL_RATIO;
+    waits.windows(2).position(drops).map(|at| (at + 1, waits[at], waits[at + 1]))
 }
 
 /// Seed 002: wait n (0-based) lies in [2^n, 2^n + 1] seconds, within `tolerance`.
@@ -148,6 +164,15 @@ fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
 }
 
 fn level_off(observation: &Observation, _: &Args) -> Timed {
+    let (waits, noise) = waits_and_noise(observation);
+    if let Some((n, before, after)) = jitter_wider_than_a_level(&waits, noise) {
+        let why = format!(
+            "the client's jitter is wider than the {LEVEL_RATIO}× between waits this check reads \
+             (wait {} is {after:.2} s after {before:.2} s), so its last waits level off or not by its draws",
+            n + 1
+        );
+        return Timed::undecidable(seconds(&waits), why);
+    }
     compared(observation, levels_off)
 }
 
@@ -272,6 +297,43 @@ mod tests {
         assert!(levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0], 0.05, 0.0));
         assert!(levels_off(&[6.0, 8.0, 6.2, 7.9], 0.05, 0.0), "a cap with −25 % jitter");
         assert!(!levels_off(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0], 0.05, 0.0));
+    }
+
+    #[test]
+    fn a_jitter_wider_than_a_level_leaves_the_cap_undecided_and_a_narrow_one_is_judged() {
+        // boto3's standard retries (full jitter: a random share of min(0.05 s × 2^n, 20 s)), as
+        // its kept report measured them: wait 8 fell from 2.14 s to 1.14 s.
+        let boto3 = [-0.16, -0.13, -0.18, -0.02, -0.11, 0.45, 2.14, 1.14, 12.08, 15.04];
+        assert_eq!(jitter_wider_than_a_level(&boto3, 0.05), Some((7, 2.14, 1.14)));
+        // openai-python's (−25 % jitter) and anthropic's, kept: their waits at the cap differ
+        // by less than the level's ratio, so the check reads them.
+        let openai = [0.42, 0.83, 1.63, 3.91, 7.44, 7.14, 6.22, 7.16, 7.68, 7.79];
+        let anthropic = [0.38, 0.73, 1.72, 4.01, 7.58, 5.96, 6.64, 6.90, 6.08, 7.77];
+        for waits in [&openai[..], &anthropic] {
+            assert_eq!(jitter_wider_than_a_level(waits, 0.05), None, "{waits:?}");
+            assert!(levels_off(waits, 0.05, 0.0), "{waits:?}");
+        }
+        // Waits lost in the noise show no drop; doubling waits none either (and fail the cap).
+        assert_eq!(jitter_wider_than_a_level(&[-0.16, -0.13, -0.18, -0.02, -0.11], 0.05), None);
+        let doubling: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
+        assert_eq!(jitter_wider_than_a_level(&doubling, 0.05), None);
+        // Drawn: a full jitter under an 8 s cap is read as undecidable in most runs, and an
+        // uncapped one too; a −25 % jitter never is, and always levels off under its cap.
+        let full = |seed: u64, cap: f64| -> Vec<f64> {
+            draws(seed).take(10).enumerate().map(|(n, u)| u * (0.5 * 2f64.powi(n as i32)).min(cap)).collect()
+        };
+        let undecided =
+            |cap: f64| (0..2000).filter(|s| jitter_wider_than_a_level(&full(*s, cap), 0.05).is_some()).count();
+        assert!(undecided(8.0) > 1800, "capped: {} of 2000", undecided(8.0));
+        assert!(undecided(f64::INFINITY) > 1500, "uncapped: {} of 2000", undecided(f64::INFINITY));
+        for seed in 0..2000 {
+            let narrow: Vec<f64> = draws(seed)
+                .take(10)
+                .enumerate()
+                .map(|(n, u)| (1.0 - 0.25 * u) * (0.5 * 2f64.powi(n as i32)).min(8.0))
+                .collect();
+            assert!(jitter_wider_than_a_level(&narrow, 0.05).is_none() && levels_off(&narrow, 0.05, 0.0), "{narrow:?}");
+        }
     }
 
     #[test]

@@ -277,6 +277,11 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
             let why = "a busy machine could explain the miss".to_owned();
             (Verdict::of_check(strength, true, false), finding.observed, Some(why))
         }
+        // The client's own randomness: a slower run would not settle it.
+        Reading::Undecided if finding.undecidable.is_some() => {
+            let why = finding.undecidable.unwrap_or_default();
+            (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), None)
+        }
         Reading::Undecided => {
             let why = undecided(observation, &margin, finding.noise);
             (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), Some(why))

@@ -3,7 +3,8 @@
 //! (for the outcome a longer span could fake), for its verdict; and with a [`STALL`] allowed, to
 //! tell a miss no machine explains (failed at once) from one a slower run must confirm. What the
 //! readings do not decide is undecided: run again slower, and `inconclusive` where no slower run
-//! is allowed.
+//! is allowed. What the client's own randomness leaves open is `inconclusive` at once, with why:
+//! no slower run would settle it.
 
 use super::{Args, Observation};
 use crate::timing::{CaseClock, Doubt, Margin, Measured, Reading, STALL};
@@ -15,32 +16,49 @@ pub(crate) struct Timed {
     pub observed: String,
     /// What it says, for [`Margin::read`].
     pub measured: Measured,
+    /// Why no run of this client can decide the check, whatever its time scale (its jitter is
+    /// wider than the check can read through).
+    pub undecidable: Option<String>,
 }
 
 impl Timed {
     /// A bound on one span (or on each of several spans): missed with the benefit of the doubt
     /// is missed whatever the noise.
     pub(crate) fn bound(observed: impl Into<String>, held: bool, noise: f64) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise } }
+        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise }, undecidable: None }
     }
 
     /// A bound over several spans compared with each other: `held` with the noise given once,
     /// `certain_miss` when no value within each span's own noise meets it.
     pub(crate) fn compared(observed: impl Into<String>, held: bool, certain_miss: bool, noise: f64) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held, certain_miss, noise } }
+        Timed { observed: observed.into(), measured: Measured { held, certain_miss, noise }, undecidable: None }
     }
 
     /// Evidence (a jitter, a spread): seen beyond the noise, or not; its absence is never certain
     /// from one run.
     pub(crate) fn evidence(observed: impl Into<String>, seen: bool, noise: f64) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held: seen, certain_miss: false, noise } }
+        Timed {
+            observed: observed.into(),
+            measured: Measured { held: seen, certain_miss: false, noise },
+            undecidable: None,
+        }
     }
 
     /// Decided whatever the client's reaction: by counting what the case did (too few attempts
     /// or retries), or a span that meets an upper bound even when all of it is counted as the
     /// client's waiting.
     pub(crate) fn decided(observed: impl Into<String>, held: bool) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise: 0.0 } }
+        Timed {
+            observed: observed.into(),
+            measured: Measured { held, certain_miss: !held, noise: 0.0 },
+            undecidable: None,
+        }
+    }
+
+    /// Undecidable in any run of this client, for the reason `why`.
+    pub(crate) fn undecidable(observed: impl Into<String>, why: impl Into<String>) -> Timed {
+        let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
+        Timed { observed: observed.into(), measured, undecidable: Some(why.into()) }
     }
 }
 
@@ -60,6 +78,8 @@ pub(crate) struct TimedFinding {
     pub certain: bool,
     /// The noise the reading was made with (a busy machine's moment in it), policy seconds.
     pub noise: f64,
+    /// Why no run of this client can decide it ([`Timed::undecidable`]).
+    pub undecidable: Option<String>,
 }
 
 impl Timing {
@@ -71,6 +91,16 @@ impl Timing {
     pub(crate) fn find(&self, observation: &Observation, args: &Args) -> TimedFinding {
         let margin = (self.margin)(args);
         let plain = (self.measure)(observation, args);
+        if let Some(why) = plain.undecidable {
+            let noise = plain.measured.noise;
+            return TimedFinding {
+                observed: plain.observed,
+                reading: Reading::Undecided,
+                certain: false,
+                noise,
+                undecidable: Some(why),
+            };
+        }
         let clock = &observation.clock;
         let held = match clock.machine.held_back_ms > 0.0 {
             true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
@@ -105,7 +135,7 @@ impl Timing {
                 plain.observed
             ),
         };
-        TimedFinding { observed, reading, certain, noise: held.measured.noise }
+        TimedFinding { observed, reading, certain, noise: held.measured.noise, undecidable: None }
     }
 
     /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and

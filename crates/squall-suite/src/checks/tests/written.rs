@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::checks::Observation;
 use crate::iut::IutRun;
 use crate::timing::{Allowance, CaseClock, Reaction, Reading};
+use crate::verdict::Level;
 use crate::verdict::Verdict::{self, Fail, Inconclusive, Pass};
 use squall::journal::JournalEntry;
 
@@ -298,6 +299,22 @@ fn an_upper_bound_missed_beyond_any_stall_of_the_machine_needs_no_slower_run() {
     // Waits that level off are judged at once.
     nearly[8] = 32.0;
     assert_eq!(find(&waited(&nearly)).reading, Reading::Holds);
+}
+
+#[test]
+fn a_jitter_too_wide_for_the_cap_is_inconclusive_at_once_and_asks_for_no_slower_run() {
+    let cap = super::super::StepChecks::for_step("the waits level off at a cap").expect("a step");
+    let judge = |waits: &[f64]| cap.judge(&waited(waits), Level::Wire, false).remove(0);
+    // A full jitter under a cap (boto3's kind): wait 8 is half of wait 7, so the last three
+    // waits (here growing 10×) tell nothing of the cap.
+    let full = judge(&[0.03, 0.08, 0.15, 0.31, 0.52, 1.2, 2.14, 1.14, 12.08, 15.04]);
+    assert_eq!((full.record.verdict, full.unsure.as_deref()), (Inconclusive, None), "{full:?}");
+    assert!(full.record.observed.starts_with("cannot decide: the client's jitter is wider"), "{full:?}");
+    // A −25 % jitter levels off, and doubling does not.
+    let narrow = judge(&[0.42, 0.83, 1.63, 3.91, 7.44, 7.14, 6.22, 7.16, 7.68, 7.79]);
+    assert_eq!(narrow.record.verdict, Pass, "{narrow:?}");
+    let doubling: Vec<f64> = (0..10).map(|n| 2f64.powi(n)).collect();
+    assert_eq!(judge(&doubling).record.verdict, Fail);
 }
 
 #[test]
