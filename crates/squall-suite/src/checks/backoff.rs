@@ -165,15 +165,14 @@ fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
 
 fn level_off(observation: &Observation, _: &Args) -> Timed {
     let (waits, noise) = waits_and_noise(observation);
-    if let Some((n, before, after)) = jitter_wider_than_a_level(&waits, noise) {
-        let why = format!(
+    let why = jitter_wider_than_a_level(&waits, noise).map(|(n, before, after)| {
+        format!(
             "the client's jitter is wider than the {LEVEL_RATIO}× between waits this check reads \
              (wait {} is {after:.2} s after {before:.2} s), so its last waits level off or not by its draws",
             n + 1
-        );
-        return Timed::undecidable(seconds(&waits), why);
-    }
-    compared(observation, levels_off)
+        )
+    });
+    compared(observation, levels_off).undecidable_if(why)
 }
 
 fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {

@@ -55,10 +55,11 @@ impl Timed {
         }
     }
 
-    /// Undecidable in any run of this client, for the reason `why`.
-    pub(crate) fn undecidable(observed: impl Into<String>, why: impl Into<String>) -> Timed {
-        let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
-        Timed { observed: observed.into(), measured, undecidable: Some(why.into()) }
+    /// The same measurement, undecidable in any run of this client when `why` says why (its
+    /// jitter is wider than the check can read through) — unless a busy machine's moment could
+    /// explain what `why` saw ([`Timing::find`] reads it again with the moment allowed).
+    pub(crate) fn undecidable_if(self, why: Option<String>) -> Timed {
+        Timed { undecidable: why, ..self }
     }
 }
 
@@ -91,21 +92,16 @@ impl Timing {
     pub(crate) fn find(&self, observation: &Observation, args: &Args) -> TimedFinding {
         let margin = (self.margin)(args);
         let plain = (self.measure)(observation, args);
-        if let Some(why) = plain.undecidable {
-            let noise = plain.measured.noise;
-            return TimedFinding {
-                observed: plain.observed,
-                reading: Reading::Undecided,
-                certain: false,
-                noise,
-                undecidable: Some(why),
-            };
-        }
         let clock = &observation.clock;
         let held = match clock.machine.held_back_ms > 0.0 {
             true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
             false => plain.clone(),
         };
+        // The client's own randomness, where a busy machine's moment at each wait cannot explain it.
+        if let (Some(why), Some(_)) = (&plain.undecidable, &held.undecidable) {
+            let (observed, noise, undecidable) = (plain.observed.clone(), held.measured.noise, Some(why.clone()));
+            return TimedFinding { observed, reading: Reading::Undecided, certain: false, noise, undecidable };
+        }
         let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
         let trusted = |reading: Reading, without_moment: bool| {
             with_moment == reading || (without_moment && as_measured == reading)
