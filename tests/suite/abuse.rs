@@ -302,6 +302,14 @@ struct Served {
     origin: String,
 }
 
+/// The server goes with the test, passed or failed.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Served {
     /// A run of the inline `scenario`, as the admin API describes it.
     async fn create_run(&self, scenario: Value) -> Value {
