@@ -160,13 +160,18 @@ async fn exchange(authority: &str, mut stream: TcpStream, request: &[u8]) -> Res
     }
 }
 
-/// Read what `stream` has into `buf`'s spare room (made when short).
+/// Read what `stream` has into `buf`'s spare room.
 async fn read_more(stream: &mut TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
     use tokio::io::AsyncReadExt as _;
+    make_room(buf);
+    stream.read_buf(buf).await
+}
+
+/// Room for a read of [`READ_ROOM`] in `buf`, made when under a quarter of it is left.
+fn make_room(buf: &mut BytesMut) {
     if buf.capacity() - buf.len() < READ_ROOM / 4 {
         buf.reserve(READ_ROOM);
     }
-    stream.read_buf(buf).await
 }
 
 /// A response head read from the front of a buffer.
@@ -305,9 +310,7 @@ impl PlainBody {
                 Ok(None) => {}
             }
             let Some(connection) = self.connection.as_mut() else { return Poll::Ready(None) };
-            if self.buf.capacity() - self.buf.len() < READ_ROOM / 4 {
-                self.buf.reserve(READ_ROOM);
-            }
+            make_room(&mut self.buf);
             if let Err(e) = ready!(connection.stream.poll_read_ready(cx)) {
                 self.connection = None;
                 return Poll::Ready(Some(Err(e.to_string())));

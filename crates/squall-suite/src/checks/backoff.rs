@@ -151,8 +151,7 @@ pub(super) fn carries_jitter(waits: &[f64], tolerance: f64) -> bool {
 }
 
 /// Waits compared with each other need at least three: fewer is a miss by count.
-fn compared(observation: &Observation, test: fn(&[f64], f64, f64) -> bool) -> Timed {
-    let (waits, noise) = waits_and_noise(observation);
+fn compared((waits, noise): (Vec<f64>, f64), test: fn(&[f64], f64, f64) -> bool) -> Timed {
     if waits.len() < 3 {
         return Timed::decided(format!("{}: fewer than 3 waits", seconds(&waits)), false);
     }
@@ -160,7 +159,7 @@ fn compared(observation: &Observation, test: fn(&[f64], f64, f64) -> bool) -> Ti
 }
 
 fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
-    compared(observation, grows_exponentially)
+    compared(waits_and_noise(observation), grows_exponentially)
 }
 
 fn level_off(observation: &Observation, _: &Args) -> Timed {
@@ -172,7 +171,7 @@ fn level_off(observation: &Observation, _: &Args) -> Timed {
             n + 1
         )
     });
-    compared(observation, levels_off).undecidable_if(why)
+    compared((waits, noise), levels_off).undecidable_if(why)
 }
 
 fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {
