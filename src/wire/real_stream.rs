@@ -102,12 +102,22 @@ fn is_done_line(line: &[u8]) -> bool {
 
 /// The `\n`-ended lines of `bytes`, without their `\n`.
 fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    lines_ending(bytes).map(|(line, _)| line)
+}
+
+/// The `\n`-ended lines of `bytes`, each with the offset of its `\n`.
+fn lines_ending(bytes: &[u8]) -> impl Iterator<Item = (&[u8], usize)> {
     let mut start = 0;
     memchr::memchr_iter(b'\n', bytes).map(move |end| {
         let line = &bytes[start..end];
         start = end + 1;
-        line
+        (line, end)
     })
+}
+
+/// Whether a line is the blank one that ends an SSE event (in either line ending).
+fn is_blank(line: &[u8]) -> bool {
+    line.is_empty() || line == b"\r"
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -175,15 +185,7 @@ pub(crate) fn first_event_len(api: Api, bytes: &[u8]) -> Option<usize> {
 
 /// The length of the first complete SSE event in `bytes` (through its blank line).
 fn first_sse_event_len(bytes: &[u8]) -> Option<usize> {
-    let mut line_start = 0;
-    for i in memchr::memchr_iter(b'\n', bytes) {
-        let line = &bytes[line_start..i];
-        if line.is_empty() || line == b"\r" {
-            return Some(i + 1);
-        }
-        line_start = i + 1;
-    }
-    None
+    lines_ending(bytes).find(|(line, _)| is_blank(line)).map(|(_, end)| end + 1)
 }
 
 /// The first complete event of `api`'s stream in `bytes`: its length, and whether it ends the
@@ -195,10 +197,9 @@ pub(crate) fn first_event(api: Api, bytes: &[u8]) -> Option<(usize, bool)> {
         let len = first_event_len(api, bytes)?;
         return Some((len, is_terminal(api, &bytes[..len])));
     }
-    let (mut line_start, mut name, mut done) = (0, None, false);
-    for i in memchr::memchr_iter(b'\n', bytes) {
-        let line = &bytes[line_start..i];
-        if line.is_empty() || line == b"\r" {
+    let (mut name, mut done) = (None, false);
+    for (line, i) in lines_ending(bytes) {
+        if is_blank(line) {
             let terminal = match (api, name) {
                 (Api::Responses | Api::Messages, Some(name)) => ends_by_name(name),
                 (Api::Chat, _) => done,
@@ -210,7 +211,6 @@ pub(crate) fn first_event(api: Api, bytes: &[u8]) -> Option<(usize, bool)> {
             name = line.strip_prefix(b"event:").map(<[u8]>::trim_ascii);
         }
         done |= is_done_line(line);
-        line_start = i + 1;
     }
     None
 }
