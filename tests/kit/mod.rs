@@ -6,10 +6,12 @@
 //! - [`harness`] — one run scripted in TOML, reqwest to call it, bodies and SSE read back
 //! - [`reference`] — the reference pipeline on one scripted run: its events and the journal
 //! - [`suites`] — whole suite runs: configurations, taking turns on the machine, verdicts
+//! - [`independent_suites`] — the independent implementation's real-time suites two tests share
 //! - [`service_client`] — a test runner's side of the judge as a service, over HTTP only
 
 pub(crate) mod command;
 pub(crate) mod harness;
+pub(crate) mod independent_suites;
 pub(crate) mod reference;
 pub(crate) mod server;
 pub(crate) mod service_client;

@@ -133,6 +133,8 @@ fn differences(run: FreshRun) -> Vec<String> {
         )];
     }
     let fresh = read(dir.path());
+    // Where the test's time went (shown when it fails; `--nocapture` shows it always).
+    eprintln!("{name}: {:.1} s, {} cases", fresh.duration().as_secs_f64(), fresh.cases().count());
     let (before, now) = (verdicts(&kept), verdicts(&fresh));
     let mut differences: Vec<String> = now
         .iter()

@@ -3,22 +3,22 @@
 //! its SHOULD misses reported as warnings in every report format.
 
 use serde_json::Value;
-use squall_suite::{run_suite, Strength, Verdict};
+use squall_suite::{Strength, Verdict};
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
+use crate::kit::independent_suites::independent_suites;
 use crate::kit::suites::{
-    failing, independent_command, independent_config, root, take_turn, take_turn_blocking, unexpected_findings,
-    INDEPENDENT_WARNS,
+    failing, independent_command, root, take_turn_blocking, unexpected_findings, INDEPENDENT_WARNS,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
-    let _one = take_turn().await;
-    let outcome = run_suite(&independent_config(None)).await.expect("the suite runs");
-    let findings = unexpected_findings(&outcome, &Default::default());
-    require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}:\n{findings}", failing(&outcome)));
+    // The same suite the slow twins are compared with (`slow_clients`): one run for both.
+    let outcome = &independent_suites().await.correct;
+    let findings = unexpected_findings(outcome, &Default::default());
+    require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}:\n{findings}", failing(outcome)));
     let warned: Vec<&str> =
         outcome.requirements.iter().filter(|r| r.verdict == Verdict::Warn).map(|r| r.id.as_str()).collect();
     require(warned == INDEPENDENT_WARNS, &format!("warned on {warned:?}"));

@@ -9,9 +9,8 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::suites::{
-    independent_command, independent_config, run_side_by_side, slow_independent_config, staggered, take_turn, verdicts,
-};
+use crate::kit::independent_suites::{independent_suites, SLOW_TWINS};
+use crate::kit::suites::{independent_command, independent_config, slow_independent_config, take_turn, verdicts};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
@@ -69,27 +68,14 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
-    let _one = take_turn().await;
-    // The jittery twin, judged up to 1/4 of real time (beyond it, an explained `inconclusive`),
-    // takes longest: its uncertain reaction raises its time scale. It runs beside the others:
-    // the fast twin and the 50, 150 and 300 ms ones, two at a time.
-    let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
-    let twins = vec![
-        independent_config(None),
-        slow_independent_config("50"),
-        slow_independent_config("150"),
-        slow_independent_config("300"),
-    ];
-    let names = ["fast", "+50 ms", "+150 ms", "+300 ms"];
-    let (jittery, outcomes) =
-        staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(twins)).await;
-    let fast = &outcomes[0];
+    let suites = independent_suites().await;
+    let fast = &suites.correct;
     let mut wrong = Vec::new();
-    for (slow, name) in outcomes.iter().zip(names).skip(1) {
+    for (slow, name) in suites.slow.iter().zip(SLOW_TWINS) {
         wrong.extend(differences(fast, slow).into_iter().map(|d| format!("{name}: {d}")));
         require(slow.calibration.reaction.median_ms > 40.0, &format!("{name}: {}", slow.calibration.summary()));
     }
-    wrong.extend(wrong_checks(fast, &jittery).into_iter().map(|d| format!("+20-300 ms: {d}")));
+    wrong.extend(wrong_checks(fast, &suites.jittery).into_iter().map(|d| format!("+20-300 ms: {d}")));
     require(wrong.is_empty(), &wrong.join("\n"));
 }
 

@@ -1,0 +1,45 @@
+//! The independent implementation's suites at real time, run once per test binary: the correct
+//! one, its twins that spend 50, 150 and 300 ms of their own before each retry, and a jittery
+//! one (20–300 ms). Two tests judge from them — the correct one passes every profile
+//! (`independent_iut`), the slow twins get its verdicts (`slow_clients`) — and the correct
+//! suite is the same run for both: it runs beside the jittery one, which takes longest, so the
+//! test command does not pay for it twice (43 s).
+
+use squall_suite::{run_suite, SuiteConfig, SuiteOutcome};
+use tokio::sync::OnceCell;
+
+use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered, take_turn};
+
+/// The slow twins' names, in [`IndependentSuites::slow`]'s order.
+pub(crate) const SLOW_TWINS: [&str; 3] = ["+50 ms", "+150 ms", "+300 ms"];
+
+/// The outcomes, each of its own suite.
+#[derive(Debug)]
+pub(crate) struct IndependentSuites {
+    /// The correct implementation, nothing added.
+    pub(crate) correct: SuiteOutcome,
+    /// The same, slower by [`SLOW_TWINS`] before each retry.
+    pub(crate) slow: Vec<SuiteOutcome>,
+    /// The same, slower by 20–300 ms drawn anew before each retry, judged up to 1/4 of real time.
+    pub(crate) jittery: SuiteOutcome,
+}
+
+/// The suites, run in one turn by the first test that asks (a test that fails while they run
+/// leaves them for the next to run again).
+pub(crate) async fn independent_suites() -> &'static IndependentSuites {
+    static SUITES: OnceCell<IndependentSuites> = OnceCell::const_new();
+    SUITES.get_or_init(run_them).await
+}
+
+async fn run_them() -> IndependentSuites {
+    let _one = take_turn().await;
+    // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
+    // beside it, two at a time.
+    let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
+    let mut others = vec![independent_config(None)];
+    others.extend(["50", "150", "300"].map(slow_independent_config));
+    let (jittery, mut outcomes) =
+        staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(others)).await;
+    let correct = outcomes.remove(0);
+    IndependentSuites { correct, slow: outcomes, jittery }
+}
