@@ -19,6 +19,7 @@ pub(crate) mod errors;
 pub mod event_stream;
 pub(crate) mod gemini;
 pub(crate) mod gemini_errors;
+mod last_fill;
 pub(crate) mod messages;
 pub(crate) mod ollama;
 pub(crate) mod plan;

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::last_fill::{Filled, LastFill};
 use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
 use super::reply::{render, Rendered, Reply};
 use super::ReplyContext;
@@ -70,7 +71,7 @@ impl Sizes {
 }
 
 /// A rendered reply with slots: what a request needs filled in to be served.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct ReplyTemplate {
     rendered: Rendered,
     /// The pieces of the body, span by span.
@@ -84,6 +85,8 @@ pub(crate) struct ReplyTemplate {
     time_scale: f64,
     /// `created_at` as an RFC 3339 time (Ollama) rather than Unix seconds.
     times_as_text: bool,
+    /// The body filled last, to fill the next request's from.
+    last: LastFill,
 }
 
 impl ReplyTemplate {
@@ -128,6 +131,7 @@ impl ReplyTemplate {
             header_delay: super::plan::scaled_ms(script.delay_ms.unwrap_or(0), time_scale),
             time_scale,
             times_as_text: api.streams_json_lines(),
+            last: LastFill::default(),
         };
         let probe = ReplyContext {
             id_seed: "r0-probe_7".to_owned(),
@@ -139,8 +143,13 @@ impl ReplyTemplate {
         (template.fill(&probe).bytes == render(script, api, wants_stream, &probe).body.bytes).then_some(template)
     }
 
-    /// The body for one request.
+    /// The body for one request: the last one with its id seed written over when only that
+    /// differs, else filled piece by piece (and kept as the last).
     fn fill(&self, ctx: &ReplyContext) -> Body {
+        let framing = self.rendered.body.framing;
+        if let Some((bytes, spans)) = self.last.refill(ctx) {
+            return Body { bytes, spans, framing };
+        }
         let model = json_string_content(&ctx.model);
         let created_at = match self.times_as_text {
             true => super::ollama::created_at(ctx.created_at),
@@ -148,12 +157,16 @@ impl ReplyTemplate {
         };
         let mut buffer = Vec::with_capacity(self.sizes.filled(ctx.id_seed.len(), model.len()));
         let mut spans = Vec::with_capacity(self.pieces.len());
+        let mut seeds = Vec::with_capacity(self.sizes.seeds);
         for (pieces, span) in self.pieces.iter().zip(&self.rendered.body.spans) {
             let before = buffer.len();
             for piece in pieces {
                 match piece {
                     Piece::Text(text) => buffer.extend_from_slice(text),
-                    Piece::Seed => buffer.extend_from_slice(ctx.id_seed.as_bytes()),
+                    Piece::Seed => {
+                        seeds.push(buffer.len());
+                        buffer.extend_from_slice(ctx.id_seed.as_bytes())
+                    }
                     Piece::Model => buffer.extend_from_slice(model.as_bytes()),
                     Piece::CreatedAt => buffer.extend_from_slice(created_at.as_bytes()),
                     Piece::InputTokensPlus(more) => {
@@ -163,7 +176,9 @@ impl ReplyTemplate {
             }
             spans.push(Span { len: buffer.len() - before, ..*span });
         }
-        Body { bytes: Bytes::from(buffer), spans, framing: self.rendered.body.framing }
+        let bytes = Bytes::from(buffer);
+        self.last.keep(Filled::new(ctx, bytes.clone(), spans.clone(), seeds));
+        Body { bytes, spans, framing }
     }
 
     /// The reply to one request.
@@ -293,6 +308,40 @@ mod tests {
                     // Sized at once: filling never grows the buffer.
                     let filled = template.fill(&ctx).bytes.len();
                     assert!(filled <= template.sizes.filled(ctx.id_seed.len(), ctx.model.len()), "{filled} bytes");
+                }
+            }
+        }
+    }
+
+    /// One template serving request after request, each filled from the last where only its
+    /// id seed differs: every body is still the direct rendering of its own context.
+    #[test]
+    fn bodies_filled_from_the_last_are_each_their_own_requests() {
+        let ctx = |seed: &str, model: &str, created_at: u64, input_tokens: u64| ReplyContext {
+            id_seed: seed.into(),
+            model: model.into(),
+            created_at,
+            input_tokens,
+            include_usage: true,
+        };
+        let requests = [
+            ctx("r1-x_10", "m", 1_700_000_000, 42),
+            ctx("r1-x_11", "m", 1_700_000_000, 42),
+            ctx("r1-x_12", "m", 1_700_000_000, 42),
+            ctx("r1-x_100", "m", 1_700_000_000, 42),
+            ctx("r1-x_101", "gpt-\u{e9}", 1_700_000_000, 42),
+            ctx("r1-x_102", "gpt-\u{e9}", 1_700_000_001, 42),
+            ctx("r1-x_103", "gpt-\u{e9}", 1_700_000_001, 43),
+            ctx("r1-x_104", "gpt-\u{e9}", 1_700_000_001, 43),
+        ];
+        for attempt in attempts() {
+            for api in Api::ALL {
+                let Some(template) = ReplyTemplate::new(&attempt, api, true, true, 0.01) else { continue };
+                for request in &requests {
+                    let direct = render(&attempt, api, true, request).body;
+                    let filled = template.fill(request);
+                    assert!(filled.bytes == direct.bytes, "{api:?} {request:?}: {attempt:?}");
+                    assert_eq!(filled.spans, direct.spans, "{api:?} {request:?}");
                 }
             }
         }
