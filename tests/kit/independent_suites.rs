@@ -10,15 +10,16 @@ use tokio::sync::OnceCell;
 
 use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered, take_turn};
 
-/// The slow twins' names, in [`IndependentSuites::slow`]'s order.
-pub(crate) const SLOW_TWINS: [&str; 3] = ["+50 ms", "+150 ms", "+300 ms"];
+/// What the slow twins spend of their own before each retry, ms, in [`IndependentSuites::slow`]'s
+/// order.
+pub(crate) const SLOW_TWINS_MS: [&str; 3] = ["50", "150", "300"];
 
 /// The outcomes, each of its own suite.
 #[derive(Debug)]
 pub(crate) struct IndependentSuites {
     /// The correct implementation, nothing added.
     pub(crate) correct: SuiteOutcome,
-    /// The same, slower by [`SLOW_TWINS`] before each retry.
+    /// The same, slower by [`SLOW_TWINS_MS`] before each retry.
     pub(crate) slow: Vec<SuiteOutcome>,
     /// The same, slower by 20–300 ms drawn anew before each retry, judged up to 1/4 of real time.
     pub(crate) jittery: SuiteOutcome,
@@ -37,7 +38,7 @@ async fn run_them() -> IndependentSuites {
     // beside it, two at a time.
     let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
     let mut others = vec![independent_config(None)];
-    others.extend(["50", "150", "300"].map(slow_independent_config));
+    others.extend(SLOW_TWINS_MS.map(slow_independent_config));
     let (jittery, mut outcomes) =
         staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(others)).await;
     let correct = outcomes.remove(0);

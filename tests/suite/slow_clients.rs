@@ -9,7 +9,7 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::independent_suites::{independent_suites, SLOW_TWINS};
+use crate::kit::independent_suites::{independent_suites, SLOW_TWINS_MS};
 use crate::kit::suites::{independent_command, independent_config, slow_independent_config, take_turn, verdicts};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
@@ -71,7 +71,8 @@ async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
     let suites = independent_suites().await;
     let fast = &suites.correct;
     let mut wrong = Vec::new();
-    for (slow, name) in suites.slow.iter().zip(SLOW_TWINS) {
+    for (slow, ms) in suites.slow.iter().zip(SLOW_TWINS_MS) {
+        let name = format!("+{ms} ms");
         wrong.extend(differences(fast, slow).into_iter().map(|d| format!("{name}: {d}")));
         require(slow.calibration.reaction.median_ms > 40.0, &format!("{name}: {}", slow.calibration.summary()));
     }
