@@ -93,15 +93,21 @@ const ADDITIVE_JITTER_S: f64 = 1.0;
 /// overall growth is counted from the shorter of the first two waits.
 pub(super) fn grows_exponentially(waits: &[f64], tolerance: f64, each: f64) -> bool {
     let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
-    let first = waits.iter().take(2).copied().fold(f64::INFINITY, f64::min);
     let (low, high) = (|w: f64| w - each, |w: f64| w + each);
-    waits.len() >= 3
-        && high(top) + tolerance >= 4.0 * low(first)
+    grows_fourfold(waits, tolerance, each)
         && waits
             .windows(3)
             .take_while(|w| high(w[2]) < BELOW_CAP * low(top))
             .filter(|w| low(w[0]) >= MEASURABLE * tolerance && high(w[0]) <= low(w[1]) + tolerance)
             .all(|w| high(w[2]) + tolerance >= 2.0 * low(w[0]) - ADDITIVE_JITTER_S)
+}
+
+/// At least three waits, the longest at least 4× the shorter of the first two (a measured wait
+/// can only come out longer: see [`grows_exponentially`]); `tolerance` and `each` as there.
+fn grows_fourfold(waits: &[f64], tolerance: f64, each: f64) -> bool {
+    let Some(top) = waits.iter().copied().reduce(f64::max) else { return false };
+    let first = waits.iter().take(2).copied().fold(f64::INFINITY, f64::min);
+    waits.len() >= 3 && top + each + tolerance >= 4.0 * (first - each)
 }
 
 /// How much a wait may exceed the one before it once the waits have levelled off: room for a
@@ -158,20 +164,40 @@ fn compared((waits, noise): (Vec<f64>, f64), test: fn(&[f64], f64, f64) -> bool)
     Timed::compared(seconds(&waits), test(&waits, noise, 0.0), !test(&waits, noise, noise), noise)
 }
 
+/// Growth, undecidable for a client whose jitter is wider than it reads (a wait under
+/// 1/[`LEVEL_RATIO`] of the one before): such a jitter takes a capped wait below [`BELOW_CAP`]
+/// of the longest and a growing one below the wait two retries before, so one run's waits
+/// double or not by its draws — constant and linear waits with such a jitter as well as
+/// exponential ones. Waits that do not grow fourfold overall still fail.
 fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
-    compared(waits_and_noise(observation), grows_exponentially)
+    let (waits, noise) = waits_and_noise(observation);
+    let why = growth_undecidable(&waits, noise);
+    compared((waits, noise), grows_exponentially).undecidable_if(why)
+}
+
+/// Why these waits cannot decide growth (see [`grow_exponentially`]), if they cannot.
+fn growth_undecidable(waits: &[f64], noise: f64) -> Option<String> {
+    grows_fourfold(waits, noise, 0.0)
+        .then(|| wider_jitter(waits, noise, "its waits double below a cap or not"))
+        .flatten()
 }
 
 fn level_off(observation: &Observation, _: &Args) -> Timed {
     let (waits, noise) = waits_and_noise(observation);
-    let why = jitter_wider_than_a_level(&waits, noise).map(|(n, before, after)| {
+    let why = wider_jitter(&waits, noise, "its last waits level off or not");
+    compared((waits, noise), levels_off).undecidable_if(why)
+}
+
+/// Why one run cannot decide `what` ("… by its draws"), when the waits show a jitter wider
+/// than the [`LEVEL_RATIO`] between waits the backoff checks read.
+fn wider_jitter(waits: &[f64], noise: f64, what: &str) -> Option<String> {
+    jitter_wider_than_a_level(waits, noise).map(|(n, before, after)| {
         format!(
             "the client's jitter is wider than the {LEVEL_RATIO}× between waits this check reads \
-             (wait {} is {after:.2} s after {before:.2} s), so its last waits level off or not by its draws",
+             (wait {} is {after:.2} s after {before:.2} s), so {what} by its draws",
             n + 1
         )
-    });
-    compared((waits, noise), levels_off).undecidable_if(why)
+    })
 }
 
 fn seed_002_schedule(observation: &Observation, args: &Args) -> Timed {
@@ -332,6 +358,49 @@ mod tests {
                 .collect();
             assert!(jitter_wider_than_a_level(&narrow, 0.05).is_none() && levels_off(&narrow, 0.05, 0.0), "{narrow:?}");
         }
+    }
+
+    #[test]
+    fn a_jitter_wider_than_growth_reads_leaves_it_undecided_instead_of_judged_by_the_draw() {
+        // Growth as the verdict reads it, `None` where it is undecidable; each wait measured
+        // anywhere within the noise, as in the tests above.
+        let noise = 0.05;
+        let read = |waits: &[f64], seed: u64| -> (Option<bool>, bool) {
+            let errors = draws(seed + 10_000).map(|d| (2.0 * d - 1.0) * noise);
+            let measured: Vec<f64> = waits.iter().zip(errors).map(|(w, e)| w + e).collect();
+            let verdict = growth_undecidable(&measured, noise).is_none().then(|| grows(&measured, noise));
+            (verdict, grows(&measured, noise))
+        };
+        // 2,000 drawn clients: (judged true, judged false, the old reading true).
+        let tally = |count: usize, wait: &dyn Fn(usize, f64) -> f64| {
+            let mut tally = (0, 0, 0);
+            for seed in 0..2000 {
+                let waits: Vec<f64> = draws(seed).take(count).enumerate().map(|(n, u)| wait(n, u)).collect();
+                let (verdict, old) = read(&waits, seed);
+                tally.0 += usize::from(verdict == Some(true));
+                tally.1 += usize::from(verdict == Some(false));
+                tally.2 += usize::from(old);
+            }
+            tally
+        };
+        let envelope = |n: usize| (0.5 * 2f64.powi(n as i32)).min(8.0);
+        // Exponential under an 8 s cap with a full jitter (boto3's kind) failed by the draw in a
+        // fifth of runs, with an equal jitter (half fixed, half drawn) in one in twenty.
+        let (_, failed, old) = tally(10, &|n, u| u * envelope(n));
+        assert!(failed <= 20 && 2000 - old >= 300, "full jitter: {failed} failed, {} before", 2000 - old);
+        let (_, failed, old) = tally(10, &|n, u| (0.5 + u / 2.0) * envelope(n));
+        assert!(failed <= 100 && failed < 2000 - old, "equal jitter: {failed} failed, {} before", 2000 - old);
+        // A −25 % jitter and seed 002's are always read, and pass.
+        assert_eq!(tally(10, &|n, u| (1.0 - 0.25 * u) * envelope(n)).0, 2000);
+        assert_eq!(tally(10, &|n, u| (2f64.powi(n as i32) + u).min(30.0)).0, 2000);
+        // Constant and linear backoffs with a full jitter passed by the draw in a third of runs
+        // (six waits) and more.
+        let (passed, _, old) = tally(6, &|_, u| 4.0 * u);
+        assert!(passed <= 60 && old >= 600, "constant: {passed} passed, {old} before");
+        let (passed, _, old) = tally(10, &|n, u| u * (n + 1) as f64);
+        assert!(passed <= 40 && old >= 600, "linear: {passed} passed, {old} before");
+        // A constant backoff with seed 002's jitter never grows fourfold: it fails.
+        assert_eq!(tally(6, &|_, u| 1.0 + u).1, 2000);
     }
 
     #[test]

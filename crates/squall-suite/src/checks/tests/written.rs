@@ -322,6 +322,29 @@ fn a_jitter_too_wide_for_the_cap_is_inconclusive_at_once_and_asks_for_no_slower_
 }
 
 #[test]
+fn a_jitter_too_wide_for_growth_is_inconclusive_at_once_and_waits_that_never_grow_fourfold_still_fail() {
+    let growth = super::super::StepChecks::for_step("the waits between attempts grow exponentially").expect("a step");
+    let judge = |waits: &[f64]| growth.judge(&waited(waits), Level::Wire, false).remove(0);
+    let inconclusive = |waits: &[f64]| {
+        let found = judge(waits);
+        assert_eq!((found.record.verdict, found.unsure.as_deref()), (Inconclusive, None), "{found:?}");
+        assert!(found.record.observed.starts_with("cannot decide: the client's jitter is wider"), "{found:?}");
+    };
+    // A full jitter under an 8 s cap (a random share of min(0.5 s × 2^n, 8 s)), drawn: its
+    // capped 4th to 6th waits (3.78, 3.79, 5.31 s) read as still growing and not doubling — it
+    // failed — and its 7th wait is a tenth of the 6th.
+    inconclusive(&[0.29, 0.46, 1.68, 3.78, 3.79, 5.31, 0.49, 5.61, 5.18, 7.94]);
+    // A constant backoff of 4 s with a full jitter, drawn: its draws grew — it passed.
+    inconclusive(&[0.28, 0.36, 1.7, 3.31, 0.5, 0.89]);
+    // Waits that never grow fourfold fail, whatever their jitter.
+    assert_eq!(judge(&[1.9, 0.7, 1.6, 0.8, 1.9, 1.0]).record.verdict, Fail);
+    // A −25 % jitter (the OpenAI SDKs', capped at 8 s) is read, and so are linear waits.
+    assert_eq!(judge(&[0.42, 0.83, 1.63, 3.91, 7.44, 7.14, 6.22, 7.16, 7.68, 7.79]).record.verdict, Pass);
+    let linear: Vec<f64> = (1..=10).map(f64::from).collect();
+    assert_eq!(judge(&linear).record.verdict, Fail);
+}
+
+#[test]
 fn a_wait_a_busy_moment_made_too_long_is_met_and_one_beyond_the_moment_or_the_margin_is_not() {
     let schedule = timing_of("the first 5 waits follow 1 s × 2^n plus a jitter between 0 and 1 s");
     let judge = |waits: &[f64]| schedule.timing.find(&waited(waits), &schedule.args);
