@@ -20,6 +20,7 @@ mod entry_handle;
 #[doc(hidden)]
 pub mod create_run;
 mod hang_up;
+mod head_deadline;
 mod http_util;
 mod journal_out;
 mod judge_api;
@@ -51,7 +52,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -61,6 +62,7 @@ pub use self::case_judge::{
 };
 use self::conn_io::{KillSwitch, KillableStream};
 use self::hang_up::HangUp;
+use self::head_deadline::{HeadWatch, Marked};
 use self::http_util::{openai_error, ResponseBody};
 use self::runs::{Run, Runs};
 pub use self::serving_threads::Serving;
@@ -146,6 +148,8 @@ pub(crate) struct State {
     pub connections: std::sync::atomic::AtomicUsize,
     /// See [`ServerConfig::header_timeout`].
     pub header_timeout: Duration,
+    /// The open connections' waits for a request head, swept against `header_timeout`.
+    heads: Arc<HeadWatch>,
     /// Set when the server stops: connections finish the reply in progress and close.
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// See [`ServerConfig::judge`].
@@ -172,6 +176,8 @@ pub struct Server {
     state: Arc<State>,
     local_addr: SocketAddr,
     accept_loop: JoinHandle<()>,
+    /// Closes the connections that send no request head in time (`head_deadline`).
+    head_sweep: JoinHandle<()>,
     /// Kept here as well as by the accept loop, so that stopping to accept does not stop the
     /// threads serving the connections already open.
     _threads: Option<Arc<ServingThreads>>,
@@ -199,6 +205,7 @@ impl Server {
             origin: format!("http://{host}"),
             connections: std::sync::atomic::AtomicUsize::new(0),
             header_timeout: config.header_timeout,
+            heads: Arc::new(HeadWatch::new(config.header_timeout)),
             stopping: tokio::sync::watch::Sender::new(false),
             judge: config.judge,
             upstream: config.upstream,
@@ -208,7 +215,8 @@ impl Server {
             Serving::OwnThreads(count) => Some(Arc::new(ServingThreads::start(count)?)),
         };
         let accept_loop = tokio::spawn(accept(listener, state.clone(), threads.clone()));
-        Ok(Server { state, local_addr, accept_loop, _threads: threads })
+        let head_sweep = tokio::spawn(state.heads.clone().sweep());
+        Ok(Server { state, local_addr, accept_loop, head_sweep, _threads: threads })
     }
 
     /// The address the server listens on (the real port when 0 was asked for).
@@ -288,6 +296,7 @@ impl Drop for ConnectionCount {
 impl Drop for Server {
     fn drop(&mut self) {
         self.accept_loop.abort();
+        self.head_sweep.abort();
     }
 }
 
@@ -325,19 +334,27 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let mut stopping = state.stopping.subscribe();
     let switch = Arc::new(KillSwitch::new(state.runs.clock().clone()));
     let io = TokioIo::new(KillableStream::new(stream, switch.clone(), reads));
-    let header_timeout = state.header_timeout;
-    let service = service_fn(move |request| {
-        let state = state.clone();
-        let switch = switch.clone();
-        async move { Ok::<_, Infallible>(route(&state, switch, request).await) }
+    let heads = state.heads.watch();
+    let service = service_fn({
+        let heads = heads.clone();
+        move |request| {
+            let (state, switch, reply_end) = (state.clone(), switch.clone(), heads.head_came());
+            async move {
+                let response = route(&state, switch, request).await;
+                Ok::<_, Infallible>(response.map(|body| Marked::new(body, reply_end)))
+            }
+        }
     });
     let mut builder = http1::Builder::new();
-    builder.keep_alive(true).timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    // The header timeout is `heads`' (hyper's own makes a timer for every request).
+    builder.keep_alive(true).header_read_timeout(None);
     // With upgrades: `GET /responses` may become a WebSocket (`websocket`).
     let connection = builder.serve_connection(io, service).with_upgrades();
     tokio::pin!(connection);
     let client_gone = hang_up.happened();
     tokio::pin!(client_gone);
+    let head_timed_out = heads.timed_out();
+    tokio::pin!(head_timed_out);
     // Errors here are the faults squall injects and clients hanging up: nothing to report. A
     // hang-up hyper has not read ends the connection here: dropping it drops the reply in
     // progress, which journals `client_closed`.
@@ -349,6 +366,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             biased;
             _ = connection.as_mut() => return,
             () = client_gone.as_mut() => return,
+            () = head_timed_out.as_mut() => return,
             Ok(_) = stopping.wait_for(|stop| *stop), if !*stopping.borrow() => {
                 connection.as_mut().graceful_shutdown();
             }

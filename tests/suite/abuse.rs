@@ -81,6 +81,44 @@ async fn silent_and_trickling_connections_are_closed_and_others_are_served_meanw
     require(closed, &format!("{open} connections still open 5 s after a 1 s header timeout"));
 }
 
+/// The header timeout counts from a connection's opening or the end of its last reply, never
+/// during one: a reply three times as long as the timeout is sent whole, and the connection
+/// idle after it is closed a timeout later, not at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_longer_than_the_header_timeout_is_sent_whole_and_the_idle_connection_closes_a_timeout_after_it() {
+    let provider = server_with(|c| c.header_timeout = Duration::from_secs(1)).await;
+    let addr = provider.server().local_addr();
+    let paced = Attempt::text("one two three four five six").with_event_delay_ms(250);
+    let run = provider.run_scaled(Scenario::named("paced").attempt(paced), 1.0);
+    let base_url = run.base_url().to_owned();
+    let (reply, lasted, closed_after) = tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let mut socket = raw_request(&base_url, addr, b"");
+        socket.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let mut reply = Vec::new();
+        let mut buffer = vec![0; 65536];
+        // To the chunked body's last chunk: the reply has ended, the connection is kept alive.
+        while !reply.ends_with(b"0\r\n\r\n") {
+            match socket.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => reply.extend_from_slice(&buffer[..n]),
+            }
+        }
+        let (lasted, ended) = (started.elapsed(), Instant::now());
+        let closed = matches!(socket.read(&mut buffer), Ok(0));
+        (String::from_utf8_lossy(&reply).into_owned(), lasted, closed.then(|| ended.elapsed()))
+    })
+    .await
+    .expect("joined");
+    require(reply.contains("response.completed") && reply.ends_with("0\r\n\r\n"), &format!("a whole reply: {reply:?}"));
+    require(lasted > Duration::from_secs(2), &format!("the reply lasted {lasted:?}"));
+    let closed_after = closed_after.unwrap_or_else(|| panic!("the idle connection was not closed within 10 s"));
+    require(
+        closed_after >= Duration::from_millis(900) && closed_after < Duration::from_secs(3),
+        &format!("closed {closed_after:?} after the reply ended, with a 1 s header timeout"),
+    );
+}
+
 #[tokio::test]
 async fn an_oversized_body_behind_expect_continue_is_refused_at_once() {
     let provider = server_with(|c| c.body_limit = 1024).await;
