@@ -2,8 +2,8 @@
 //! head from its opening or the end of its last reply; a silent, trickling or idle one is then
 //! closed. hyper's own (`header_read_timeout`) makes and drops a timer for every request, and
 //! with a timer pending a serving thread sleeps in `epoll_wait` with a timeout, which the kernel
-//! arms as a timer of its own each time: about a tenth of a served request's CPU on one
-//! connection (BENCHMARKS.md). Here the connections' deadlines are swept by one task on the
+//! arms as a timer of its own each time: about 4 % of a served request's CPU on one connection
+//! (BENCHMARKS.md). Here the connections' deadlines are swept by one task on the
 //! runtime that accepts them, so a serving thread waits for its sockets with no timeout; a
 //! request costs two counter updates and a reading of the clock when its reply ends.
 
