@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
+# Installs libfaketime's faketime program (Debian's package, for the sped-up clock's tests) and the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
 # target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm`, `google-genai`, `ollama` and `boto3` packages in a venv (with
 # pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`,
 # `@anthropic-ai/sdk`, `@google/genai`, `ollama` and `@aws-sdk/client-bedrock-runtime` packages; the Node adapters' own pinned packages
@@ -11,6 +11,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
+
+# The sped-up clock (`squall run --clock accelerated`) runs an implementation under libfaketime's
+# `faketime` program; its tests need it. Debian's package, installed where we may (root, apt).
+if ! command -v faketime >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup-sdks: installing Debian's faketime (libfaketime) for the sped-up clock"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime
+  else
+    echo "setup-sdks: the sped-up clock's tests need the faketime program: apt-get install faketime" >&2
+    exit 1
+  fi
+fi
 
 if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama, boto3' 2>/dev/null; then
   echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"

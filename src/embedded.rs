@@ -108,6 +108,12 @@ impl ScriptedRun {
         Ok(ScriptedRun { base_url: server.base_url(&run), run })
     }
 
+    /// Dates sent to the run's client from now on (`@now+Ns` headers, a quota's resets) are in
+    /// `frame`: the wall time a client on a sped-up clock reads.
+    pub fn set_client_frame(&self, frame: crate::clock::ClientFrame) {
+        self.run.journal.set_client_frame(frame);
+    }
+
     /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`).
     pub fn base_url(&self) -> &str {
         &self.base_url

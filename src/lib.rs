@@ -1,6 +1,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 //! squall: a fault-injecting server for the OpenAI (Responses, Chat Completions, the Responses
-//! WebSocket), Anthropic (Messages) and Google (Gemini) APIs, to test how LLM clients retry.
+//! WebSocket), Azure OpenAI, Anthropic (Messages), Google (Gemini), Amazon Bedrock (Converse,
+//! InvokeModel) and Ollama APIs, to test how LLM clients retry.
 //!
 //! Read it in the order data flows:
 //!

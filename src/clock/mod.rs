@@ -4,8 +4,10 @@
 //! - [`Clock`] — what the server's journal, delays and stalls read and sleep on
 //! - [`VirtualClock`] — virtual time for a server and in-process clients on one runtime: waits
 //!   take no real time and every span is exact (`docs/embedded.md`, "Virtual time")
+//! - [`ClientFrame`] — the wall time a client on a sped-up clock reads, for dates sent to it
 //! - `precise` — real sleeps that land on their deadline, not on the timer wheel's next tick
 
+mod client_frame;
 mod precise;
 mod virtual_clock;
 
@@ -16,6 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+pub use self::client_frame::ClientFrame;
 pub(crate) use self::precise::deadline_after;
 use self::precise::PreciseSleep;
 pub use self::virtual_clock::{Hold, VirtualClock, VirtualSleep};

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::clock::Clock;
+use crate::clock::{ClientFrame, Clock};
 
 pub use self::api::Api;
 pub use self::entry::{Arrival, EndKind, JournalEntry, UpstreamCall};
@@ -35,6 +35,8 @@ pub const DEFAULT_JOURNAL_MAX: usize = 10_000;
 #[derive(Debug)]
 pub struct Journal {
     clock: Clock,
+    /// The wall time its client reads, when that is not the clock's (a sped-up client).
+    client_frame: Mutex<Option<ClientFrame>>,
     created: Instant,
     capacity: usize,
     entries: Mutex<Kept>,
@@ -60,12 +62,32 @@ impl Journal {
 
     /// A journal keeping at most `capacity` entries, timed by `clock`.
     pub fn on_clock(capacity: usize, clock: Clock) -> Self {
-        Journal { created: clock.now(), clock, capacity: capacity.max(1), entries: Mutex::new(Kept::default()) }
+        Journal {
+            created: clock.now(),
+            clock,
+            client_frame: Mutex::new(None),
+            capacity: capacity.max(1),
+            entries: Mutex::new(Kept::default()),
+        }
     }
 
     /// The clock its times are read from.
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// The wall time the run's client reads now: the clock's, or its own sped-up frame's.
+    pub fn client_wall_now(&self) -> std::time::SystemTime {
+        let real = self.clock.wall_now();
+        match *self.client_frame.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Some(frame) => frame.seen(real),
+            None => real,
+        }
+    }
+
+    /// Dates sent to the run's client from now on are in `frame` (see [`ClientFrame`]).
+    pub fn set_client_frame(&self, frame: ClientFrame) {
+        *self.client_frame.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(frame);
     }
 
     /// Now, on the journal's clock.

@@ -59,6 +59,11 @@ impl EntryHandle {
     pub(super) fn clock(&self) -> &Clock {
         self.journal.clock()
     }
+
+    /// The wall time the run's client reads now (dates sent to it are in its frame).
+    pub(super) fn client_wall_now(&self) -> std::time::SystemTime {
+        self.journal.client_wall_now()
+    }
 }
 
 impl Drop for EntryHandle {

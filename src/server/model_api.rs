@@ -459,7 +459,7 @@ fn respond(
     scripted: Option<&ScriptedHeaders>,
 ) -> Response<ResponseBody> {
     let close = reply.plan.close_connection;
-    let wall_now = entry.clock().wall_now();
+    let wall_now = entry.client_wall_now();
     let mut response = Response::new(ScriptedBody::new(reply.plan, switch, entry).boxed());
     *response.status_mut() = reply.status;
     let out = response.headers_mut();

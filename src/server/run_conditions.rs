@@ -64,7 +64,7 @@ fn with_quota<'a>(run: &Run, chosen: Chosen<'a>, policy_ms: f64, input_tokens: u
     let Some(quota) = run.quota.as_ref() else { return chosen };
     let output_tokens = chosen.script.content().text.as_deref().map_or(0, estimate_tokens);
     let admission = quota.admit(policy_ms, input_tokens + output_tokens);
-    let rate_headers = admission.headers(api, run.journal.clock().wall_now());
+    let rate_headers = admission.headers(api, run.journal.client_wall_now());
     let Some(((kind, _), message)) = admission.refused.zip(admission.message(api)) else {
         return Chosen { rate_headers, ..chosen };
     };

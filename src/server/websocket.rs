@@ -193,7 +193,7 @@ impl OpenSocket {
         let error = (!reply.status.is_success()).then(|| {
             let mut headers = http::HeaderMap::new();
             let scripted = self.run.headers(chosen.track, chosen.slot);
-            insert_reply_headers(&mut headers, &chosen.rate_headers, scripted, self.run.journal.clock().wall_now());
+            insert_reply_headers(&mut headers, &chosen.rate_headers, scripted, self.run.journal.client_wall_now());
             self.run.journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
             ErrorEvent::new(reply.status, &headers)
         });

@@ -1,10 +1,12 @@
 //! The independent implementation's suites at real time, run once per test binary: the correct
-//! one, its twins that spend 50, 150 and 300 ms of their own before each retry, and a jittery
-//! one (20–300 ms). Two tests judge from them — the correct one passes every profile
+//! one, its twins that spend 50, 150 and 300 ms of their own before each retry, a jittery
+//! one (20–300 ms), and the correct one unmodified on the sped-up clock, waiting on a thread
+//! primitive (`sped_up_clock`). Two tests judge from them — the correct one passes every profile
 //! (`independent_iut`), the slow twins get its verdicts (`slow_clients`) — and the correct
 //! suite is the same run for both: it runs beside the jittery one, which takes longest, so the
 //! test command does not pay for it twice (43 s).
 
+use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome};
 use tokio::sync::OnceCell;
 
@@ -23,6 +25,9 @@ pub(crate) struct IndependentSuites {
     pub(crate) slow: Vec<SuiteOutcome>,
     /// The same, slower by 20–300 ms drawn anew before each retry, judged up to 1/4 of real time.
     pub(crate) jittery: SuiteOutcome,
+    /// The correct one on the sped-up clock (`--clock accelerated`), reading
+    /// `SQUALL_TIME_SCALE=1` and waiting between attempts with `threading.Event().wait`.
+    pub(crate) sped_up: SuiteOutcome,
 }
 
 /// The suites, run in one turn by the first test that asks (a test that fails while they run
@@ -37,10 +42,22 @@ async fn run_them() -> IndependentSuites {
     // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
     // beside it, two at a time.
     let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
-    let mut others = vec![independent_config(None)];
+    let mut others = vec![independent_config(None), sped_up_config()];
     others.extend(SLOW_TWINS_MS.map(slow_independent_config));
     let (jittery, mut outcomes) =
         staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(others)).await;
     let correct = outcomes.remove(0);
-    IndependentSuites { correct, slow: outcomes, jittery }
+    let sped_up = outcomes.remove(0);
+    IndependentSuites { correct, slow: outcomes, jittery, sped_up }
+}
+
+/// The correct implementation on the sped-up clock, waiting on a thread primitive.
+fn sped_up_config() -> SuiteConfig {
+    let correct = independent_config(None);
+    let Iut::Command(command) = &correct.iut else { unreachable!("the independent implementation is a command") };
+    SuiteConfig {
+        iut: Iut::Command(format!("PRD0006_WAIT=event {command}")),
+        clock: ClockMode::Accelerated,
+        ..independent_config(None)
+    }
 }

@@ -229,8 +229,35 @@ fn the_published_crates_carry_what_they_embed() {
     let needed = ["build.rs", "crates/embed_files.rs", "docs/embedded.md"].map(str::to_owned);
     let missing = lacking(&library, needed.into_iter().chain(scenarios).collect());
     assert!(missing.is_empty(), "squall's package lacks {missing:?}");
-    let missing =
-        lacking(&suite, ["build.rs", "embed_files.rs"].map(str::to_owned).into_iter().chain(features).collect());
+    let missing = lacking(
+        &suite,
+        ["build.rs", "embed_files.rs", "clock/squall_clock.c"].map(str::to_owned).into_iter().chain(features).collect(),
+    );
     assert!(missing.is_empty(), "squall-suite's package lacks {missing:?}");
     assert!(!library.iter().any(|f| f.starts_with("tests/") || f.starts_with("reports/")), "{library:?}");
+}
+
+/// Only the engine's launcher starts an implementation: calibration, the lockstep herd, the soak
+/// and every run again hand it plans (`engine::launch`). The compiler keeps its process handling
+/// private to it; this holds that nothing else in the suite spawns a process of its own.
+#[test]
+fn only_the_engines_launcher_starts_a_process() {
+    let src = root().join("crates/squall-suite/src");
+    let spawning =
+        regex::Regex::new(r"process::Command|Command::new|tokio::process|std::process::Child").expect("a pattern");
+    let mut files = vec![src.clone()];
+    let mut starters = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).expect("a readable directory").map(|e| e.expect("an entry").path()));
+            continue;
+        }
+        let relative = path.strip_prefix(&src).expect("under src").to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).expect("a readable file");
+        if relative.ends_with(".rs") && spawning.is_match(&text) {
+            starters.push(relative);
+        }
+    }
+    starters.sort();
+    assert_eq!(starters, ["engine/launch/clock.rs", "engine/launch/command.rs"], "files that start processes");
 }

@@ -40,5 +40,6 @@ mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharde
 mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary
 mod slow_clients; // a client's own time per retry is never read as its policy (slow)
 mod soak; // `squall soak`: the reference passes, a truncation bug is caught
+mod sped_up_clock; // the client as shipped on a sped-up clock: same verdicts; a client it cannot reach named
 mod timing_verdicts; // time squall cannot read as policy: inconclusive, error or real time (slow)
 mod wiremock_bridge; // scenarios played by wiremock-rs

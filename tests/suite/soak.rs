@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use squall::scenario::Catalogue;
-use squall_suite::iut::Iut;
+use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
 use squall_suite::Verdict;
 
@@ -29,6 +29,7 @@ fn config(iut: Iut, runs: usize) -> SoakConfig {
         runs,
         seed: Some(SEED),
         time_scale: 0.01,
+        clock: ClockMode::Scaled,
         max_retries: 6,
         concurrency: 8,
         case_timeout: Duration::from_secs(60),

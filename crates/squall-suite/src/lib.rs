@@ -10,12 +10,12 @@
 //! - `conversation` — what a journaled request says: instructions, tool outputs
 //! - `script` — the scenario and configuration a case's Given steps set up
 //! - [`timing`] — the client's reaction measured and taken out, each timing check's margin, the
-//!   time scale a case runs at; `execute` — one run of the implementation on a scenario
+//!   time scale a case runs at
 //! - `checks` — every check as a plain function over what a case observed
 //! - [`cases`] — the cases as data (read from the features without running them), exported as
 //!   JSON, split into shards
-//! - `engine` — the one case engine: a case run, judged, and run again slower where its evidence
-//!   cannot decide; [`service`] — the judge as a service, judging posted outcomes with it
+//! - `engine` — the one case engine and the only starter of implementations: a case run, judged,
+//!   and run again slower where its evidence cannot decide; [`service`] — the judge as a service, judging posted outcomes with it
 //! - `steps`, `world` — cucumber's glue, shared by `cargo test` and `squall run`
 //! - `runner` — one suite run ([`run_suite`]): server, IUT, cucumber, collected results
 //! - [`features`], [`settings`], [`summary`] — where features come from, the one path from
@@ -33,7 +33,6 @@ mod conversation;
 mod doc_examples;
 pub(crate) mod engine;
 mod error;
-pub(crate) mod execute;
 pub mod features;
 pub mod iut;
 pub mod provenance;

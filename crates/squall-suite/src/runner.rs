@@ -12,17 +12,17 @@ use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
 use super::cases::{all_tags, case_id, read_scenario, scenario_clauses, Shard};
-use super::engine::SuiteContext;
+use super::engine::{calibrate, Launcher, ProcessClock, SuiteContext};
 use super::provenance::{feature_digests, FeatureDigest, Host};
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
 use super::steps;
-use super::timing::calibration::{calibrate, INSTANCES_PER_SCALE};
+use super::timing::calibration::INSTANCES_PER_SCALE;
 use super::timing::Calibration;
 use super::verdict::{Level, RunVerdict, Tally};
 use super::waivers::{apply, Waiver, WaiverRecord};
 use super::world::SuiteWorld;
-use crate::iut::Iut;
+use crate::iut::{ClockMode, Iut};
 use crate::SuiteError;
 use squall::clock::{Clock, VirtualClock};
 use squall::scenario::Catalogue;
@@ -35,6 +35,8 @@ pub struct SuiteConfig {
     pub iut: Iut,
     /// The IUT contract level it declares.
     pub level: Level,
+    /// The clock an outside implementation's process runs on.
+    pub clock: ClockMode,
     /// Production values run at this fraction of real time.
     pub time_scale: f64,
     /// The most a case's time scale may be raised to so that its timing checks can judge the
@@ -180,12 +182,15 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     let began = Instant::now();
     let host = Host::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
+    let process_clock = ProcessClock::of(&config.iut, config.clock).map_err(SuiteError::Harness)?;
     let calibration = if clock.is_virtual() {
         Calibration::virtual_clock()
     } else {
-        calibrate(&server, &config.iut, config.time_scale, instances, config.case_timeout, config.seed).await?
+        let launcher = Launcher::new(&server, &config.iut, &process_clock);
+        let calibration = calibrate(launcher, config.time_scale, instances, config.case_timeout, config.seed).await?;
+        Calibration { clock: process_clock.is_sped_up().then(|| process_clock.describe()), ..calibration }
     };
-    let ctx = Arc::new(SuiteContext::new(config, server, calibration, instances));
+    let ctx = Arc::new(SuiteContext::new(config, server, process_clock, calibration, instances));
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
         (Some(path), _) => {

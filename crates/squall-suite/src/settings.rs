@@ -11,7 +11,7 @@ use super::features::{features_dir, FeaturesDir};
 use super::requirements::{ProfileSelection, UnknownProfile};
 use super::runner::SuiteConfig;
 use super::verdict::Level;
-use crate::iut::Iut;
+use crate::iut::{ClockMode, Iut};
 use squall::scenario::{Catalogue, ScenarioError};
 
 /// Production values run at this fraction of real time.
@@ -36,6 +36,7 @@ impl SuiteConfig {
         SuiteConfig {
             iut,
             level: Level::Tasks,
+            clock: ClockMode::Scaled,
             time_scale: DEFAULT_TIME_SCALE,
             max_time_scale: DEFAULT_MAX_TIME_SCALE,
             features,
@@ -77,6 +78,8 @@ pub struct SuiteSettings {
     pub profiles: Vec<String>,
     /// A tag expression.
     pub tags: Option<String>,
+    /// `scaled` or `accelerated` (default: `scaled`).
+    pub clock: Option<String>,
     /// See [`DEFAULT_TIME_SCALE`].
     pub time_scale: Option<f64>,
     /// See [`DEFAULT_MAX_TIME_SCALE`].
@@ -138,6 +141,7 @@ impl SuiteSettings {
             level: None,
             profiles: Vec::new(),
             tags: None,
+            clock: None,
             time_scale: None,
             max_time_scale: None,
             case_timeout_s: None,
@@ -183,6 +187,7 @@ impl SuiteSettings {
             (None, None) => Vec::new(),
         };
         settings.tags = var("SQUALL_TAGS");
+        settings.clock = var("SQUALL_CLOCK");
         settings.time_scale = parse_var("SQUALL_TIME_SCALE", var("SQUALL_TIME_SCALE"), SCALE)?;
         settings.max_time_scale = parse_var("SQUALL_MAX_TIME_SCALE", var("SQUALL_MAX_TIME_SCALE"), SCALE)?;
         settings.case_timeout_s = parse_var("SQUALL_CASE_TIMEOUT", var("SQUALL_CASE_TIMEOUT"), SECONDS)?;
@@ -213,6 +218,10 @@ impl SuiteSettings {
                 &format!("a profile squall knows (`{}` is not one): {}", unknown.0, UnknownProfile::known()),
             )
         })?;
+        let clock = match &self.clock {
+            Some(text) => ClockMode::parse(text.trim()).ok_or_else(|| self.invalid("clock", text, CLOCK))?,
+            None => ClockMode::Scaled,
+        };
         let time_scale = self.scale("time-scale", self.time_scale, DEFAULT_TIME_SCALE)?;
         let max_time_scale = self.scale("max-time-scale", self.max_time_scale, DEFAULT_MAX_TIME_SCALE)?;
         let case_timeout = self.case_timeout_s.unwrap_or(DEFAULT_CASE_TIMEOUT_S);
@@ -246,6 +255,7 @@ impl SuiteSettings {
         }
         let mut config = SuiteConfig::new(iut, features.path().to_owned(), catalogue);
         config.level = level;
+        config.clock = clock;
         config.profiles = profiles;
         config.tags = self.tags;
         config.time_scale = time_scale;
@@ -273,6 +283,7 @@ impl SuiteSettings {
 }
 
 const SCALE: &str = "a number in (0, 1]";
+const CLOCK: &str = "`scaled` (the client scales its own waits by SQUALL_TIME_SCALE) or `accelerated` (its process runs on a clock sped up by libfaketime)";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
 const HERD: &str = "a whole number from 10 to 500";

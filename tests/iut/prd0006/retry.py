@@ -13,6 +13,8 @@ import email.utils
 import json
 import os
 import random
+import threading
+import threading
 import time
 
 import bugs
@@ -206,7 +208,16 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
                      "decision": decision})
         overhead.spend()
         slept = wait * 3 if bugs.on("sleep-3x-announced") and asked is None else wait
-        time.sleep(policy.unscaled_backoff(number - 1) if bugs.on("unscaled-backoff") else slept * scale)
+        pause(policy.unscaled_backoff(number - 1) if bugs.on("unscaled-backoff") else slept * scale)
+
+
+def pause(seconds):
+    """Wait between attempts: with time.sleep, or — PRD0006_WAIT=event — on a thread primitive
+    with a timeout (threading.Event().wait), as clients that wait on a lock, queue or thread do."""
+    if os.environ.get("PRD0006_WAIT") == "event":
+        threading.Event().wait(seconds)
+    else:
+        time.sleep(seconds)
 
 
 class Events:

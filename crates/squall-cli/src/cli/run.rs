@@ -41,6 +41,11 @@ pub(crate) struct RunArgs {
     /// Accept a run in which every case is n/a (exit 0 instead of 2).
     #[arg(long)]
     pub allow_empty: bool,
+    /// The clock an outside implementation's process runs on: `scaled` (real time; its adapter
+    /// scales its waits by SQUALL_TIME_SCALE) or `accelerated` (sped up by 1/time-scale with
+    /// libfaketime; the client reads SQUALL_TIME_SCALE=1 and runs unmodified).
+    #[arg(long, env = "SQUALL_CLOCK", default_value = "scaled")]
+    pub clock: String,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
     pub time_scale: f64,
@@ -97,6 +102,7 @@ impl RunArgs {
         settings.level = self.level.clone();
         settings.profiles = self.profiles.clone();
         settings.tags = self.tags.clone();
+        settings.clock = Some(self.clock.clone());
         settings.time_scale = Some(self.time_scale);
         settings.max_time_scale = Some(self.max_time_scale);
         settings.case_timeout_s = Some(self.case_timeout);
@@ -128,12 +134,13 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.progress = Some(progress_printer());
     let shard = config.shard.map(|s| format!(", shard {s}")).unwrap_or_default();
     eprintln!(
-        "squall run: {} at level {}, profile {}, features from {}, time scale {}{shard}",
+        "squall run: {} at level {}, profile {}, features from {}, time scale {} ({} clock){shard}",
         iut.describe(),
         config.level.as_str(),
         config.profiles.describe(),
         features.describe(),
-        config.time_scale
+        config.time_scale,
+        config.clock.as_str()
     );
     let outcome = run_suite(&config).await?;
     let outcome = match args.waivers {

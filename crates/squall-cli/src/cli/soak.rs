@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use squall::scenario::Catalogue;
+use squall_suite::iut::ClockMode;
 use squall_suite::settings::{parse_iut, Source, DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_TIME_SCALE};
 use squall_suite::soak::{report, run_soak, SoakConfig};
 use squall_suite::Verdict;
@@ -34,6 +35,10 @@ pub(crate) struct SoakArgs {
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
     pub time_scale: f64,
+    /// The clock an outside implementation's process runs on: `scaled` or `accelerated` (as
+    /// for `squall run`).
+    #[arg(long, env = "SQUALL_CLOCK", default_value = "scaled")]
+    pub clock: String,
     /// `providerRetry.maxRetries` for every run (SQUALL_MAX_RETRIES), and the budget the
     /// predicted success rate assumes (ECN-0003's default: 6).
     #[arg(long, default_value_t = 6)]
@@ -64,6 +69,8 @@ pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
         args.case_timeout
     );
     let iut = parse_iut(&args.iut, Source::Flags)?;
+    let clock = ClockMode::parse(&args.clock)
+        .with_context(|| format!("--clock {}: expected `scaled` or `accelerated`", args.clock))?;
     let catalogue = Catalogue::from_dir_or_embedded(args.scenarios.as_deref())?;
     let scenario = catalogue.get(&args.scenario).with_context(|| {
         let chaotic: Vec<&str> = catalogue.iter().filter(|s| s.chaos.is_some()).map(|s| s.name.as_str()).collect();
@@ -76,6 +83,7 @@ pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         seed: args.seed,
         time_scale: args.time_scale,
+        clock,
         max_retries: args.max_retries,
         concurrency: args.concurrency,
         case_timeout: Duration::from_secs_f64(args.case_timeout),
@@ -101,10 +109,11 @@ pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
 /// `squall soak` with this soak's flags, less `--runs`, `--seed` and `--report-dir`.
 fn replay_command(args: &SoakArgs) -> String {
     let mut command = format!(
-        "squall soak --iut {} --scenario {} --time-scale {} --max-retries {} --case-timeout {}",
+        "squall soak --iut {} --scenario {} --time-scale {} --clock {} --max-retries {} --case-timeout {}",
         shell_quote(&args.iut),
         shell_quote(&args.scenario),
         args.time_scale,
+        args.clock,
         args.max_retries,
         args.case_timeout
     );

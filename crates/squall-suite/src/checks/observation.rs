@@ -40,6 +40,7 @@ fn recorded(outputs: &ClientOutputs) -> std::io::Result<IutRun> {
         exit_code: outputs.exit_code,
         timed_out: outputs.timed_out,
         timeout: Duration::ZERO,
+        told_time_scale: None,
     })
 }
 

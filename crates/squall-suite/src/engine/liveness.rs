@@ -16,7 +16,8 @@ pub(crate) const GIVES_UP_ON_SILENCE: &str = "the implementation gives up on a s
 /// Why a case's run cannot be judged, whatever its checks would say: an instance that died, hung
 /// or left no usable result, or one that reports another time scale than it was given.
 pub(crate) fn unjudgeable_case(run: &Observation) -> Option<String> {
-    dead_client(run).or_else(|| reported_scale_mismatch(run.iut.result.as_ref(), run.time_scale()))
+    let told = run.iut.told_time_scale.unwrap_or_else(|| run.time_scale());
+    dead_client(run).or_else(|| reported_scale_mismatch(run.iut.result.as_ref(), told))
 }
 
 /// Why an instance's run cannot be judged (a herd's: the first such client, named), if one

@@ -4,16 +4,22 @@
 //! reach `run_case` through cucumber's glue (`super::steps`); the judge as a service calls
 //! `judge` on what a client posts and returns its request for a slower run as `confirm`.
 //!
+//! - `launch` — the one place an implementation is started: plans in, executions out
+//! - `calibrate` — the client's reaction measured, the calibration's plan run until it is read
 //! - `judge` — the verdict of one run of a case, and whether a slower run could change it
 //! - `liveness` — implementations that died, hung or left no result, and clients that never
 //!   gave up on a silent provider
 //! - `run` — what every case of a suite run shares, and the loop that runs a case
 //! - `turns` — the machine as cases share it: a herd case has it alone
 
+mod calibrate;
 pub(crate) mod judge;
+mod launch;
 pub(crate) mod liveness;
 mod run;
 mod turns;
 
+pub(crate) use calibrate::calibrate;
 pub(crate) use judge::{judge, Judging, Stage};
+pub(crate) use launch::{Launcher, ProcessClock};
 pub(crate) use run::{run_case, SuiteContext};

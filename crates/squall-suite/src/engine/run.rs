@@ -4,17 +4,17 @@
 
 use std::time::Duration;
 
+use super::calibrate::calibrate;
 use super::judge::{judge, Judgement, Judging, Stage};
+use super::launch::{Execution, Launcher, ProcessClock, RunPlan};
 use super::turns::MachineTurns;
 use crate::cases::CasePlan;
 use crate::checks::Observation;
-use crate::execute::{execute, Execution};
 use crate::iut::{CaseSpec, Iut};
 use crate::provenance::sha256_hex;
 use crate::results::CaseRecord;
 use crate::runner::SuiteConfig;
 use crate::steps::when::PROMPT;
-use crate::timing::calibration::calibrate;
 use crate::timing::lockstep::{self, Lockstep};
 use crate::timing::{choose_scale, scale_name, Calibration, CaseClock, Reaction, ScaleChoice};
 use crate::verdict::Level;
@@ -30,6 +30,8 @@ pub(crate) struct SuiteContext {
     pub server: Server,
     pub catalogue: Catalogue,
     pub iut: Iut,
+    /// The clock the implementation's processes run on.
+    pub process_clock: ProcessClock,
     pub level: Level,
     /// Production values run at this fraction of real time (1 on the virtual clock).
     pub time_scale: f64,
@@ -60,6 +62,7 @@ impl SuiteContext {
     pub(crate) fn new(
         config: &SuiteConfig,
         server: Server,
+        process_clock: ProcessClock,
         calibration: Calibration,
         instances: usize,
     ) -> SuiteContext {
@@ -72,6 +75,7 @@ impl SuiteContext {
             server,
             catalogue: config.catalogue.clone(),
             iut: config.iut.clone(),
+            process_clock,
             level: config.level,
             time_scale,
             max_time_scale,
@@ -83,6 +87,11 @@ impl SuiteContext {
             lockstep: tokio::sync::OnceCell::new(),
             turns: MachineTurns::default(),
         }
+    }
+
+    /// What starts the suite's implementation on its server.
+    pub(crate) fn launcher(&self) -> Launcher<'_> {
+        Launcher::new(&self.server, &self.iut, &self.process_clock)
     }
 
     /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual
@@ -100,7 +109,8 @@ impl SuiteContext {
                     );
                 }
                 let timeout = self.case_timeout.min(std::time::Duration::from_secs(60));
-                lockstep::measure(&self.server, &self.iut, self.time_scale, self.herd, timeout, self.seed).await
+                let plan = lockstep::plan(self.time_scale, self.herd, timeout, self.seed);
+                Lockstep::of_run(self.launcher().run(plan).await, self.herd)
             })
             .await
     }
@@ -149,7 +159,8 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             timeout,
         };
         let herd = action.herd.then_some(suite.herd);
-        let execution = match execute(&suite.server, &suite.iut, scenario.clone(), spec, herd).await {
+        let run = RunPlan { scenario: scenario.clone(), spec, herd };
+        let execution = match suite.launcher().run(run).await {
             Ok(execution) => execution,
             Err(why) => return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why)),
         };
@@ -194,14 +205,8 @@ async fn measure_reaction(suite: &SuiteContext) -> Reaction {
     if suite.calibration.is_virtual_clock() {
         return suite.calibration.reaction.clone();
     }
-    let calibration = calibrate(
-        &suite.server,
-        &suite.iut,
-        suite.time_scale,
-        suite.calibration_instances,
-        suite.case_timeout,
-        suite.seed,
-    )
-    .await;
+    let calibration =
+        calibrate(suite.launcher(), suite.time_scale, suite.calibration_instances, suite.case_timeout, suite.seed)
+            .await;
     calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
 }

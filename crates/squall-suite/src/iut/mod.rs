@@ -1,16 +1,11 @@
-//! Running an implementation under test (IUT) for one case, per the IUT contract
-//! (`docs/iut-contract.md`): the environment in, `result.json` + `events.jsonl` out.
-//!
-//! Two drivers: the reference implementation in-process (the default; no process spawn) and
-//! any command through `sh -c`. Both read the same files afterwards, so the contract is the
-//! same for both.
+//! The IUT contract (`docs/iut-contract.md`) as data: which implementation, what one case asks
+//! of it (the environment in), and what it left (`result.json` + `events.jsonl` out). Only the
+//! engine starts an implementation (`engine::launch`); everything here is read or written by it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
-
-use squall::clock::Clock;
 
 /// Which implementation to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +39,37 @@ impl Iut {
             Iut::Reference { mutant: None } => format!("reference (in-process{api})"),
             Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process{api})"),
             Iut::Command(command) => command.clone(),
+        }
+    }
+}
+
+/// The clock an outside implementation's process runs on (`squall run --clock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockMode {
+    /// Real time: the client reads `SQUALL_TIME_SCALE` and scales its own waits (its adapter
+    /// multiplies them).
+    #[default]
+    Scaled,
+    /// Sped up by `1 / time scale` with libfaketime: the client reads `SQUALL_TIME_SCALE=1` and
+    /// waits production values, unmodified (Linux, with libfaketime installed).
+    Accelerated,
+}
+
+impl ClockMode {
+    /// `scaled` or `accelerated`.
+    pub fn parse(text: &str) -> Option<ClockMode> {
+        match text {
+            "scaled" => Some(ClockMode::Scaled),
+            "accelerated" => Some(ClockMode::Accelerated),
+            _ => None,
+        }
+    }
+
+    /// As `SQUALL_CLOCK` and reports name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockMode::Scaled => "scaled",
+            ClockMode::Accelerated => "accelerated",
         }
     }
 }
@@ -86,17 +112,6 @@ pub(crate) struct CaseSpec {
     pub timeout: Duration,
 }
 
-/// How an implementation's process ended.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ProcessEnd {
-    /// The tail of its standard error.
-    pub stderr: String,
-    /// Its exit code; `None` when a signal ended it.
-    pub exit_code: Option<i32>,
-    /// Killed at the case timeout.
-    pub timed_out: bool,
-}
-
 /// What an IUT left behind (clones share its output directory, removed with the last).
 #[derive(Debug, Clone)]
 pub(crate) struct IutRun {
@@ -110,6 +125,9 @@ pub(crate) struct IutRun {
     pub timed_out: bool,
     /// The real time it was given.
     pub timeout: Duration,
+    /// The `SQUALL_TIME_SCALE` it was told when that was not the case's time scale: 1 for a
+    /// process on a sped-up clock, which waits production values.
+    pub told_time_scale: Option<f64>,
 }
 
 impl CaseSpec {
@@ -188,28 +206,9 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
     env
 }
 
-/// Run one case, timed by `clock` (the server's: an outside process always runs in real time).
-pub(crate) async fn run(iut: &Iut, spec: &CaseSpec, clock: &Clock) -> std::io::Result<IutRun> {
-    let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
-    let env = contract_env(spec, out_dir.path());
-    let end = match iut {
-        Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
-        Iut::Command(command) => command::run(command, &env, spec.timeout).await?,
-    };
-    let (result, events, output_errors) = read_outputs(out_dir.path());
-    Ok(IutRun {
-        out_dir: out_dir.into(),
-        result,
-        events,
-        output_errors,
-        stderr: end.stderr,
-        exit_code: end.exit_code,
-        timed_out: end.timed_out,
-        timeout: spec.timeout,
-    })
-}
-
-fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
+/// What an implementation left in its output directory: `result.json`, `events.jsonl`, and the
+/// problems reading them.
+pub(crate) fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
     let mut errors = Vec::new();
     let result = match std::fs::read_to_string(out.join("result.json")) {
         Ok(text) => match serde_json::from_str::<Value>(&text) {
@@ -240,23 +239,5 @@ fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {
     (result, events, errors)
 }
 
-mod command;
-#[cfg(feature = "reference")]
-mod reference;
-
-#[cfg(feature = "reference")]
-async fn run_reference(
-    env: &[(&'static str, String)],
-    mutant: Option<&str>,
-    timeout: Duration,
-    clock: &Clock,
-) -> ProcessEnd {
-    reference::run(env, mutant, timeout, clock).await
-}
-
-/// Without the `reference` feature the reference cannot run: every case of it is `error`.
-#[cfg(not(feature = "reference"))]
-async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration, _: &Clock) -> ProcessEnd {
-    let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
-    ProcessEnd { stderr, exit_code: Some(2), timed_out: false }
-}
+mod run;
+pub(crate) use run::{Execution, RunPlan};

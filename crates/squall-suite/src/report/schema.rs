@@ -136,6 +136,10 @@ pub struct CalibrationReport {
     /// How far a lockstep herd spread, when herd cases ran (absent in reports of no herd).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<Lockstep>,
+    /// The sped-up clock the implementation's processes ran on (absent when they ran in real
+    /// time): `accelerated (libfaketime 0.9.10 + squall-clock 1)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
 }
 
 impl From<&Calibration> for CalibrationReport {
@@ -152,6 +156,7 @@ impl From<&Calibration> for CalibrationReport {
             instances: calibration.instances,
             duration_ms: calibration.duration_ms,
             lockstep: calibration.lockstep.clone(),
+            clock: calibration.clock.clone(),
         }
     }
 }

@@ -57,6 +57,7 @@ fn run(outcome: &PostedOutcome, at: &str) -> Result<IutRun, Refusal> {
         exit_code: Some(outcome.exit_code.unwrap_or(0)),
         timed_out: outcome.timed_out.unwrap_or(false),
         timeout: Duration::from_secs_f64(timeout_s),
+        told_time_scale: None,
     })
 }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::prediction::Prediction;
 use super::{SoakCheck, SoakConfig, SoakOutcome, SoakRun};
-use crate::execute::Execution;
+use crate::iut::Execution;
 use crate::Verdict;
 use squall::journal::{EndKind, JournalEntry};
 

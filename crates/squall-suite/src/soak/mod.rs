@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, StreamExt as _};
 use serde::Serialize;
 
-use crate::execute::execute;
-use crate::iut::{CaseSpec, Iut, TaskKind};
+use crate::engine::{Launcher, ProcessClock};
+use crate::iut::RunPlan;
+use crate::iut::{CaseSpec, ClockMode, Iut, TaskKind};
 use crate::{SuiteError, Verdict};
 use squall::scenario::{Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
@@ -44,6 +45,8 @@ pub struct SoakConfig {
     pub seed: Option<u64>,
     /// Production values run at this fraction of real time (`SQUALL_TIME_SCALE`).
     pub time_scale: f64,
+    /// The clock the implementation's processes run on.
+    pub clock: ClockMode,
     /// `SQUALL_MAX_RETRIES` for every run, and the budget the prediction assumes.
     pub max_retries: u32,
     /// Runs side by side.
@@ -150,8 +153,10 @@ pub async fn run_soak(config: &SoakConfig) -> Result<SoakOutcome, SuiteError> {
         .map_err(SuiteError::io("cannot start the squall server"))?;
     let seed = config.seed.unwrap_or_else(squall::scenario::fresh_seed);
     let started = Instant::now();
+    let process_clock = ProcessClock::of(&config.iut, config.clock).map_err(SuiteError::Harness)?;
+    let launcher = Launcher::new(&server, &config.iut, &process_clock);
     let runs: Vec<SoakRun> = stream::iter(0..config.runs)
-        .map(|index| one_run(&server, config, index, seed.wrapping_add(index as u64)))
+        .map(|index| one_run(launcher, config, index, seed.wrapping_add(index as u64)))
         .buffer_unordered(config.concurrency.max(1))
         .collect::<Vec<Result<SoakRun, SuiteError>>>()
         .await
@@ -164,7 +169,7 @@ pub async fn run_soak(config: &SoakConfig) -> Result<SoakOutcome, SuiteError> {
 }
 
 /// Run `index`, drawing from `seed`.
-async fn one_run(server: &Server, config: &SoakConfig, index: usize, seed: u64) -> Result<SoakRun, SuiteError> {
+async fn one_run(launcher: Launcher<'_>, config: &SoakConfig, index: usize, seed: u64) -> Result<SoakRun, SuiteError> {
     let mut scenario = (*config.scenario).clone();
     if let Some(chaos) = scenario.chaos.as_mut() {
         chaos.seed = Some(seed);
@@ -182,7 +187,7 @@ async fn one_run(server: &Server, config: &SoakConfig, index: usize, seed: u64) 
         client: None,
         timeout: config.case_timeout,
     };
-    let execution = execute(server, &config.iut, scenario, spec, None).await.map_err(SuiteError::Harness)?;
+    let execution = launcher.run(RunPlan { scenario, spec, herd: None }).await.map_err(SuiteError::Harness)?;
     let replay = format!("{} --runs 1 --seed {seed}", config.replay);
     Ok(judge::run_record(index, seed, &execution, replay))
 }

@@ -1,5 +1,6 @@
 //! Calibration: measuring how long the implementation under test takes of its own per retry,
-//! once per suite run, before any case is judged.
+//! once per suite run, before any case is judged. This module plans its runs and reads them;
+//! the engine runs them.
 //!
 //! Several instances run at once (so the machine is as busy as while cases run) on a scenario
 //! of 429 replies that each ask for `retry-after-ms: 1` — a wait PRD-0006 makes the client
@@ -9,16 +10,15 @@
 
 use std::time::Duration;
 
-use futures_util::future::join_all;
 use serde::Serialize;
 
 use super::allowance::{Allowance, MOMENT};
 use super::asks::{self, gaps_after_asks, scenario};
 use super::lockstep::Lockstep;
+use super::reach;
 use super::reaction::{Reaction, ScaleSamples};
-use crate::execute::{execute, Execution};
 use crate::iut::Iut;
-use squall::server::Server;
+use crate::iut::{Execution, RunPlan};
 
 /// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
 pub(crate) const INSTANCES_PER_SCALE: usize = 4;
@@ -47,12 +47,23 @@ pub struct Calibration {
     pub tries: usize,
     /// How far a lockstep herd spread, when a herd case ran.
     pub lockstep: Option<Lockstep>,
+    /// The sped-up clock the implementation's processes ran on, when they did: its mode and the
+    /// preloads' versions (each case's rate is one over its time scale).
+    pub clock: Option<String>,
 }
 
 impl Calibration {
     /// A calibration that measured `reaction` without samples (tests, recorded evidence).
     pub fn assumed(reaction: Reaction) -> Calibration {
-        Calibration { samples: Default::default(), reaction, instances: 0, duration_ms: 0.0, tries: 1, lockstep: None }
+        Calibration {
+            samples: Default::default(),
+            reaction,
+            instances: 0,
+            duration_ms: 0.0,
+            tries: 1,
+            lockstep: None,
+            clock: None,
+        }
     }
 
     /// No calibration: the implementation shares squall's virtual clock, so it spends no time
@@ -111,6 +122,11 @@ impl Calibration {
         if let Some(lockstep) = &self.lockstep {
             line.push_str(&format!("; {}", lockstep.summary()));
         }
+        if let Some(clock) = &self.clock {
+            line.push_str(&format!(
+                "; the client's clock: {clock}, sped up by one over each case's time scale (it read SQUALL_TIME_SCALE=1)"
+            ));
+        }
         if self.tries > 1 {
             line.push_str(&format!(
                 "; measured at the {} try (the earlier ones' instances timed out before they retried)",
@@ -130,59 +146,131 @@ pub(crate) fn second_scale(time_scale: f64) -> f64 {
     }
 }
 
-/// Times a calibration is taken before the run gives up measuring: a calibration whose
-/// instances timed out before they retried (a machine busy with other work) is taken again, each
-/// time with twice the instance timeout, up to the case timeout.
+/// Times a calibration is taken before the run gives up measuring.
 pub(crate) const TRIES: usize = 3;
 
-/// Measure `implementation`'s reaction with `instances` instances at each of two scales, all
-/// at once; again, more patiently, while instances time out before anything is measured.
-pub(crate) async fn calibrate(
-    server: &Server,
-    implementation: &Iut,
-    time_scale: f64,
+/// A calibration under way: the runs of its next try, and what its tries showed. The engine
+/// runs them (`engine::calibrate`); a try whose instances timed out before they retried (a
+/// machine busy with other work) is followed by another, each with twice the instance timeout,
+/// up to the case timeout.
+#[derive(Debug)]
+pub(crate) struct CalibrationPlan {
+    /// The implementation, as reports name it.
+    implementation: String,
+    /// The suite's time scale and the second one.
+    scales: [f64; 2],
     instances: usize,
+    /// Real time each instance of the next try gets.
+    timeout: Duration,
     case_timeout: Duration,
     seed: Option<u64>,
-) -> Result<Calibration, CannotStart> {
-    let started = std::time::Instant::now();
-    let scales = [time_scale, second_scale(time_scale)];
-    let mut timeout = (case_timeout / 4).max(FIRST_TRY_FLOOR).min(INSTANCE_TIMEOUT).min(case_timeout);
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let runs = scales.iter().flat_map(|scale| (0..instances).map(move |n| (n, *scale)));
-        let measured: Vec<InstanceRun> =
-            join_all(runs.map(|(n, scale)| run_instance(server, implementation, n, scale, timeout, seed))).await;
-        if let Some(why) = cannot_start(&measured) {
-            return Err(CannotStart { implementation: implementation.describe(), why });
+    /// Tries read so far.
+    tries: usize,
+    /// Whether the first try also asks whether the client's clock was sped up ([`super::reach`]).
+    probe_reach: bool,
+    started: std::time::Instant,
+}
+
+impl CalibrationPlan {
+    /// Measure `implementation`'s reaction with `instances` instances at each of two scales,
+    /// all at once.
+    pub(crate) fn new(
+        implementation: &Iut,
+        time_scale: f64,
+        instances: usize,
+        case_timeout: Duration,
+        seed: Option<u64>,
+        probe_reach: bool,
+    ) -> CalibrationPlan {
+        CalibrationPlan {
+            implementation: implementation.describe(),
+            scales: [time_scale, second_scale(time_scale)],
+            instances,
+            timeout: (case_timeout / 4).max(FIRST_TRY_FLOOR).min(INSTANCE_TIMEOUT).min(case_timeout),
+            case_timeout,
+            seed,
+            tries: 0,
+            probe_reach,
+            started: std::time::Instant::now(),
         }
-        let samples = scales.map(|scale| ScaleSamples {
+    }
+
+    /// The next try's runs: `instances` at each scale, all at once (and, at the first try of a
+    /// sped-up clock, the probe of whether it reached the client, last).
+    pub(crate) fn runs(&self) -> Vec<RunPlan> {
+        let runs = self.scales.iter().flat_map(|scale| (0..self.instances).map(move |n| (n, *scale)));
+        let mut runs: Vec<RunPlan> = runs
+            .map(|(n, time_scale)| RunPlan {
+                scenario: scenario(),
+                spec: asks::spec(
+                    format!("squall calibration {n} at {time_scale}"),
+                    time_scale,
+                    self.timeout,
+                    self.seed,
+                ),
+                herd: None,
+            })
+            .collect();
+        if self.probes_reach() {
+            runs.push(reach::plan(self.scales[0], self.timeout, self.seed));
+        }
+        runs
+    }
+
+    /// Whether the next try probes the clock's reach.
+    fn probes_reach(&self) -> bool {
+        self.probe_reach && self.tries == 0 && self.scales[0] < 1.0
+    }
+
+    /// What the try whose runs were [`Self::runs`] showed: the calibration, or `None` when
+    /// another, more patient try is needed; an error when the implementation did nothing at all.
+    pub(crate) fn read(
+        &mut self,
+        outcomes: Vec<Result<Execution, String>>,
+    ) -> Result<Option<Calibration>, CannotStart> {
+        let mut plans = self.runs();
+        let mut outcomes = outcomes;
+        if self.probes_reach() && outcomes.len() == plans.len() {
+            plans.pop();
+            let probe = outcomes.pop().unwrap_or_else(|| Err("no probe ran".to_owned()));
+            if let Some(why) = reach::not_reached(&probe, self.scales[0]) {
+                return Err(CannotStart { implementation: self.implementation.clone(), why });
+            }
+        }
+        self.tries += 1;
+        let measured: Vec<InstanceRun> =
+            plans.iter().zip(outcomes).map(|(plan, outcome)| InstanceRun::of(plan.spec.time_scale, outcome)).collect();
+        if let Some(why) = cannot_start(&measured) {
+            return Err(CannotStart { implementation: self.implementation.clone(), why });
+        }
+        let samples = self.scales.map(|scale| ScaleSamples {
             time_scale: scale,
             gaps_ms: measured.iter().filter(|run| run.time_scale == scale).map(|run| run.gaps_ms.clone()).collect(),
         });
         let mut reaction = Reaction::from_samples(&samples[0], &samples[1]);
         let timed_out = measured.iter().filter(|run| run.timed_out).count();
-        let patient_enough = timeout >= case_timeout || tries >= TRIES;
+        let patient_enough = self.timeout >= self.case_timeout || self.tries >= TRIES;
         if reaction.missing.is_some() && timed_out > 0 {
             if !patient_enough {
-                timeout = (timeout * 2).min(case_timeout);
-                continue;
+                self.timeout = (self.timeout * 2).min(self.case_timeout);
+                return Ok(None);
             }
             reaction = Reaction::unknown(format!(
-                "{timed_out} of {} calibration instances timed out (after {:.0} s real, in the last of {tries} tries) before the implementation retried a 429 that asked for retry-after-ms: 1 — the machine may be too busy, or the implementation too slow to start",
+                "{timed_out} of {} calibration instances timed out (after {:.0} s real, in the last of {} tries) before the implementation retried a 429 that asked for retry-after-ms: 1 — the machine may be too busy, or the implementation too slow to start",
                 measured.len(),
-                timeout.as_secs_f64()
+                self.timeout.as_secs_f64(),
+                self.tries
             ));
         }
-        return Ok(Calibration {
+        Ok(Some(Calibration {
             samples,
             reaction,
-            instances: 2 * instances,
-            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-            tries,
+            instances: 2 * self.instances,
+            duration_ms: self.started.elapsed().as_secs_f64() * 1000.0,
+            tries: self.tries,
             lockstep: None,
-        });
+            clock: None,
+        }))
     }
 }
 
@@ -207,24 +295,18 @@ struct InstanceRun {
     timed_out: bool,
 }
 
-/// Run calibration instance `n` at `time_scale`.
-async fn run_instance(
-    server: &Server,
-    implementation: &Iut,
-    n: usize,
-    time_scale: f64,
-    timeout: Duration,
-    seed: Option<u64>,
-) -> InstanceRun {
-    let spec = asks::spec(format!("squall calibration {n} at {time_scale}"), time_scale, timeout, seed);
-    match execute(server, implementation, scenario(), spec, None).await {
-        Ok(execution) => InstanceRun {
-            time_scale,
-            gaps_ms: gaps_after_asks(&execution.journal),
-            did_nothing: did_nothing(&execution),
-            timed_out: execution.iut.timed_out,
-        },
-        Err(e) => InstanceRun { time_scale, gaps_ms: Vec::new(), did_nothing: Some(e.to_string()), timed_out: false },
+impl InstanceRun {
+    /// What one instance at `time_scale` showed.
+    fn of(time_scale: f64, outcome: Result<Execution, String>) -> InstanceRun {
+        match outcome {
+            Ok(execution) => InstanceRun {
+                time_scale,
+                gaps_ms: gaps_after_asks(&execution.journal),
+                did_nothing: did_nothing(&execution),
+                timed_out: execution.iut.timed_out,
+            },
+            Err(why) => InstanceRun { time_scale, gaps_ms: Vec::new(), did_nothing: Some(why), timed_out: false },
+        }
     }
 }
 

@@ -18,11 +18,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::asks::{self, gaps_after_asks};
-use crate::execute::execute;
-use crate::iut::Iut;
+use crate::iut::{Execution, RunPlan};
 use squall::journal::JournalEntry;
 use squall::scenario::Scenario;
-use squall::server::Server;
 
 /// What a lockstep herd's spread says, as reports show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +58,14 @@ impl Lockstep {
         Lockstep { spread_ms: Some(widest * 1.25), rounds_ms, clients, missing: None }
     }
 
+    /// What the run of [`plan`] for a herd of `clients` showed.
+    pub(crate) fn of_run(outcome: Result<Execution, String>, clients: u32) -> Lockstep {
+        match outcome {
+            Ok(run) => Lockstep::of_herd(&run.journal, clients as usize),
+            Err(why) => Lockstep::unknown(why),
+        }
+    }
+
     /// One line for people.
     pub fn summary(&self) -> String {
         match (&self.missing, self.spread_ms) {
@@ -88,20 +94,13 @@ pub(crate) fn scenario(time_scale: f64) -> Scenario {
     asks::asking_each(&asked_ms)
 }
 
-/// Measure a lockstep herd of `herd` instances of `implementation` at `time_scale`, each given
-/// `timeout` (and its jitter seed plus its number).
-pub(crate) async fn measure(
-    server: &Server,
-    implementation: &Iut,
-    time_scale: f64,
-    herd: u32,
-    timeout: Duration,
-    seed: Option<u64>,
-) -> Lockstep {
-    let spec = asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed);
-    match execute(server, implementation, scenario(time_scale), spec, Some(herd)).await {
-        Ok(run) => Lockstep::of_herd(&run.journal, herd as usize),
-        Err(why) => Lockstep::unknown(why),
+/// The run that measures a lockstep herd of `herd` instances at `time_scale`, each given `timeout`
+/// (and its jitter seed plus its number); [`Lockstep::of_run`] reads it.
+pub(crate) fn plan(time_scale: f64, herd: u32, timeout: Duration, seed: Option<u64>) -> RunPlan {
+    RunPlan {
+        scenario: scenario(time_scale),
+        spec: asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed),
+        herd: Some(herd),
     }
 }
 

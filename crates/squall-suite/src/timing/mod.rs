@@ -6,6 +6,7 @@
 //!   `asks` — that scenario: 429s asking for a wait, and the gaps that follow them
 //! - `allowance` — what a busy machine may add to a client's spans, and which outcome it fakes
 //! - `reaction` — the statistics: the client's reaction interval from those samples
+//! - `reach` — whether a sped-up clock reached the client, told before anything is judged
 //! - `lockstep` — how far a herd asked for the same wait spreads anyway on this machine
 //! - `estimate` — real spans as policy time with their noise, for one case
 //! - `margin` — what each timing check must tell apart, and the scale that lets it
@@ -18,6 +19,7 @@ pub(crate) mod calibration;
 pub(crate) mod estimate;
 pub(crate) mod lockstep;
 pub(crate) mod margin;
+pub(crate) mod reach;
 pub(crate) mod reaction;
 
 pub use allowance::{Allowance, Lengthened, MOMENT, STALL};

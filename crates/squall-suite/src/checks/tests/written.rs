@@ -54,6 +54,7 @@ fn finished(out_dir: tempfile::TempDir, result: Value) -> IutRun {
         exit_code: Some(0),
         timed_out: false,
         timeout: Duration::ZERO,
+        told_time_scale: None,
     }
 }
 

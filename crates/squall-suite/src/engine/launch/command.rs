@@ -1,4 +1,5 @@
-//! An outside implementation, started through `sh -c` with the contract's environment.
+//! An outside implementation's process, started with the contract's environment (through
+//! `sh -c`, on the clock `super::clock` chose).
 //!
 //! It runs in its own process group. When it finishes, and when it is killed at the case
 //! timeout, the whole group is killed, so nothing it started outlives its case; its stderr is
@@ -20,15 +21,17 @@ pub(super) const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long stderr is still read after the process ended.
 const PIPE_GRACE: Duration = Duration::from_millis(300);
 
-/// Run `command` until it exits or `timeout` passes, then kill its process group.
+/// Run `argv` until it exits or `timeout` passes, then kill its process group.
 pub(super) async fn run(
-    command: &str,
+    argv: &[String],
     env: &[(&'static str, String)],
     timeout: Duration,
 ) -> std::io::Result<ProcessEnd> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    let Some((program, args)) = argv.split_first() else {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no program to start"));
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -53,7 +56,7 @@ pub(super) async fn run(
         reader.abort();
     }
     let stderr = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner).text();
-    Ok(ProcessEnd { stderr, exit_code, timed_out })
+    Ok(ProcessEnd { stderr, exit_code, timed_out, pid: group })
 }
 
 /// SIGKILL every process in the group (none left is fine).

@@ -1,0 +1,156 @@
+//! The one place an implementation is started. Cases, the calibration of a client's reaction,
+//! the lockstep herd, the soak and every run again hand the [`Launcher`] a [`RunPlan`] (a
+//! scenario, what the case asks of the implementation, one instance or a herd) and get back an
+//! [`Execution`] (the run's journal and what each instance left). How a process is started —
+//! its environment, its clock, its process group, its timeout — is decided here and nowhere else.
+//!
+//! - `clock` — the clock an outside implementation's process runs on: scaled, or sped up
+//! - `command` — an outside implementation's process
+//! - `reference` — the reference implementation in squall's process, on its clock
+
+use std::time::Duration;
+
+pub(crate) use self::clock::ProcessClock;
+use crate::iut::{contract_env, read_outputs, CaseSpec, Iut, IutRun};
+pub(crate) use crate::iut::{Execution, RunPlan};
+use squall::clock::Clock;
+use squall::embedded::ScriptedRun;
+use squall::server::Server;
+
+mod clock;
+mod command;
+#[cfg(feature = "reference")]
+mod reference;
+
+/// Starts one implementation on one server, plan after plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Launcher<'a> {
+    server: &'a Server,
+    implementation: &'a Iut,
+    clock: &'a ProcessClock,
+}
+
+/// How an implementation's process ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct ProcessEnd {
+    /// The tail of its standard error.
+    stderr: String,
+    /// Its exit code; `None` when a signal ended it.
+    exit_code: Option<i32>,
+    /// Killed at the case timeout.
+    timed_out: bool,
+    /// The process's id (the leader of its group); none for the reference in squall's process.
+    pid: Option<u32>,
+}
+
+impl<'a> Launcher<'a> {
+    /// Runs of `implementation` on `server`, an outside one's processes on `clock`.
+    pub(crate) fn new(server: &'a Server, implementation: &'a Iut, clock: &'a ProcessClock) -> Launcher<'a> {
+        Launcher { server, implementation, clock }
+    }
+
+    /// The clock an outside implementation's processes run on.
+    pub(crate) fn clock(&self) -> &'a ProcessClock {
+        self.clock
+    }
+
+    /// The implementation it starts.
+    pub(crate) fn implementation(&self) -> &'a Iut {
+        self.implementation
+    }
+
+    /// Every plan at once; each outcome in its plan's place.
+    pub(crate) async fn run_all(&self, plans: Vec<RunPlan>) -> Vec<Result<Execution, String>> {
+        futures_util::future::join_all(plans.into_iter().map(|plan| self.run(plan))).await
+    }
+
+    /// Run `plan` on a run of its scenario at its spec's time scale. Errors are a scenario the
+    /// server refuses or an implementation that cannot be started.
+    pub(crate) async fn run(&self, plan: RunPlan) -> Result<Execution, String> {
+        let RunPlan { scenario, mut spec, herd } = plan;
+        let run = ScriptedRun::on(self.server, scenario, spec.time_scale)
+            .map_err(|e| format!("the case's scenario is invalid: {e}"))?;
+        let clock = self.server.clock();
+        let created = clock.now();
+        spec.case = format!("{}#{}", spec.case, run.id());
+        let specs: Vec<CaseSpec> = match herd {
+            None => vec![CaseSpec { base_url: run.base_url().to_owned(), ..spec }],
+            Some(size) => (0..size).map(|k| spec.for_client(k, run.client_base_url(k))).collect(),
+        };
+        let started = clock.now();
+        let outcomes = futures_util::future::join_all(specs.iter().map(|spec| self.start(spec, &run, clock))).await;
+        let real_duration = clock.now().saturating_duration_since(started);
+        let ended_at_ms = clock.now().saturating_duration_since(created).as_secs_f64() * 1000.0;
+        // The server finishes an entry just after the client sees the end of a reply.
+        let mut journal = run.journal();
+        for _ in 0..200 {
+            if journal.iter().all(|e| e.end.is_some()) {
+                break;
+            }
+            clock.sleep(Duration::from_millis(5)).await;
+            journal = run.journal();
+        }
+        self.server.remove_run(run.id());
+        let mut runs = outcomes
+            .into_iter()
+            .collect::<std::io::Result<Vec<IutRun>>>()
+            .map_err(|e| format!("cannot start the implementation: {e}"))?;
+        let iut = runs.remove(0);
+        Ok(Execution { journal, iut, others: runs, real_duration, ended_at_ms })
+    }
+
+    /// Start one instance on `spec` on `run`, timed by `clock` (the server's: an outside process
+    /// always runs in real time), and read what it left.
+    async fn start(&self, spec: &CaseSpec, run: &ScriptedRun, clock: &Clock) -> std::io::Result<IutRun> {
+        let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
+        let mut env = contract_env(spec, out_dir.path());
+        let mut told_time_scale = None;
+        let end = match self.implementation {
+            Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
+            Iut::Command(command) => {
+                // The clock's own files beside the contract's outputs, under a name no client writes.
+                let origin = out_dir.path().join(".squall-clock-origin");
+                let started = self.clock.start(command, spec.time_scale, &mut env, &origin);
+                if spec.client.unwrap_or(0) == 0 {
+                    self.clock.follow_frame(run, spec.time_scale, origin);
+                }
+                env.extend(started.env);
+                told_time_scale = started.told_time_scale;
+                let end = command::run(&started.argv, &env, spec.timeout).await?;
+                if let (true, Some(pid)) = (end.timed_out, end.pid) {
+                    self.clock.tidy_after_kill(pid);
+                }
+                end
+            }
+        };
+        let (result, events, output_errors) = read_outputs(out_dir.path());
+        Ok(IutRun {
+            out_dir: out_dir.into(),
+            result,
+            events,
+            output_errors,
+            stderr: end.stderr,
+            exit_code: end.exit_code,
+            timed_out: end.timed_out,
+            timeout: spec.timeout,
+            told_time_scale,
+        })
+    }
+}
+
+#[cfg(feature = "reference")]
+async fn run_reference(
+    env: &[(&'static str, String)],
+    mutant: Option<&str>,
+    timeout: Duration,
+    clock: &Clock,
+) -> ProcessEnd {
+    reference::run(env, mutant, timeout, clock).await
+}
+
+/// Without the `reference` feature the reference cannot run: every case of it is `error`.
+#[cfg(not(feature = "reference"))]
+async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration, _: &Clock) -> ProcessEnd {
+    let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
+    ProcessEnd { stderr, exit_code: Some(2), timed_out: false, pid: None }
+}
