@@ -26,35 +26,38 @@ run() {
 }
 
 run --iut reference --profile all --name reference --report-dir reports/reference
-# At the default time scale: squall measures each client's own time per retry and takes it out.
+# At the default time scale, each client unmodified on the sped-up clock (docs/iut-contract.md):
+# squall measures each client's own time per retry and takes it out.
 # Node starts slowly: fewer at once.
-run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --clock accelerated --level wire --profile all \
   --name python-openai --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
-run --iut "node adapters/node-openai/adapter.mjs" --level wire --profile all \
+run --iut "node adapters/node-openai/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-openai --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
-run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --clock accelerated --level wire --profile all \
   --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
-run --iut "node adapters/node-anthropic/adapter.mjs" --level wire --profile all \
+run --iut "node adapters/node-anthropic/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic
-run --iut "target/sdk/python/bin/python adapters/python-google-genai/adapter.py" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-google-genai/adapter.py" --clock accelerated --level wire --profile all \
   --name python-google-genai --case-timeout 120 --concurrency 8 --report-dir reports/python-google-genai
-run --iut "node adapters/node-ai-sdk/adapter.mjs" --level wire --profile all \
+run --iut "node adapters/node-ai-sdk/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-ai-sdk --case-timeout 120 --concurrency 2 --report-dir reports/node-ai-sdk
-run --iut "node adapters/node-langchain/adapter.mjs" --level wire --profile all \
+run --iut "node adapters/node-langchain/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-langchain --case-timeout 120 --concurrency 2 --report-dir reports/node-langchain
 # litellm takes about 3 s of CPU to import: four at once.
-run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --clock scaled --level wire --profile all \
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 
 # AWS's boto3 Bedrock Runtime client in its two retry modes, the openai SDK's AzureOpenAI, and
 # the ollama Python client (issue 45).
-run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --clock accelerated --level wire --profile all \
   --name python-boto3-standard --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-standard
-run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --clock accelerated --level wire --profile all \
   --name python-boto3-adaptive --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-adaptive
-run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py --azure" --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py --azure" --clock accelerated --level wire --profile all \
   --name python-openai-azure --case-timeout 120 --concurrency 8 --report-dir reports/python-openai-azure
-run --iut "target/sdk/python/bin/python adapters/python-ollama/adapter.py" --level wire --profile all \
+run --iut "node adapters/node-aws-bedrock/adapter.mjs" --clock accelerated --level wire --profile all \
+  --name node-aws-bedrock --case-timeout 120 --concurrency 2 --report-dir reports/node-aws-bedrock
+run --iut "target/sdk/python/bin/python adapters/python-ollama/adapter.py" --clock accelerated --level wire --profile all \
   --name python-ollama --case-timeout 120 --concurrency 8 --report-dir reports/python-ollama
 
 # Kept compressed: the data of every case, a twentieth of the size (`squall report render DIR`
@@ -67,4 +70,5 @@ done
 "$squall" report matrix reports/python-openai reports/node-openai reports/python-anthropic reports/node-anthropic \
   reports/python-google-genai reports/node-ai-sdk reports/node-langchain reports/python-litellm \
   reports/python-openai-azure reports/python-boto3-standard reports/python-boto3-adaptive reports/python-ollama \
+  reports/node-aws-bedrock \
   --out reports/MATRIX.md

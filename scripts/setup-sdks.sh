@@ -4,7 +4,7 @@
 # pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`,
 # `@anthropic-ai/sdk`, `@google/genai`, `ollama` and `@aws-sdk/client-bedrock-runtime` packages; the Node adapters' own pinned packages
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
-# JS), which the SDK report checks run; and the JavaScript
+# JS, the AWS SDK for JavaScript's Bedrock client), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
 # vitest). Idempotent: does nothing when all are already installed.
 set -euo pipefail
@@ -57,7 +57,7 @@ if [ ! -d "$root/adapters/node-anthropic/node_modules/@anthropic-ai/sdk" ]; then
   (cd "$root/adapters/node-anthropic" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-for adapter in node-ai-sdk node-langchain; do
+for adapter in node-ai-sdk node-langchain node-aws-bedrock; do
   if [ ! -d "$root/adapters/$adapter/node_modules" ]; then
     echo "setup-sdks: installing the $adapter adapter's packages into adapters/$adapter"
     (cd "$root/adapters/$adapter" && npm ci --no-audit --no-fund --loglevel=error)

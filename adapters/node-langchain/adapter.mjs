@@ -2,23 +2,21 @@
 //
 // Streams one answer on the OpenAI Responses API (SQUALL_TASK=stream) with LangChain's own retry
 // settings (its AsyncCaller: maxRetries 6; the openai client inside it set to 0) and writes
-// $SQUALL_OUT/result.json. The only change: every timer the process sets is multiplied by
-// SQUALL_TIME_SCALE (p-retry's sleeps and the openai client's timeout use setTimeout). A case's
-// SQUALL_MAX_RETRIES becomes ChatOpenAI's maxRetries. No PRD-0006 event log: level `wire`.
+// $SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process on a sped-up
+// clock (`--clock accelerated`, docs/iut-contract.md). A case's SQUALL_MAX_RETRIES becomes
+// ChatOpenAI's maxRetries. No PRD-0006 event log: level `wire`.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChatOpenAI } from "@langchain/openai";
-
-const scale = Number(process.env.SQUALL_TIME_SCALE ?? "1");
-const realSetTimeout = globalThis.setTimeout;
-globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
 
 const out = process.env.SQUALL_OUT;
 // What the adapter is, for the report's provenance (the IUT contract's `implementation`).
 const sdk = JSON.parse(readFileSync(new URL("./node_modules/@langchain/openai/package.json", import.meta.url), "utf8"));
 const implementation = { name: `${sdk.name} (node)`, version: sdk.version, runtime: `node ${process.version}` };
+// The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+// SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
 const writeResult = (result) =>
-  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
+  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: 1, implementation }));
 
 if (process.env.SQUALL_TASK !== "stream") {
   writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "LangChain's chat model has no Task runner" });

@@ -2,26 +2,23 @@
 //
 // Runs one streamed Responses call (SQUALL_TASK=stream) with the SDK's own retry settings
 // (maxRetries 2, its own backoff, statuses and Retry-After handling) and writes
-// $SQUALL_OUT/result.json. The only change: every timer the process sets is multiplied by
-// SQUALL_TIME_SCALE — the SDK's retry sleeps and its request timeout both use setTimeout — so
-// the suite can run production values quickly without altering what the SDK decides. When a
-// case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's maxRetries.
+// $SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process on a sped-up
+// clock (`--clock accelerated`, docs/iut-contract.md). When a case configures
+// providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's maxRetries.
 //
 // The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 
-const scale = Number(process.env.SQUALL_TIME_SCALE ?? "1");
-const realSetTimeout = globalThis.setTimeout;
-globalThis.setTimeout = (callback, ms = 0, ...args) => realSetTimeout(callback, ms * scale, ...args);
-
 const out = process.env.SQUALL_OUT;
 // What the adapter is, for the report's provenance (the IUT contract's `implementation`).
 const sdk = JSON.parse(readFileSync(new URL("./node_modules/openai/package.json", import.meta.url), "utf8"));
 const implementation = { name: `${sdk.name} (node)`, version: sdk.version, runtime: `node ${process.version}` };
+// The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+// SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
 const writeResult = (result) =>
-  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: scale, implementation }));
+  writeFileSync(join(out, "result.json"), JSON.stringify({ ...result, time_scale: 1, implementation }));
 
 if (process.env.SQUALL_TASK !== "stream") {
   writeResult({ ok: false, stop_reason: "error", final_text: null, error_type: "NotSupported", error_message: "the SDK has no Task runner" });

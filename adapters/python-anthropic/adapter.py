@@ -2,10 +2,9 @@
 
 Runs one streamed Messages call (SQUALL_TASK=stream) with the SDK's own retry settings
 (max_retries=2, its own backoff, statuses and Retry-After handling) against the run's
-ANTHROPIC_BASE_URL, and writes $SQUALL_OUT/result.json. The only change: every wait the SDK
-makes is multiplied by SQUALL_TIME_SCALE — its retry sleeps and its default timeouts — so that
-the suite can run production values quickly without altering *what* the SDK decides. When a
-case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's own
+ANTHROPIC_BASE_URL, and writes $SQUALL_OUT/result.json. Nothing is patched or scaled: squall
+runs the process on a sped-up clock (`--clock accelerated`, docs/iut-contract.md), so the SDK's
+own timeouts and waits keep their production values. When a case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's own
 max_retries.
 
 The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
@@ -16,39 +15,16 @@ import importlib.metadata
 import json
 import os
 import platform
-import time
 
-import anthropic
 from anthropic import Anthropic
-import anthropic._base_client as base_client
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 OUT = os.environ["SQUALL_OUT"]
 
 
-class _ScaledTime:
-    """The `time` module as the SDK sees it, with `sleep` scaled."""
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(seconds * SCALE)
-
-
-base_client.time = _ScaledTime()
-default = anthropic.DEFAULT_TIMEOUT
-scaled_timeout = type(default)(
-    connect=default.connect * SCALE,
-    read=default.read * SCALE,
-    write=default.write * SCALE,
-    pool=default.pool * SCALE,
-)
-
-
 def write_result(result):
-    result["time_scale"] = SCALE
+    # The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": "anthropic (python)",
@@ -66,8 +42,7 @@ def main():
         return
     # providerRetry.maxRetries, when the case configures it: the SDK's own setting.
     retries = {"max_retries": int(os.environ["SQUALL_MAX_RETRIES"])} if os.environ.get("SQUALL_MAX_RETRIES") else {}
-    client = Anthropic(base_url=os.environ["ANTHROPIC_BASE_URL"], api_key=os.environ.get("ANTHROPIC_API_KEY", "test"),
-                       timeout=scaled_timeout, **retries)
+    client = Anthropic(base_url=os.environ["ANTHROPIC_BASE_URL"], api_key=os.environ.get("ANTHROPIC_API_KEY", "test"), **retries)
     text = []
     try:
         prompt = os.environ.get("SQUALL_PROMPT", "hi")

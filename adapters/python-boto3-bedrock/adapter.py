@@ -5,9 +5,10 @@ Usage: adapter.py standard|adaptive — the retry mode (botocore's default is `s
 Runs one streamed Converse call (SQUALL_TASK=stream: `converse_stream`) against the run's
 AWS_ENDPOINT_URL_BEDROCK_RUNTIME with the test credentials the contract gives, in the mode
 named, with botocore's own attempts, backoff, retry quota and (adaptive) client-side rate
-limiter, and writes $SQUALL_OUT/result.json. The only change: every wait botocore makes is
-multiplied by SQUALL_TIME_SCALE — its retry sleeps, its default timeouts (60 s connect, 60 s
-read) and, in adaptive mode, its token bucket's clock and waits. When a case configures
+limiter, and writes $SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process on
+a sped-up clock (`--clock accelerated`, docs/iut-contract.md), so botocore's retry sleeps, its
+default timeouts (60 s connect, 60 s read) and adaptive mode's token bucket keep their production
+values. When a case configures
 providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes `total_max_attempts` (retries + 1).
 
 The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall judges
@@ -19,39 +20,18 @@ import json
 import os
 import platform
 import sys
-import time
 
 import boto3
-import botocore.endpoint
-import botocore.retries.bucket as bucket
 from botocore.config import Config
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 OUT = os.environ["SQUALL_OUT"]
 MODE = sys.argv[1] if len(sys.argv) > 1 else "standard"
 
 
-class _ScaledTime:
-    """The `time` module as botocore's endpoint sees it, with `sleep` (its retry wait) scaled."""
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(seconds * SCALE)
-
-
-botocore.endpoint.time = _ScaledTime()
-# Adaptive mode's rate limiter measures rates and refills its bucket on this clock: policy
-# seconds (real seconds / SCALE); the waits it computes in policy seconds are slept scaled.
-bucket.Clock.current_time = lambda self: time.time() / SCALE
-_sleep_amount = bucket.TokenBucket._sleep_amount
-bucket.TokenBucket._sleep_amount = lambda self, amount: _sleep_amount(self, amount) * SCALE
-
-
 def write_result(result):
-    result["time_scale"] = SCALE
+    # The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": f"boto3 bedrock-runtime, {MODE} retries (python)",
@@ -70,8 +50,7 @@ def main():
     retries = {"mode": MODE}
     if os.environ.get("SQUALL_MAX_RETRIES"):
         retries["total_max_attempts"] = int(os.environ["SQUALL_MAX_RETRIES"]) + 1
-    default = botocore.endpoint.DEFAULT_TIMEOUT
-    config = Config(retries=retries, connect_timeout=default * SCALE, read_timeout=default * SCALE)
+    config = Config(retries=retries)
     # The endpoint, credentials and region come from the contract's AWS_* variables.
     client = boto3.client("bedrock-runtime", config=config)
     text = []

@@ -4,9 +4,8 @@ Runs one streamed Gemini call (SQUALL_TASK=stream: `client.models.generate_conte
 against the run's GOOGLE_GEMINI_BASE_URL with `HttpRetryOptions()` — the SDK's retry defaults
 (5 attempts, 1 s doubling to 60 s plus up to 1 s of jitter, statuses 408/429/500/502/503/504,
 httpx timeouts and connection errors); without retry options the SDK makes one attempt only —
-and writes $SQUALL_OUT/result.json. The only other change: every wait the SDK makes is
-multiplied by SQUALL_TIME_SCALE (tenacity's retry sleeps; the SDK sets no timeout of its own).
-When a case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the retry
+and writes $SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process
+on a sped-up clock (`--clock accelerated`, docs/iut-contract.md). When a case configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the retry
 options' `attempts` (retries + 1).
 
 The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
@@ -17,32 +16,17 @@ import importlib.metadata
 import json
 import os
 import platform
-import time
 
-import tenacity.nap
 from google import genai
 from google.genai import types
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 OUT = os.environ["SQUALL_OUT"]
 
 
-class _ScaledTime:
-    """The `time` module as tenacity's sleep sees it, with `sleep` scaled."""
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(seconds * SCALE)
-
-
-tenacity.nap.time = _ScaledTime()
-
-
 def write_result(result):
-    result["time_scale"] = SCALE
+    # The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": "google-genai (python)",

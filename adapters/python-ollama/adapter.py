@@ -1,8 +1,8 @@
 """The official `ollama` Python client, as shipped, behind squall's IUT contract.
 
 Runs one streamed chat (SQUALL_TASK=stream: `Client().chat(..., stream=True)`) against the run's
-OLLAMA_HOST with the client's defaults and writes $SQUALL_OUT/result.json. Nothing is scaled:
-the client makes no wait of its own (no retries, no timeout). SQUALL_MAX_RETRIES has nothing to
+OLLAMA_HOST with the client's defaults and writes $SQUALL_OUT/result.json. Nothing is patched
+or scaled: the client makes no wait of its own (no retries, no timeout). SQUALL_MAX_RETRIES has nothing to
 configure: the client has no retry setting.
 
 The client writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
@@ -16,12 +16,13 @@ import platform
 
 from ollama import Client
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 OUT = os.environ["SQUALL_OUT"]
 
 
 def write_result(result):
-    result["time_scale"] = SCALE
+    # The client waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": "ollama (python)",

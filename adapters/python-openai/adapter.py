@@ -5,10 +5,9 @@ Usage: adapter.py [--azure]
 Runs one streamed Responses call (SQUALL_TASK=stream) — with `--azure`, one streamed Chat
 Completions call through the SDK's `AzureOpenAI` client, at the contract's
 AZURE_OPENAI_ENDPOINT with its key and API version — with the SDK's own retry settings
-(max_retries=2, its own backoff, statuses and Retry-After handling) and writes
-$SQUALL_OUT/result.json. The only change: every wait the SDK makes is multiplied by
-SQUALL_TIME_SCALE — its retry sleeps and its default timeouts — so that the suite can run
-production values quickly without altering *what* the SDK decides. When a case configures
+(max_retries=2, its own backoff, statuses, Retry-After handling and timeouts) and writes
+$SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process on a sped-up
+clock (`--clock accelerated`, docs/iut-contract.md). When a case configures
 providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes the SDK's own max_retries.
 
 The SDK writes no PRD-0006 event log, so this adapter declares the `wire` level: squall
@@ -20,40 +19,17 @@ import json
 import os
 import platform
 import sys
-import time
 
-import openai
 from openai import AzureOpenAI, OpenAI
-import openai._base_client as base_client
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 AZURE = "--azure" in sys.argv[1:]
 OUT = os.environ["SQUALL_OUT"]
 
 
-class _ScaledTime:
-    """The `time` module as the SDK sees it, with `sleep` scaled."""
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(seconds * SCALE)
-
-
-base_client.time = _ScaledTime()
-default = openai.DEFAULT_TIMEOUT
-scaled_timeout = type(default)(
-    connect=default.connect * SCALE,
-    read=default.read * SCALE,
-    write=default.write * SCALE,
-    pool=default.pool * SCALE,
-)
-
-
 def write_result(result):
-    result["time_scale"] = SCALE
+    # The SDK waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": "openai (python), AzureOpenAI" if AZURE else "openai (python)",
@@ -77,15 +53,14 @@ def main():
         if AZURE:
             # The endpoint, key and API version come from the contract's AZURE_OPENAI_* and
             # OPENAI_API_VERSION, which the client reads itself; the model names the deployment.
-            client = AzureOpenAI(timeout=scaled_timeout, **retries)
+            client = AzureOpenAI(**retries)
             stream = client.chat.completions.create(model="gpt-4o-mini", stream=True,
                                                     messages=[{"role": "user", "content": prompt}])
             for chunk in stream:
                 if chunk.choices and chunk.choices[0].delta.content:
                     text.append(chunk.choices[0].delta.content)
         else:
-            client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "test"),
-                            timeout=scaled_timeout, **retries)
+            client = OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "test"), **retries)
             for event in client.responses.create(model="gpt-4o-mini", input=prompt, stream=True):
                 if event.type == "response.output_text.delta":
                     text.append(event.delta)

@@ -1,5 +1,5 @@
 //! The reports kept in `reports/` still tell the truth: each is re-run the way its report.json
-//! says it was made (`iut.run_as`, level, time scale, case timeout, concurrency, profiles) and
+//! says it was made (`iut.run_as`, level, time scale, clock, case timeout, concurrency, profiles) and
 //! the fresh verdicts must equal the kept ones, case by case. The reference is re-run whole;
 //! the official OpenAI and Anthropic SDKs' adapters on the cases that show what they retry
 //! (REQ-0006-001, -010), the other clients' on how they take a stream that breaks (REQ-0006-010),
@@ -65,6 +65,8 @@ fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
         report.case_timeout_s.to_string(),
         "--concurrency".to_owned(),
         report.concurrency.to_string(),
+        "--clock".to_owned(),
+        report.clock.clone(),
     ];
     for profile in &report.profiles.judged {
         args.extend(["--profile".to_owned(), profile.id.clone()]);
@@ -165,7 +167,8 @@ fn differences(run: FreshRun) -> Vec<String> {
 /// Python and Node processes one of them once timed out a sub-session request that a quiet
 /// machine answers at once (a retry the kept report does not have). google-genai is not re-run
 /// here: it has no timeout, so each of its stalled-stream cases holds the case timeout (120 s);
-/// neither is the ollama client, for the same reason. AzureOpenAI decides as python-openai does
+/// neither are the ollama client and the AWS SDK for JavaScript's Bedrock client, for the same
+/// reason. AzureOpenAI decides as python-openai does
 /// (the same `BaseClient`) and boto3's adaptive mode as its standard one on a broken stream: the
 /// refresh script re-runs them.
 #[test]
@@ -203,7 +206,7 @@ fn the_committed_matrix_is_the_one_the_kept_reports_make() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("MATRIX.md");
     let reports: Vec<&str> = args.iter().skip(2).take_while(|a| **a != "--out").copied().collect();
-    require(reports.len() == 12, &format!("twelve clients: {reports:?}"));
+    require(reports.len() == 13, &format!("thirteen clients: {reports:?}"));
     let output = squall()
         .args(["report", "matrix"])
         .args(&reports)

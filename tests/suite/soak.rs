@@ -143,7 +143,7 @@ fn the_command_line_writes_both_reports_and_refuses_what_it_cannot_soak() {
         (json["seed"].as_u64(), json["runs"].as_u64(), json["verdict"].as_str()),
         (Some(7), Some(40), Some("pass"))
     );
-    assert_eq!(json["every_run"][3]["replay"], format!("squall soak --iut reference --scenario {SCENARIO} --time-scale 0.01 --max-retries 6 --case-timeout 60 --runs 1 --seed 10"));
+    assert_eq!(json["every_run"][3]["replay"], format!("squall soak --iut reference --scenario {SCENARIO} --time-scale 0.01 --clock auto --max-retries 6 --case-timeout 60 --runs 1 --seed 10"));
     let markdown = std::fs::read_to_string(report_dir.join("soak.md")).expect("soak.md");
     assert!(markdown.contains("## Attempts per run") && markdown.contains("P(Binomial(40,"), "{markdown}");
 

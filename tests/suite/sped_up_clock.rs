@@ -59,7 +59,7 @@ fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() 
     let stderr = String::from_utf8_lossy(&output.stderr);
     require(output.status.code() == Some(2), &format!("exit 2 before judging: {:?}\n{stderr}", output.status));
     require(
-        stderr.contains("is not reached by the sped-up clock") && stderr.contains("it waited 2.0"),
+        stderr.contains("is not reached by the sped-up clock") && stderr.contains("it waited 10.0"),
         &format!("it names the client, what it saw and why: {stderr}"),
     );
     require(stderr.contains("--clock scaled"), &format!("and the ways out: {stderr}"));

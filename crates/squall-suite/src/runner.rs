@@ -12,7 +12,7 @@ use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
 use super::cases::{all_tags, case_id, read_scenario, scenario_clauses, Shard};
-use super::engine::{calibrate, Launcher, ProcessClock, SuiteContext};
+use super::engine::{calibrate_clock, Measure, ProcessClock, SuiteContext};
 use super::provenance::{feature_digests, FeatureDigest, Host};
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
@@ -96,6 +96,8 @@ pub struct SuiteOutcome {
     pub tags: Option<String>,
     /// The implementation's reaction, measured before the cases ran.
     pub calibration: Calibration,
+    /// The clock the implementation's processes ran on: `scaled` or `accelerated`.
+    pub clock: ClockMode,
     /// When the run began.
     pub started_at: SystemTime,
     /// How long it took.
@@ -182,14 +184,14 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     let began = Instant::now();
     let host = Host::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
-    let process_clock = ProcessClock::of(&config.iut, config.clock).map_err(SuiteError::Harness)?;
-    let calibration = if clock.is_virtual() {
-        Calibration::virtual_clock()
+    let (process_clock, calibration) = if clock.is_virtual() {
+        (ProcessClock::Scaled, Calibration::virtual_clock())
     } else {
-        let launcher = Launcher::new(&server, &config.iut, &process_clock);
-        let calibration = calibrate(launcher, config.time_scale, instances, config.case_timeout, config.seed).await?;
-        Calibration { clock: process_clock.is_sped_up().then(|| process_clock.describe()), ..calibration }
+        let measure =
+            Measure { time_scale: config.time_scale, instances, case_timeout: config.case_timeout, seed: config.seed };
+        calibrate_clock(&server, &config.iut, config.clock, measure).await?
     };
+    let clock_mode = process_clock.mode();
     let ctx = Arc::new(SuiteContext::new(config, server, process_clock, calibration, instances));
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
@@ -218,6 +220,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
         calibration: Calibration { lockstep: ctx.lockstep.get().cloned(), ..ctx.calibration.clone() },
+        clock: clock_mode,
         cases,
         selection: config.profiles.clone(),
         tags: config.tags.clone(),

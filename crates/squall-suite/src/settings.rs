@@ -283,7 +283,7 @@ impl SuiteSettings {
 }
 
 const SCALE: &str = "a number in (0, 1]";
-const CLOCK: &str = "`scaled` (the client scales its own waits by SQUALL_TIME_SCALE) or `accelerated` (its process runs on a clock sped up by libfaketime)";
+const CLOCK: &str = "`auto` (sped up where libfaketime is installed and reaches the client, else scaled), `accelerated` (its process runs on a clock sped up by libfaketime) or `scaled` (the client scales its own waits by SQUALL_TIME_SCALE)";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
 const HERD: &str = "a whole number from 10 to 500";

@@ -132,6 +132,7 @@ mod tests {
             cases,
             profiles: vec![],
             calibration: crate::timing::Calibration::assumed(crate::timing::Reaction::exactly(1.0)),
+            clock: crate::iut::ClockMode::Scaled,
             selection: ProfileSelection::default(),
             tags: Some("@typo".into()),
             started_at: SystemTime::now(),

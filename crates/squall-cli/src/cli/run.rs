@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use squall::scenario::validate::check_name;
-use squall_suite::iut::Iut;
+use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::report::{write_all, ReportMeta};
 
 use super::stdout;
@@ -41,10 +41,11 @@ pub(crate) struct RunArgs {
     /// Accept a run in which every case is n/a (exit 0 instead of 2).
     #[arg(long)]
     pub allow_empty: bool,
-    /// The clock an outside implementation's process runs on: `scaled` (real time; its adapter
-    /// scales its waits by SQUALL_TIME_SCALE) or `accelerated` (sped up by 1/time-scale with
-    /// libfaketime; the client reads SQUALL_TIME_SCALE=1 and runs unmodified).
-    #[arg(long, env = "SQUALL_CLOCK", default_value = "scaled")]
+    /// The clock an outside implementation's process runs on: `accelerated` (sped up by
+    /// 1/time-scale with libfaketime; the client reads SQUALL_TIME_SCALE=1 and runs unmodified),
+    /// `scaled` (real time; its adapter scales its waits by SQUALL_TIME_SCALE), or `auto`
+    /// (accelerated where libfaketime is installed and reaches the client, else scaled).
+    #[arg(long, env = "SQUALL_CLOCK", default_value = "auto")]
     pub clock: String,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
@@ -151,6 +152,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprint!("\r\x1b[2K");
     }
     eprintln!("squall run: {}", outcome.calibration.summary());
+    if let (Some(clock), ClockMode::Auto) = (&outcome.calibration.clock, config.clock) {
+        if outcome.clock == ClockMode::Scaled {
+            eprintln!("squall run: --clock auto: the client's clock is {clock}");
+        }
+    }
     // The summary is for a person; the reports are written whether or not anyone reads it.
     if !outcome.cases.is_empty() {
         let summary = format!(

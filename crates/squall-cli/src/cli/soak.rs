@@ -35,9 +35,9 @@ pub(crate) struct SoakArgs {
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
     pub time_scale: f64,
-    /// The clock an outside implementation's process runs on: `scaled` or `accelerated` (as
-    /// for `squall run`).
-    #[arg(long, env = "SQUALL_CLOCK", default_value = "scaled")]
+    /// The clock an outside implementation's process runs on: `scaled`, `accelerated` or `auto`
+    /// (as for `squall run`).
+    #[arg(long, env = "SQUALL_CLOCK", default_value = "auto")]
     pub clock: String,
     /// `providerRetry.maxRetries` for every run (SQUALL_MAX_RETRIES), and the budget the
     /// predicted success rate assumes (ECN-0003's default: 6).
@@ -70,7 +70,7 @@ pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
     );
     let iut = parse_iut(&args.iut, Source::Flags)?;
     let clock = ClockMode::parse(&args.clock)
-        .with_context(|| format!("--clock {}: expected `scaled` or `accelerated`", args.clock))?;
+        .with_context(|| format!("--clock {}: expected `scaled`, `accelerated` or `auto`", args.clock))?;
     let catalogue = Catalogue::from_dir_or_embedded(args.scenarios.as_deref())?;
     let scenario = catalogue.get(&args.scenario).with_context(|| {
         let chaotic: Vec<&str> = catalogue.iter().filter(|s| s.chaos.is_some()).map(|s| s.name.as_str()).collect();

@@ -1,22 +1,52 @@
-//! The client's reaction measured: the calibration's plan ([`crate::timing::calibration`]) run
-//! try after try until it has read enough.
+//! The client's clock and reaction, before any case: the clock its processes run on chosen,
+//! and the calibration's plan ([`crate::timing::calibration`]) run try after try until it has
+//! read enough — on the sped-up clock, with the probe of whether that clock reached the client.
 
 use std::time::Duration;
 
-use super::launch::Launcher;
+use super::launch::{Launcher, ProcessClock};
+use crate::iut::{ClockMode, Iut};
 use crate::timing::calibration::CalibrationPlan;
 use crate::timing::{Calibration, CannotStart};
+use crate::SuiteError;
+use squall::server::Server;
 
-/// Measure the reaction of `launcher`'s implementation with `instances` instances at each of two
-/// scales (the suite's `time_scale` and a second), all at once; again, more patiently, while
+/// What a suite run measures before its cases.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measure {
+    pub(crate) time_scale: f64,
+    /// Instances at each of the calibration's two scales.
+    pub(crate) instances: usize,
+    pub(crate) case_timeout: Duration,
+    pub(crate) seed: Option<u64>,
+}
+
+/// The clock `mode` asks for `implementation`'s processes, and its calibration on it. Where
+/// `auto` chose the sped-up clock and it did not reach the client, the scaled clock instead; the
+/// calibration records the clock (or why `auto` settled for the scaled one).
+pub(crate) async fn calibrate_clock(
+    server: &Server,
+    implementation: &Iut,
+    mode: ClockMode,
+    measure: Measure,
+) -> Result<(ProcessClock, Calibration), SuiteError> {
+    let (mut clock, mut note) = ProcessClock::of(implementation, mode).map_err(SuiteError::Harness)?;
+    let calibration = match calibrate(Launcher::new(server, implementation, &clock), measure).await {
+        Err(unreached) if unreached.clock_not_reached && mode == ClockMode::Auto => {
+            clock = ProcessClock::Scaled;
+            note = Some(format!("scaled, not sped up: it {}", unreached.why));
+            calibrate(Launcher::new(server, implementation, &clock), measure).await?
+        }
+        measured => measured?,
+    };
+    Ok((clock.clone(), Calibration { clock: clock.describe().or(note), ..calibration }))
+}
+
+/// Measure the reaction of `launcher`'s implementation with `measure.instances` instances at
+/// each of two scales (the suite's and a second), all at once; again, more patiently, while
 /// instances time out before anything is measured.
-pub(crate) async fn calibrate(
-    launcher: Launcher<'_>,
-    time_scale: f64,
-    instances: usize,
-    case_timeout: Duration,
-    seed: Option<u64>,
-) -> Result<Calibration, CannotStart> {
+pub(crate) async fn calibrate(launcher: Launcher<'_>, measure: Measure) -> Result<Calibration, CannotStart> {
+    let Measure { time_scale, instances, case_timeout, seed } = measure;
     let sped_up = launcher.clock().is_sped_up();
     let mut plan = CalibrationPlan::new(launcher.implementation(), time_scale, instances, case_timeout, seed, sped_up);
     loop {

@@ -77,8 +77,9 @@ fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: f
 /// one it was given (`time_scale` in `result.json` is optional).
 fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: f64) -> Option<String> {
     let reported = result.map(|r| &r["time_scale"]).filter(|v| !v.is_null())?;
-    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it), or, if the client cannot scale its \
-               waits, run every case at time scale 1 (`squall run --time-scale 1`; pytest `--squall-time-scale 1`; \
+    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it); or, if the client cannot scale its \
+               waits, run it on the sped-up clock (`squall run --clock accelerated`: it is then told 1), or run every \
+               case at time scale 1 (`squall run --time-scale 1`; pytest `--squall-time-scale 1`; \
                squall-judge `squall({ timeScale: 1 })`; `\"time_scale\": 1` when creating a run) — each case then \
                takes its production time";
     match reported.as_f64() {

@@ -5,7 +5,8 @@
 //! `judge` on what a client posts and returns its request for a slower run as `confirm`.
 //!
 //! - `launch` — the one place an implementation is started: plans in, executions out
-//! - `calibrate` — the client's reaction measured, the calibration's plan run until it is read
+//! - `calibrate` — the client's clock chosen and its reaction measured, the calibration's plan
+//!   run until it is read
 //! - `judge` — the verdict of one run of a case, and whether a slower run could change it
 //! - `liveness` — implementations that died, hung or left no result, and clients that never
 //!   gave up on a silent provider
@@ -19,7 +20,7 @@ pub(crate) mod liveness;
 mod run;
 mod turns;
 
-pub(crate) use calibrate::calibrate;
+pub(crate) use calibrate::{calibrate_clock, Measure};
 pub(crate) use judge::{judge, Judging, Stage};
 pub(crate) use launch::{Launcher, ProcessClock};
 pub(crate) use run::{run_case, SuiteContext};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::calibrate::calibrate;
+use super::calibrate::{calibrate, Measure};
 use super::judge::{judge, Judgement, Judging, Stage};
 use super::launch::{Execution, Launcher, ProcessClock, RunPlan};
 use super::turns::MachineTurns;
@@ -205,8 +205,12 @@ async fn measure_reaction(suite: &SuiteContext) -> Reaction {
     if suite.calibration.is_virtual_clock() {
         return suite.calibration.reaction.clone();
     }
-    let calibration =
-        calibrate(suite.launcher(), suite.time_scale, suite.calibration_instances, suite.case_timeout, suite.seed)
-            .await;
+    let measure = Measure {
+        time_scale: suite.time_scale,
+        instances: suite.calibration_instances,
+        case_timeout: suite.case_timeout,
+        seed: suite.seed,
+    };
+    let calibration = calibrate(suite.launcher(), measure).await;
     calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
 }

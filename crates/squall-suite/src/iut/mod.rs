@@ -53,14 +53,18 @@ pub enum ClockMode {
     /// Sped up by `1 / time scale` with libfaketime: the client reads `SQUALL_TIME_SCALE=1` and
     /// waits production values, unmodified (Linux, with libfaketime installed).
     Accelerated,
+    /// Sped up where that can be had and reaches the client; else scaled, saying why (`squall
+    /// run`'s default).
+    Auto,
 }
 
 impl ClockMode {
-    /// `scaled` or `accelerated`.
+    /// `scaled`, `accelerated` or `auto`.
     pub fn parse(text: &str) -> Option<ClockMode> {
         match text {
             "scaled" => Some(ClockMode::Scaled),
             "accelerated" => Some(ClockMode::Accelerated),
+            "auto" => Some(ClockMode::Auto),
             _ => None,
         }
     }
@@ -70,6 +74,7 @@ impl ClockMode {
         match self {
             ClockMode::Scaled => "scaled",
             ClockMode::Accelerated => "accelerated",
+            ClockMode::Auto => "auto",
         }
     }
 }

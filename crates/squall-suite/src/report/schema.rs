@@ -26,6 +26,10 @@ fn report_schema() -> String {
     REPORT_SCHEMA.to_owned()
 }
 
+fn scaled_clock() -> String {
+    crate::iut::ClockMode::Scaled.as_str().to_owned()
+}
+
 /// `report.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -44,6 +48,11 @@ pub struct Report {
     pub time_scale: f64,
     /// The most a case's time scale could be raised to for its timing checks.
     pub max_time_scale: f64,
+    /// The clock the implementation's processes ran on: `scaled` (real time, the client scaling
+    /// its own waits) or `accelerated` (sped up by one over each case's time scale); reports
+    /// written before it was recorded read as `scaled`.
+    #[serde(default = "scaled_clock")]
+    pub clock: String,
     /// How the implementation's own time per retry was measured.
     pub calibration: CalibrationReport,
     /// Real seconds each case had before the implementation was killed.
@@ -197,6 +206,7 @@ impl Report {
             duration_ms: outcome.duration.as_millis() as u64,
             time_scale: meta.time_scale,
             max_time_scale: meta.max_time_scale,
+            clock: outcome.clock.as_str().to_owned(),
             calibration: (&outcome.calibration).into(),
             case_timeout_s: meta.case_timeout.as_secs_f64(),
             concurrency: meta.concurrency,
@@ -238,9 +248,15 @@ impl Report {
 /// The run's provenance: what `outcome` read and ran, as `meta` ran it.
 fn provenance(meta: &ReportMeta, outcome: &SuiteOutcome) -> Provenance {
     let profiles = outcome.selection.profiles().iter().map(|p| p.id).collect::<Vec<_>>().join(",");
+    // An outside implementation's clock is part of how it ran (the reference shares squall's).
+    let in_process = matches!(
+        crate::settings::parse_iut(&meta.run_as, crate::settings::Source::Flags),
+        Ok(crate::iut::Iut::Reference { .. })
+    );
+    let clock = if in_process { String::new() } else { format!(" --clock {}", outcome.clock.as_str()) };
     let reproduce = |id: &str| {
         format!(
-            "squall run --iut {} --level {} --profile {profiles} --case {}",
+            "squall run --iut {} --level {}{clock} --profile {profiles} --case {}",
             shell_word(&meta.run_as),
             meta.level.as_str(),
             shell_word(id)
@@ -369,6 +385,7 @@ mod tests {
             cases,
             selection,
             tags: Some("@wire".into()),
+            clock: crate::iut::ClockMode::Scaled,
             calibration: Calibration {
                 lockstep: Some(Lockstep::exact()),
                 ..Calibration::assumed(Reaction { unscaled_wait_ms: vec![500.0], ..Reaction::exactly(3.0) })

@@ -153,7 +153,7 @@ pub async fn run_soak(config: &SoakConfig) -> Result<SoakOutcome, SuiteError> {
         .map_err(SuiteError::io("cannot start the squall server"))?;
     let seed = config.seed.unwrap_or_else(squall::scenario::fresh_seed);
     let started = Instant::now();
-    let process_clock = ProcessClock::of(&config.iut, config.clock).map_err(SuiteError::Harness)?;
+    let (process_clock, _) = ProcessClock::of(&config.iut, config.clock).map_err(SuiteError::Harness)?;
     let launcher = Launcher::new(&server, &config.iut, &process_clock);
     let runs: Vec<SoakRun> = stream::iter(0..config.runs)
         .map(|index| one_run(launcher, config, index, seed.wrapping_add(index as u64)))

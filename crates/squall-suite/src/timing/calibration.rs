@@ -47,8 +47,9 @@ pub struct Calibration {
     pub tries: usize,
     /// How far a lockstep herd spread, when a herd case ran.
     pub lockstep: Option<Lockstep>,
-    /// The sped-up clock the implementation's processes ran on, when they did: its mode and the
-    /// preloads' versions (each case's rate is one over its time scale).
+    /// The sped-up clock the implementation's processes ran on (its preloads' versions; each
+    /// case's rate is one over its time scale), or why `--clock auto` ran them scaled; `None`
+    /// for a run that asked for the scaled clock.
     pub clock: Option<String>,
 }
 
@@ -123,9 +124,7 @@ impl Calibration {
             line.push_str(&format!("; {}", lockstep.summary()));
         }
         if let Some(clock) = &self.clock {
-            line.push_str(&format!(
-                "; the client's clock: {clock}, sped up by one over each case's time scale (it read SQUALL_TIME_SCALE=1)"
-            ));
+            line.push_str(&format!("; the client's clock: {clock}"));
         }
         if self.tries > 1 {
             line.push_str(&format!(
@@ -234,14 +233,14 @@ impl CalibrationPlan {
             plans.pop();
             let probe = outcomes.pop().unwrap_or_else(|| Err("no probe ran".to_owned()));
             if let Some(why) = reach::not_reached(&probe, self.scales[0]) {
-                return Err(CannotStart { implementation: self.implementation.clone(), why });
+                return Err(CannotStart { implementation: self.implementation.clone(), why, clock_not_reached: true });
             }
         }
         self.tries += 1;
         let measured: Vec<InstanceRun> =
             plans.iter().zip(outcomes).map(|(plan, outcome)| InstanceRun::of(plan.spec.time_scale, outcome)).collect();
         if let Some(why) = cannot_start(&measured) {
-            return Err(CannotStart { implementation: self.implementation.clone(), why });
+            return Err(CannotStart { implementation: self.implementation.clone(), why, clock_not_reached: false });
         }
         let samples = self.scales.map(|scale| ScaleSamples {
             time_scale: scale,
@@ -317,6 +316,8 @@ impl InstanceRun {
 pub struct CannotStart {
     /// The implementation, as reports name it.
     pub implementation: String,
+    /// The sped-up clock did not reach it: it may run on the scaled clock instead.
+    pub clock_not_reached: bool,
     /// What every calibration run showed: the exit status, result.json missing, the stderr tail.
     pub why: String,
 }

@@ -2,12 +2,14 @@
 //! read real time: a statically linked program, Go's runtime, anything that asks the kernel
 //! without libc. Before any case is judged, one run asks the client for a wait long enough to
 //! tell, in a header the contract makes it honour (PRD-0006: "优先遵循 retryAfterMs"):
-//! [`ASKS`] 429s with `retry-after: 2`, then a success. On a clock sped up `r` times the client
-//! waits about `2 / r` s real each time; on real time, 2 s. A gap below the geometric middle,
-//! `2 / √r` s, is a client on the sped-up clock — a client that ignores the header and waits a
-//! backoff of its own `b` instead is read the same way unless `b` is above `2·√r` s (20 s at
-//! ×100) or below `2 / √r` s (0.2 s at ×100) — and any gap at or above it is a client the clock
-//! did not reach, which no case is judged on.
+//! [`ASKS`] 429s with `retry-after: 10`, then a success. On a clock sped up `r` times the client
+//! waits about `10 / r` s real each time; on real time, 10 s. A gap below the geometric middle,
+//! `10 / √r` s (1 s at ×100), is a client on the sped-up clock — so a client's own work of up
+//! to most of a second per retry (a Node process warming up on a busy machine) is no evidence,
+//! and a client that ignores the header and waits a backoff of its own `b` instead is read the
+//! same way unless `b` is above `10·√r` s or below `10 / √r` s — and a gap at or above it, or as
+//! long a wait cut short by the instance's timeout, is a client the clock did not reach, which
+//! no case is judged on. A client that never sent its first request tells nothing.
 
 use std::time::Duration;
 
@@ -18,8 +20,10 @@ use squall::scenario::{Attempt, Scenario};
 /// The 429s of the probe.
 const ASKS: usize = 2;
 
-/// What each asks for, in seconds of the client's own time.
-const ASKED_S: u64 = 2;
+/// What each asks for, in seconds of the client's own time: long enough that a sped-up client's
+/// own work cannot pass for it, short enough that a client on real time shows it within an
+/// instance's timeout (at least 5 s: its first wait, cut short, already tells).
+const ASKED_S: u64 = 10;
 
 /// The run that tells whether the client's waits run on a clock sped up `1 / time_scale` times.
 pub(crate) fn plan(time_scale: f64, timeout: Duration, seed: Option<u64>) -> RunPlan {
@@ -39,25 +43,33 @@ pub(crate) fn plan(time_scale: f64, timeout: Duration, seed: Option<u64>) -> Run
 pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: f64) -> Option<String> {
     let execution = outcome.as_ref().ok()?;
     let gaps_s: Vec<f64> = gaps_after_asks(&execution.journal).iter().map(|ms| ms / 1000.0).collect();
-    let killed = execution.iut.timed_out && gaps_s.len() < ASKS;
-    not_reached_by(&gaps_s, killed, time_scale)
+    // Killed while it waited after a 429: how long it had waited by then.
+    let cut_short_s = (execution.iut.timed_out && gaps_s.len() < ASKS)
+        .then(|| {
+            let calls = execution.journal.iter().filter(|e| e.attempt.is_some());
+            let last_ask = calls.filter(|e| e.status == Some(429)).filter_map(|e| e.finished_at_ms).reduce(f64::max)?;
+            Some((execution.ended_at_ms - last_ask) / 1000.0)
+        })
+        .flatten();
+    not_reached_by(&gaps_s, cut_short_s, time_scale)
 }
 
-/// [`not_reached`] from the real gaps (s) after the probe's asks, and whether the client was
-/// killed before it retried them all.
-fn not_reached_by(gaps_s: &[f64], killed: bool, time_scale: f64) -> Option<String> {
+/// [`not_reached`] from the real gaps (s) after the probe's asks, and how long the client had
+/// waited after its last 429 when it was killed, if it was.
+fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: f64) -> Option<String> {
     let rate = 1.0 / time_scale;
     let threshold_s = ASKED_S as f64 / rate.sqrt();
-    let slow = gaps_s.iter().filter(|gap| **gap >= threshold_s).count();
-    if slow == 0 && !killed {
+    let cut_short = cut_short_s.filter(|waited| *waited >= threshold_s);
+    if gaps_s.iter().all(|gap| *gap < threshold_s) && cut_short.is_none() {
         return None;
     }
-    let seen: Vec<String> = gaps_s.iter().map(|gap| format!("{gap:.2} s")).collect();
-    let waited =
-        if seen.is_empty() { "never retried".to_owned() } else { format!("waited {} real", seen.join(" and ")) };
+    let mut seen: Vec<String> = gaps_s.iter().map(|gap| format!("{gap:.2} s")).collect();
+    if let Some(waited) = cut_short {
+        seen.push(format!("{waited:.2} s before it was killed at the instance timeout"));
+    }
     Some(format!(
-        "is not reached by the sped-up clock: asked {ASKS} times to wait {ASKED_S} s (`retry-after: {ASKED_S}`) on a clock {rate}× real time, it {waited}{} (a client on that clock waits about {:.3} s; anything from {threshold_s:.2} s is real time). A statically linked program, Go's runtime, or anything that reads the clock without libc cannot be sped up by LD_PRELOAD; run it with `--clock scaled` and scale its waits by SQUALL_TIME_SCALE in its adapter, or in real time with `--clock scaled --time-scale 1`",
-        if killed { " before it was killed at the instance timeout" } else { "" },
+        "is not reached by the sped-up clock: asked {ASKS} times to wait {ASKED_S} s (`retry-after: {ASKED_S}`) on a clock {rate}× real time, it waited {} real (a client on that clock waits about {:.2} s; anything from {threshold_s:.2} s is real time). A statically linked program, Go's runtime, or anything that reads the clock without libc cannot be sped up by LD_PRELOAD; run it with `--clock scaled` and scale its waits by SQUALL_TIME_SCALE in its adapter, or in real time with `--clock scaled --time-scale 1`",
+        seen.join(" and "),
         ASKED_S as f64 / rate
     ))
 }
@@ -71,24 +83,26 @@ mod tests {
         let plan = plan(0.01, Duration::from_secs(10), None);
         let asked: Vec<Option<&str>> =
             plan.scenario.attempts.iter().map(|a| a.headers.get("retry-after").map(String::as_str)).collect();
-        assert_eq!(asked, [Some("2"), Some("2"), None]);
+        assert_eq!(asked, [Some("10"), Some("10"), None]);
         assert_eq!(plan.spec.max_retries, Some(2));
         squall::scenario::validate::validate(&plan.scenario).expect("a valid scenario");
     }
 
     #[test]
     fn a_client_on_real_time_is_told_from_one_on_the_sped_up_clock() {
-        // At ×100 the line is 0.2 s: 2 s asked is 20 ms sped up, 2 s on real time.
-        assert_eq!(not_reached_by(&[0.021, 0.035], false, 0.01), None);
-        assert_eq!(not_reached_by(&[0.19, 0.05], false, 0.01), None, "a busy moment below the line");
-        let real = not_reached_by(&[2.003, 2.001], false, 0.01).expect("not reached");
-        assert!(real.contains("waited 2.00 s and 2.00 s real") && real.contains("--clock scaled"), "{real}");
-        assert!(not_reached_by(&[0.02, 0.25], false, 0.01).is_some(), "one wait on real time is enough");
-        let killed = not_reached_by(&[], true, 0.01).expect("killed before it retried");
-        assert!(killed.contains("never retried before it was killed"), "{killed}");
-        assert_eq!(not_reached_by(&[], false, 0.01), None, "no retry and not killed: calibration says why");
-        // At ×4 the line is 1 s.
-        assert_eq!(not_reached_by(&[0.6, 0.55], false, 0.25), None);
-        assert!(not_reached_by(&[1.9, 2.0], false, 0.25).is_some());
+        // At ×100 the line is 1 s: 10 s asked is 0.1 s sped up, 10 s on real time.
+        assert_eq!(not_reached_by(&[0.101, 0.135], None, 0.01), None);
+        assert_eq!(not_reached_by(&[0.41, 0.09], None, 0.01), None, "a Node client warming up on a busy machine");
+        let real = not_reached_by(&[10.003, 10.001], None, 0.01).expect("not reached");
+        assert!(real.contains("waited 10.00 s and 10.00 s real") && real.contains("--clock scaled"), "{real}");
+        assert!(not_reached_by(&[0.1, 1.2], None, 0.01).is_some(), "one wait on real time is enough");
+        let killed = not_reached_by(&[10.0], Some(5.0), 0.01).expect("killed while it waited");
+        assert!(killed.contains("5.00 s before it was killed"), "{killed}");
+        assert!(not_reached_by(&[], Some(4.0), 0.01).is_some(), "cut short after waiting 4 s");
+        assert_eq!(not_reached_by(&[], Some(0.3), 0.01), None, "killed 0.3 s after its 429: no evidence");
+        assert_eq!(not_reached_by(&[], None, 0.01), None, "no retry and not killed: calibration says why");
+        // At ×4 the line is 5 s.
+        assert_eq!(not_reached_by(&[2.6, 2.55], None, 0.25), None);
+        assert!(not_reached_by(&[9.9, 10.0], None, 0.25).is_some());
     }
 }

@@ -49,14 +49,18 @@ pub(crate) struct Started {
 
 impl ProcessClock {
     /// The clock `mode` asks for `implementation`'s processes (the reference has none: it
-    /// shares squall's), or an error naming the flag, what is missing and the ways out when the
-    /// sped-up clock cannot be had here.
-    pub(crate) fn of(implementation: &Iut, mode: ClockMode) -> Result<ProcessClock, String> {
+    /// shares squall's), with why `auto` settled for the scaled clock when it did; an error,
+    /// naming the flag, what is missing and the ways out, when `accelerated` cannot be had here.
+    pub(crate) fn of(implementation: &Iut, mode: ClockMode) -> Result<(ProcessClock, Option<String>), String> {
         match (implementation, mode) {
-            (Iut::Reference { .. }, _) | (_, ClockMode::Scaled) => Ok(ProcessClock::Scaled),
-            (Iut::Command(_), ClockMode::Accelerated) => {
-                Accelerator::find().map(ProcessClock::Accelerated).map_err(|why| format!("--clock accelerated: {why}"))
-            }
+            (Iut::Reference { .. }, _) | (_, ClockMode::Scaled) => Ok((ProcessClock::Scaled, None)),
+            (Iut::Command(_), ClockMode::Accelerated) => Accelerator::find()
+                .map(|found| (ProcessClock::Accelerated(found), None))
+                .map_err(|why| format!("--clock accelerated: {why}")),
+            (Iut::Command(_), ClockMode::Auto) => Ok(match Accelerator::find() {
+                Ok(found) => (ProcessClock::Accelerated(found), None),
+                Err(why) => (ProcessClock::Scaled, Some(format!("scaled, not sped up: {why}"))),
+            }),
         }
     }
 
@@ -65,14 +69,22 @@ impl ProcessClock {
         matches!(self, ProcessClock::Accelerated(_))
     }
 
-    /// What reports record: `scaled`, or `accelerated (libfaketime 0.9.10 + squall-clock 1)`.
-    pub(crate) fn describe(&self) -> String {
+    /// The mode it runs processes on: `scaled` or `accelerated`.
+    pub(crate) fn mode(&self) -> ClockMode {
         match self {
-            ProcessClock::Scaled => ClockMode::Scaled.as_str().to_owned(),
-            ProcessClock::Accelerated(accelerator) => {
-                format!("{} ({})", ClockMode::Accelerated.as_str(), accelerator.version)
-            }
+            ProcessClock::Scaled => ClockMode::Scaled,
+            ProcessClock::Accelerated(_) => ClockMode::Accelerated,
         }
+    }
+
+    /// What reports record of a sped-up clock: `accelerated (libfaketime 0.9.10 + squall-clock
+    /// 1), …`; `None` for the scaled clock.
+    pub(crate) fn describe(&self) -> Option<String> {
+        let ProcessClock::Accelerated(accelerator) = self else { return None };
+        Some(format!(
+            "accelerated ({}), sped up by one over each case's time scale (the client read SQUALL_TIME_SCALE=1)",
+            accelerator.version
+        ))
     }
 
     /// How to start `command` at `time_scale` with the contract's `env` (changed here where the
