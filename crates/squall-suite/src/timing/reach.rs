@@ -1,7 +1,8 @@
 //! Whether a sped-up clock reached the client. A process started under libfaketime may still
 //! read real time: a statically linked program, Go's runtime, anything that asks the kernel
 //! without libc. Before any case is judged, one run asks the client for a wait long enough to
-//! tell, in a header the contract makes it honour (PRD-0006: "优先遵循 retryAfterMs"):
+//! tell, in the header clients most often honour — PRD-0006 asks for the provider's wait to come
+//! first ("优先遵循 `retryAfterMs`"), and `retry-after` in seconds is its most common form:
 //! [`ASKS`] 429s with `retry-after: 10`, then a success. On a clock sped up `r` times the client
 //! waits about `10 / r` s real each time; on real time, 10 s. A gap below the geometric middle,
 //! `10 / √r` s (1 s at ×100), is a client on the sped-up clock — so a client's own work of up
