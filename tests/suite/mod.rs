@@ -9,6 +9,7 @@ mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod cli; // the `squall` binary as a user runs it
 mod committed_reports; // the kept reports agree with fresh runs, and the matrix with the kept reports (SDKs)
 mod conformance_suite; // the suite itself: the IUT contract's external path, levels, crashes, hangs (slow)
+mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded
 mod embedded_api; // `squall::embedded`: runs scripted in code, the journal asserted on
 mod hardening; // security defaults, bad input, load
 mod herd_server; // a herd on one run: each client's base URL, attempts counted per client

@@ -52,6 +52,6 @@ pub mod waivers;
 mod world;
 
 pub use error::SuiteError;
-pub use results::{CaseRecord, CheckRecord, ClientOutputs, Evidence, ProfileResult, RequirementResult};
+pub use results::{CaseRecord, CheckRecord, ClientOutputs, Draws, Evidence, ProfileResult, RequirementResult};
 pub use runner::{run_suite, Progress, SuiteConfig, SuiteOutcome};
 pub use verdict::{Level, RunVerdict, Strength, Tally, Verdict};

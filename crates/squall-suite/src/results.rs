@@ -27,6 +27,20 @@ pub struct CheckRecord {
     pub expected: String,
     /// What the implementation did (figures in production seconds).
     pub observed: String,
+    /// When the check read a client's random waits over several runs of the case: how many, and
+    /// the seeds they were given. Absent for a check read on one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draws: Option<Draws>,
+}
+
+/// The runs a check over random waits was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draws {
+    /// Runs of the case read together.
+    pub runs: usize,
+    /// `SQUALL_SEED` of each run, in order; empty when the suite ran without `--seed` (each run
+    /// drew from the client's own randomness).
+    pub seeds: Vec<u64>,
 }
 
 /// What a case leaves behind for a person to look at.

@@ -21,6 +21,8 @@ pub struct BackoffConfig {
     pub cap: Duration,
     /// Uniform jitter in `0..jitter`, added before the cap.
     pub jitter: Duration,
+    /// Each wait a uniform share of the capped delay instead (a full jitter; `jitter` unused).
+    pub full_jitter: bool,
 }
 
 impl Default for BackoffConfig {
@@ -30,6 +32,7 @@ impl Default for BackoffConfig {
             factor: 2.0,
             cap: Duration::from_secs(30),
             jitter: Duration::from_secs(1),
+            full_jitter: false,
         }
     }
 }
@@ -38,6 +41,7 @@ impl BackoffConfig {
     /// The same schedule without jitter (exact waits, for tests and records).
     pub fn without_jitter(mut self) -> Self {
         self.jitter = Duration::ZERO;
+        self.full_jitter = false;
         self
     }
 
@@ -49,7 +53,10 @@ impl BackoffConfig {
 
     /// The largest delay the schedule can produce for retry `n`.
     pub fn max_delay(&self, retry: u32) -> Duration {
-        (self.base_delay(retry) + self.jitter).min(self.cap.max(self.base_delay(retry)))
+        match self.full_jitter {
+            true => self.base_delay(retry),
+            false => (self.base_delay(retry) + self.jitter).min(self.cap.max(self.base_delay(retry))),
+        }
     }
 
     /// A schedule of at most `max_retries` delays, jittered from `seed`.
@@ -75,9 +82,12 @@ impl Iterator for Backoff {
             return None;
         }
         let base = self.config.base_delay(self.retry);
-        let jitter = self.config.jitter.mul_f64(self.rng.next_unit());
+        let draw = self.rng.next_unit();
         self.retry += 1;
-        Some((base + jitter).min(self.config.cap.max(base)))
+        match self.config.full_jitter {
+            true => Some(base.mul_f64(draw)),
+            false => Some((base + self.config.jitter.mul_f64(draw)).min(self.config.cap.max(base))),
+        }
     }
 }
 

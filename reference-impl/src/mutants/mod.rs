@@ -93,6 +93,10 @@ mutants! {
     ConstantBackoff = "constant-backoff": "The backoff does not grow (factor 1).",
         // Seed 002's waits double too.
         Only(&["REQ-0006-002", "SEED-002-JITTER"]);
+    FullJitter = "full-jitter": "Each wait is a random share of the capped backoff (a full jitter, botocore's) instead of seed 002's 2^n plus 0-1 s.",
+        // Seed 002's schedule only: its waits still grow exponentially to a cap, which one run
+        // cannot tell and runs drawing anew do (REQ-0006-002 holds).
+        Only(&["SEED-002-JITTER"]);
     NoStreamRetry = "no-stream-retry": "A stream broken mid-body (EOF, reset, truncation, garbage) is final.",
         // Breaks get 7 attempts by default (-002); the gate's allowed path replays one (SEED-001).
         Only(&["REQ-0006-002", "REQ-0006-010", "SEED-001-GATE"]);

@@ -7,6 +7,9 @@ and an event for each decision.
 - Never replayed (seed 001): an attempt whose text reached the user or whose tool call started.
 - Limits: maxRetries 6 by default (ECN-0003), or SQUALL_MAX_RETRIES; per-profile limits.
 - Waits: seed 002's 1 s x 2^n plus 0-1 s of jitter, capped at 20 s; a Retry-After replaces it.
+  PRD0006_JITTER=full draws each wait from 0 to that backoff instead (botocore's full jitter, a
+  random share of min(20 s, 1 s x 2^n)): how the suite's tests play a client whose waits one run
+  cannot judge.
 """
 
 import email.utils
@@ -21,6 +24,8 @@ import bugs
 from wire import ProviderError
 
 RETRYABLE_STATUSES = {408, 425, 429, 500, 502, 503, 504}
+
+FULL_JITTER = os.environ.get("PRD0006_JITTER", "") == "full"
 
 
 class Policy:
@@ -59,6 +64,8 @@ class Policy:
 
     def backoff(self, retry):
         base = 1.0 * (retry + 1) if bugs.on("linear-backoff") else 1.0 * 2**retry
+        if FULL_JITTER:
+            return self.random.random() * min(base, 20.0)
         jitter = 0.0 if bugs.on("zero-jitter") else self.random.random()
         return min(base + jitter, 20.0)
 

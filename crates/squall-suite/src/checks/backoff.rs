@@ -3,6 +3,7 @@
 //! scale undone, the client's reaction taken out); every comparison tolerates the waits' noise,
 //! and each check's margin says how much noise it can tolerate and still reject what it must.
 
+use super::envelope::{Decided, Envelope};
 use super::wire::{seconds, waits_and_noise};
 use super::{number, Args, Check, Observation, Timed, Timing};
 use crate::timing::Margin;
@@ -44,10 +45,10 @@ pub(super) const CHECKS: &[Check] = &[
 
 /// Growth rejects waits growing 1 s a retry and constant ones while the noise is under 0.25 s
 /// (the unit tests below show both, and seed 002's schedule passing, at that noise).
-const EXPONENTIAL: Margin = Margin::of_waits(0.5);
+pub(super) const EXPONENTIAL: Margin = Margin::of_waits(0.5);
 
 /// A cap rejects waits that keep doubling; past 8 s they grow by 8 s a retry or more.
-const CAP: Margin = Margin::of_waits(4.0);
+pub(super) const CAP: Margin = Margin::of_waits(4.0);
 
 /// Seed 002's windows reject a 2 s base (every wait from the second one 1 s or more outside
 /// its window) and a 1.5 s jitter (up to 0.5 s outside).
@@ -68,13 +69,13 @@ pub(super) const SOME_JITTER_S: f64 = 0.1;
 /// A wait is judged against the one two retries later only when it is this many times the
 /// measurement's tolerance: a busy machine adds milliseconds to every wait, which at 1/100 of
 /// real time is tenths of a second on waits of one or two.
-const MEASURABLE: f64 = 10.0;
+pub(super) const MEASURABLE: f64 = 10.0;
 
 /// Seed 002's jitter is added to each wait and lies in 0-1 s ("base × 2^n + jitter(0..1 s)"): at
 /// base 1 s the wait two retries after a fully jittered first one (1 + 1 s) may be 4 + 0 s, exactly
 /// twice it, so one millisecond of scheduling delay would fail a correct client. Comparisons
 /// two retries apart allow this much additive jitter.
-const ADDITIVE_JITTER_S: f64 = 1.0;
+pub(super) const ADDITIVE_JITTER_S: f64 = 1.0;
 
 /// Exponential: the waits grow at least 4× overall, and until the first one nears the longest
 /// wait (the cap; later ones may dip with jitter) each wait long enough to measure well is at
@@ -112,7 +113,7 @@ fn grows_fourfold(waits: &[f64], tolerance: f64, each: f64) -> bool {
 
 /// How much a wait may exceed the one before it once the waits have levelled off: room for a
 /// jitter of ±20 % or so, none for doubling.
-const LEVEL_RATIO: f64 = 1.4;
+pub(super) const LEVEL_RATIO: f64 = 1.4;
 
 /// A cap: the last three waits no longer grow (each at most [`LEVEL_RATIO`]× the one before);
 /// `tolerance` and `each` as for [`grows_exponentially`].
@@ -164,28 +165,128 @@ fn compared((waits, noise): (Vec<f64>, f64), test: fn(&[f64], f64, f64) -> bool)
     Timed::compared(seconds(&waits), test(&waits, noise, 0.0), !test(&waits, noise, noise), noise)
 }
 
-/// Growth, undecidable for a client whose jitter is wider than it reads (a wait under
-/// 1/[`LEVEL_RATIO`] of the one before): such a jitter takes a capped wait below [`BELOW_CAP`]
-/// of the longest and a growing one below the wait two retries before, so one run's waits
-/// double or not by its draws — constant and linear waits with such a jitter as well as
-/// exponential ones. Waits that do not grow fourfold overall still fail.
+/// Growth, over this run's waits and the case's earlier draws' ([`growth_over`]).
 fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
-    let (waits, noise) = waits_and_noise(observation);
-    let why = growth_undecidable(&waits, noise);
-    compared((waits, noise), grows_exponentially).undecidable_if(why)
+    let (runs, noise) = drawn_waits(observation);
+    growth_over(&runs, noise)
 }
 
-/// Why these waits cannot decide growth (see [`grow_exponentially`]), if they cannot.
-fn growth_undecidable(waits: &[f64], noise: f64) -> Option<String> {
-    grows_fourfold(waits, noise, 0.0)
-        .then(|| wider_jitter(waits, noise, "its waits double below a cap or not"))
-        .flatten()
-}
-
+/// A cap, over this run's waits and the case's earlier draws' ([`cap_over`]).
 fn level_off(observation: &Observation, _: &Args) -> Timed {
-    let (waits, noise) = waits_and_noise(observation);
-    let why = wider_jitter(&waits, noise, "its last waits level off or not");
-    compared((waits, noise), levels_off).undecidable_if(why)
+    let (runs, noise) = drawn_waits(observation);
+    cap_over(&runs, noise)
+}
+
+/// Every run's waits (the earlier draws first, this run last), and the largest noise.
+fn drawn_waits(observation: &Observation) -> (Vec<Vec<f64>>, f64) {
+    let runs: Vec<(Vec<f64>, f64)> =
+        observation.draws.iter().chain(std::iter::once(observation)).map(waits_and_noise).collect();
+    let noise = runs.iter().map(|(_, noise)| *noise).fold(0.0, f64::max);
+    (runs.into_iter().map(|(waits, _)| waits).collect(), noise)
+}
+
+/// Growth over `runs` (one or more runs' waits, policy seconds, measured within `noise`): over
+/// their [`Envelope`] once the case has drawn more than one; else over the one run's waits.
+/// One run cannot decide it for a client whose jitter is wider than it reads (a wait under
+/// 1/[`LEVEL_RATIO`] of the one before, or shorter than the one before while below the cap):
+/// such a jitter takes a capped wait below [`BELOW_CAP`] of the longest and a growing one below
+/// the wait two retries before, so one run's waits double or not by its draws. One run's miss,
+/// and a pass that a linear or slower schedule would also explain within a narrow jitter, stand
+/// until runs drawing anew confirm them.
+pub(super) fn growth_over(runs: &[Vec<f64>], noise: f64) -> Timed {
+    let what = "its waits double below a cap or not";
+    let [waits] = runs else { return pooled(runs, noise, (Envelope::growth, Some(growth_over)), what) };
+    let one_run = compared((waits.clone(), noise), grows_exponentially);
+    if let Some(why) = growth_undecidable(waits, noise) {
+        return one_run.undecidable_if(Some(why));
+    }
+    let confirm = match one_run.measured.held {
+        _ if waits.len() < 3 => None,
+        false => Some(format!("one run's waits {} read as from a narrow jitter", seconds(waits))),
+        true if Envelope::of_one_run(waits, noise).bounds.slower_fits() => Some(format!(
+            "a linear or slower schedule also fits one run's waits {} within a narrow jitter",
+            seconds(waits)
+        )),
+        true => None,
+    };
+    one_run.confirmed_by_draws_if(confirm)
+}
+
+/// A cap over `runs`, as [`growth_over`]: undecidable by one run for a jitter wider than
+/// [`LEVEL_RATIO`]; one run's miss stands until runs drawing anew confirm it.
+pub(super) fn cap_over(runs: &[Vec<f64>], noise: f64) -> Timed {
+    let what = "its last waits level off or not";
+    let [waits] = runs else { return pooled(runs, noise, (Envelope::cap, None), what) };
+    let one_run = compared((waits.clone(), noise), levels_off);
+    if let Some(why) = wider_jitter(waits, noise, what) {
+        return one_run.undecidable_if(Some(why));
+    }
+    let confirm = (!one_run.measured.held && waits.len() >= 3)
+        .then(|| format!("one run's waits {} read as from a narrow jitter", seconds(waits)));
+    one_run.confirmed_by_draws_if(confirm)
+}
+
+/// Why these waits cannot decide growth (see [`growth_over`]), if they cannot.
+fn growth_undecidable(waits: &[f64], noise: f64) -> Option<String> {
+    if !grows_fourfold(waits, noise, 0.0) {
+        return None;
+    }
+    wider_jitter(waits, noise, "its waits double below a cap or not").or_else(|| {
+        dips_below_the_cap(waits, noise).map(|(n, before, after)| {
+            format!(
+                "wait {} is {after:.2} s after {before:.2} s, below the cap: a backoff does not shrink \
+                 while it grows, so the client draws its waits, and they double below a cap or not by its draws",
+                n + 1
+            )
+        })
+    })
+}
+
+/// The first wait below [`BELOW_CAP`] of the longest that is shorter than the one before beyond
+/// twice the noise, as `(n, wait n − 1, wait n)`.
+fn dips_below_the_cap(waits: &[f64], noise: f64) -> Option<(usize, f64, f64)> {
+    let top = waits.iter().copied().fold(0.0, f64::max);
+    let dips = |w: &[f64]| w[1] < BELOW_CAP * top && w[1] + 2.0 * noise < w[0];
+    waits.windows(2).position(dips).map(|at| (at + 1, waits[at], waits[at + 1]))
+}
+
+/// Runs that must each miss growth on their own to confirm the miss without the envelope (the
+/// cap is not confirmed so: a linear backoff with an equal jitter misses it in most runs alone,
+/// three in a row 6 % of the time in the simulation).
+const MISSED_ALONE: usize = 3;
+
+/// How a check reads several runs: over their envelope, and (for growth) each run alone.
+type Readings = (fn(&Envelope, f64) -> Decided, Option<fn(&[Vec<f64>], f64) -> Timed>);
+
+/// A check read over the envelope of several runs of the case: decided, or open with why
+/// (`what` is what the draws decide). [`MISSED_ALONE`] runs or more that each miss growth on
+/// their own, none showing a jitter wider than one run reads through, confirm the miss.
+fn pooled(runs: &[Vec<f64>], noise: f64, (read, each): Readings, what: &str) -> Timed {
+    let Some(envelope) = Envelope::of_draws(runs, noise) else {
+        let counts: Vec<usize> = runs.iter().map(Vec::len).collect();
+        return Timed::decided(format!("a run with fewer than 3 waits (waits per run: {counts:?})"), false);
+    };
+    let observed = envelope.describe();
+    let missed_alone = |each: fn(&[Vec<f64>], f64) -> Timed| {
+        runs.iter().all(|run| {
+            let alone = each(std::slice::from_ref(run), noise);
+            alone.undecidable.is_none() && !alone.measured.held
+        })
+    };
+    if runs.len() >= MISSED_ALONE && each.is_some_and(missed_alone) {
+        return Timed::decided(format!("{observed}; each run missed on its own"), false);
+    }
+    match read(&envelope, noise) {
+        Decided::Holds => Timed::decided(observed, true),
+        Decided::Misses => Timed::decided(observed, false),
+        Decided::Open => {
+            let why = format!(
+                "the client's jitter is wider than one run reads through, and {} runs do not yet tell whether {what}",
+                envelope.runs
+            );
+            Timed::open(observed, why)
+        }
+    }
 }
 
 /// Why one run cannot decide `what` ("… by its draws"), when the waits show a jitter wider
@@ -223,6 +324,7 @@ fn jitter_varies(observation: &Observation, _: &Args) -> Timed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::tests::uniform as draws;
 
     /// The verdict's reading: the noise given once per comparison.
     fn grows(waits: &[f64], noise: f64) -> bool {
@@ -258,15 +360,6 @@ mod tests {
         assert!(grows(&[2.44, 2.87, 4.56, 8.75, 17.02, 20.23], 0.2));
         // An outlier does not hide a schedule that stops growing.
         assert!(!grows(&[9.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 0.05), "linear after one");
-    }
-
-    /// Uniform draws in [0, 1) from a seed (a small LCG: the test needs no crate).
-    fn draws(seed: u64) -> impl Iterator<Item = f64> {
-        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        std::iter::repeat_with(move || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        })
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! a client seen to miss before a client that could not be decided; it is unsure (a slower run
 //! could change it) unless some client missed for certain.
 
-use super::Judged;
+use super::{Judged, Unsure};
 use crate::verdict::Verdict;
 
 /// What a Then step starts with (after "ideally ", if it has that) to be judged on each client.
@@ -28,7 +28,7 @@ pub(super) fn combine(clients: Vec<Judged>) -> Judged {
     let missed_for_certain =
         clients.iter().any(|c| matches!(c.verdict, Verdict::Fail | Verdict::Warn) && c.unsure.is_none());
     let unsure = match clients.first() {
-        None => Some("no client ran".to_owned()),
+        None => Some(Unsure::Slower("no client ran".to_owned())),
         Some(_) if missed_for_certain => None,
         Some(_) => clients.iter().find_map(|c| c.unsure.clone()),
     };
@@ -59,7 +59,7 @@ mod tests {
     use super::*;
 
     fn judged(verdict: Verdict, observed: &str) -> Judged {
-        let unsure = (verdict == Verdict::Inconclusive).then(|| "noise".to_owned());
+        let unsure = (verdict == Verdict::Inconclusive).then(|| Unsure::Slower("noise".to_owned()));
         Judged { verdict, observed: observed.to_owned(), note: " (margin)".to_owned(), unsure }
     }
 
@@ -77,7 +77,10 @@ mod tests {
         assert_eq!((one.verdict, one.unsure), (Verdict::Fail, None), "a certain miss decides");
         assert_eq!(one.observed, "1 of 3 clients pass; client 1 inconclusive: cannot decide; client 2 fail: 400 s");
         let undecided = combine(vec![judged(Verdict::Pass, "2"), judged(Verdict::Inconclusive, "cannot decide")]);
-        assert_eq!((undecided.verdict, undecided.unsure.as_deref()), (Verdict::Inconclusive, Some("noise")));
+        assert_eq!(
+            (undecided.verdict, undecided.unsure.as_ref().map(Unsure::why)),
+            (Verdict::Inconclusive, Some("noise"))
+        );
         assert_eq!(combine(Vec::new()).verdict, Verdict::Inconclusive);
     }
 

@@ -15,9 +15,11 @@
 
 mod backoff;
 mod each_client;
+pub(crate) mod envelope;
 mod events;
 mod herd;
 mod observation;
+mod schedules;
 mod sessions;
 mod tasks;
 pub(crate) mod timed;
@@ -234,17 +236,37 @@ impl StepChecks {
             verdict,
             expected: (check.expected)(&self.args) + note,
             observed,
+            draws: None,
         }
     }
 }
 
-/// A check's record, and — when a slower run could change its verdict — why.
+/// A check's record, and — when another run could change its verdict — why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Finding {
     pub record: CheckRecord,
+    pub unsure: Option<Unsure>,
+}
+
+/// What another run of the case could settle, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unsure {
     /// A timing check's miss that a busy machine could explain, or its measurement too noisy
-    /// to decide: what a slower run would settle.
-    pub unsure: Option<String>,
+    /// to decide: a slower run would settle it.
+    Slower(String),
+    /// The client's own randomness (its jitter wider than one run can read through): more
+    /// runs, each drawing anew, would settle it.
+    Draws(String),
+}
+
+#[cfg(test)]
+impl Unsure {
+    /// Why.
+    pub(crate) fn why(&self) -> &str {
+        match self {
+            Unsure::Slower(why) | Unsure::Draws(why) => why,
+        }
+    }
 }
 
 /// One check's verdict, what it observed, what the expectation adds (a timing check's margin),
@@ -254,7 +276,7 @@ pub(crate) struct Judged {
     pub verdict: Verdict,
     pub observed: String,
     pub note: String,
-    pub unsure: Option<String>,
+    pub unsure: Option<Unsure>,
 }
 
 /// Judge a timing check: a miss no machine explains is a verdict; one a busy machine could
@@ -275,17 +297,24 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
         Reading::Misses if finding.certain => (Verdict::of_check(strength, true, false), finding.observed, None),
         Reading::Misses => {
             let why = "a busy machine could explain the miss".to_owned();
-            (Verdict::of_check(strength, true, false), finding.observed, Some(why))
+            (Verdict::of_check(strength, true, false), finding.observed, Some(Unsure::Slower(why)))
         }
-        // The client's own randomness: a slower run would not settle it.
+        // The client's own randomness: a slower run would not settle it, more draws may.
         Reading::Undecided if finding.undecidable.is_some() => {
             let why = finding.undecidable.unwrap_or_default();
-            (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), None)
+            let observed = format!("cannot decide: {why}; observed {}", finding.observed);
+            (Verdict::Inconclusive, observed, Some(Unsure::Draws(why)))
         }
         Reading::Undecided => {
             let why = undecided(observation, &margin, finding.noise);
-            (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), Some(why))
+            let observed = format!("cannot decide: {why}; observed {}", finding.observed);
+            (Verdict::Inconclusive, observed, Some(Unsure::Slower(why)))
         }
+    };
+    // One run's verdict that runs drawing anew must confirm, when no slower run is asked first.
+    let unsure = match (unsure, finding.confirm) {
+        (None, Some(why)) => Some(Unsure::Draws(why)),
+        (unsure, _) => unsure,
     };
     Judged { verdict, observed, note, unsure }
 }

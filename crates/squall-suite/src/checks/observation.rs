@@ -26,6 +26,9 @@ pub(crate) struct Observation {
     pub scale_note: Option<String>,
     /// Real time from starting the implementation to collecting its outputs.
     pub real_duration: Duration,
+    /// The case's earlier runs at the same time scale, each with a seed of its own, when a check
+    /// asked for more draws of a client's random waits (first run first); empty otherwise.
+    pub draws: Vec<Observation>,
 }
 
 /// An instance's run as a report recorded it (its files are not in the report).
@@ -82,6 +85,7 @@ impl Observation {
                 .with_machine(case.machine_allowance_ms.map_or(MOMENT, |held_back_ms| Allowance { held_back_ms })),
             scale_note: case.time_scale_note.clone(),
             real_duration: Duration::from_secs_f64(evidence.duration_ms.unwrap_or(0.0).max(0.0) / 1000.0),
+            draws: Vec::new(),
         }))
     }
 
@@ -118,16 +122,19 @@ impl Observation {
                 clock: self.clock.clone(),
                 scale_note: self.scale_note.clone(),
                 real_duration: self.real_duration,
+                draws: Vec::new(),
             })
             .collect()
     }
 
-    /// The same observation, read with another clock.
+    /// The same observation, read with another clock (its earlier draws too: they ran at the
+    /// same time scale).
     pub(crate) fn with_clock(&self, clock: CaseClock) -> Observation {
         Observation {
             journal: self.journal.clone(),
             iut: self.iut.clone(),
             others: self.others.clone(),
+            draws: self.draws.iter().map(|draw| draw.with_clock(clock.clone())).collect(),
             clock,
             scale_note: self.scale_note.clone(),
             real_duration: self.real_duration,

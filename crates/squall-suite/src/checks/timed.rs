@@ -3,8 +3,8 @@
 //! (for the outcome a longer span could fake), for its verdict; and with a [`STALL`] allowed, to
 //! tell a miss no machine explains (failed at once) from one a slower run must confirm. What the
 //! readings do not decide is undecided: run again slower, and `inconclusive` where no slower run
-//! is allowed. What the client's own randomness leaves open is `inconclusive` at once, with why:
-//! no slower run would settle it.
+//! is allowed. What the client's own randomness leaves open asks for more runs that draw anew
+//! (no slower run would settle it), and is `inconclusive`, with why, when the budget is spent.
 
 use super::{Args, Observation};
 use crate::timing::{CaseClock, Doubt, Margin, Measured, Reading, STALL};
@@ -16,22 +16,35 @@ pub(crate) struct Timed {
     pub observed: String,
     /// What it says, for [`Margin::read`].
     pub measured: Measured,
-    /// Why no run of this client can decide the check, whatever its time scale (its jitter is
-    /// wider than the check can read through).
+    /// Why the runs so far cannot decide the check, whatever their time scale (the client's
+    /// jitter is wider than they read through): more runs, drawing anew, may.
     pub undecidable: Option<String>,
+    /// Why this run's verdict stands only until runs drawing anew confirm it (one run read as
+    /// from a narrow jitter, where a wider one would read otherwise).
+    pub confirm: Option<String>,
 }
 
 impl Timed {
     /// A bound on one span (or on each of several spans): missed with the benefit of the doubt
     /// is missed whatever the noise.
     pub(crate) fn bound(observed: impl Into<String>, held: bool, noise: f64) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held, certain_miss: !held, noise }, undecidable: None }
+        Timed {
+            observed: observed.into(),
+            measured: Measured { held, certain_miss: !held, noise },
+            undecidable: None,
+            confirm: None,
+        }
     }
 
     /// A bound over several spans compared with each other: `held` with the noise given once,
     /// `certain_miss` when no value within each span's own noise meets it.
     pub(crate) fn compared(observed: impl Into<String>, held: bool, certain_miss: bool, noise: f64) -> Timed {
-        Timed { observed: observed.into(), measured: Measured { held, certain_miss, noise }, undecidable: None }
+        Timed {
+            observed: observed.into(),
+            measured: Measured { held, certain_miss, noise },
+            undecidable: None,
+            confirm: None,
+        }
     }
 
     /// Evidence (a jitter, a spread): seen beyond the noise, or not; its absence is never certain
@@ -41,6 +54,7 @@ impl Timed {
             observed: observed.into(),
             measured: Measured { held: seen, certain_miss: false, noise },
             undecidable: None,
+            confirm: None,
         }
     }
 
@@ -52,14 +66,29 @@ impl Timed {
             observed: observed.into(),
             measured: Measured { held, certain_miss: !held, noise: 0.0 },
             undecidable: None,
+            confirm: None,
         }
     }
 
-    /// The same measurement, undecidable in any run of this client when `why` says why (its
-    /// jitter is wider than the check can read through) — unless a busy machine's moment could
-    /// explain what `why` saw ([`Timing::find`] reads it again with the moment allowed).
+    /// Not decided by the runs so far, whatever the noise: `why` says what more draws of the
+    /// client's random waits would settle.
+    pub(crate) fn open(observed: impl Into<String>, why: String) -> Timed {
+        let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
+        Timed { observed: observed.into(), measured, undecidable: Some(why), confirm: None }
+    }
+
+    /// The same measurement, undecidable by one run of this client when `why` says why (its
+    /// jitter is wider than the check can read through: runs that draw anew may decide it) —
+    /// unless a busy machine's moment could explain what `why` saw ([`Timing::find`] reads it
+    /// again with the moment allowed).
     pub(crate) fn undecidable_if(self, why: Option<String>) -> Timed {
         Timed { undecidable: why, ..self }
+    }
+
+    /// The same measurement, its verdict standing until runs drawing anew confirm it, when `why`
+    /// says why.
+    pub(crate) fn confirmed_by_draws_if(self, why: Option<String>) -> Timed {
+        Timed { confirm: why, ..self }
     }
 }
 
@@ -79,8 +108,10 @@ pub(crate) struct TimedFinding {
     pub certain: bool,
     /// The noise the reading was made with (a busy machine's moment in it), policy seconds.
     pub noise: f64,
-    /// Why no run of this client can decide it ([`Timed::undecidable`]).
+    /// Why the runs so far cannot decide it ([`Timed::undecidable`]).
     pub undecidable: Option<String>,
+    /// Why its verdict stands only until draws confirm it ([`Timed::confirm`]).
+    pub confirm: Option<String>,
 }
 
 impl Timing {
@@ -97,14 +128,27 @@ impl Timing {
             true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
             false => plain.clone(),
         };
-        // The client's own randomness, where a busy machine's moment at each wait cannot explain it.
-        if let (Some(why), Some(_)) = (&plain.undecidable, &held.undecidable) {
+        // The client's own randomness, where a busy machine's moment at each wait cannot explain
+        // it — or the runs drawn so far, which no reading of one run's moments decides.
+        let drawn_open = !plain.measured.noise.is_finite();
+        if let (Some(why), true) = (&plain.undecidable, held.undecidable.is_some() || drawn_open) {
             let (observed, noise, undecidable) = (plain.observed.clone(), held.measured.noise, Some(why.clone()));
-            return TimedFinding { observed, reading: Reading::Undecided, certain: false, noise, undecidable };
+            return TimedFinding {
+                observed,
+                reading: Reading::Undecided,
+                certain: false,
+                noise,
+                undecidable,
+                confirm: None,
+            };
         }
         let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
+        // Runs drawn anew are read within the noise each measured: a busy machine's moment at
+        // every wait (2.5 s of policy time at 1/100) would widen each retry's bound beyond what
+        // 30 runs narrow. The one run that asked for the draws was read with it.
+        let drawn = !observation.draws.is_empty();
         let trusted = |reading: Reading, without_moment: bool| {
-            with_moment == reading || (without_moment && as_measured == reading)
+            with_moment == reading || ((without_moment || drawn) && as_measured == reading)
         };
         let reading = if trusted(Reading::Holds, !margin.lengthened.pass_needs_moment()) {
             Reading::Holds
@@ -131,7 +175,7 @@ impl Timing {
                 plain.observed
             ),
         };
-        TimedFinding { observed, reading, certain, noise: held.measured.noise, undecidable: None }
+        TimedFinding { observed, reading, certain, noise: held.measured.noise, undecidable: None, confirm: None }
     }
 
     /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and

@@ -6,7 +6,7 @@
 
 use super::liveness::{still_waiting_on_silence, unjudgeable_case, GIVES_UP_ON_SILENCE, SILENCE_EXPECTED};
 use crate::cases::CasePlan;
-use crate::checks::{Finding, Observation};
+use crate::checks::{Finding, Observation, Unsure};
 use crate::results::{CaseRecord, CheckRecord};
 use crate::timing::margin::slower;
 use crate::timing::{choose_scale, scale_name};
@@ -21,8 +21,11 @@ pub(crate) struct Stage {
     pub asked: f64,
     /// The slowest scale allowed.
     pub max: f64,
-    /// No other run is allowed: what this one found stands.
+    /// No slower run is allowed: what this one found stands.
     pub last: bool,
+    /// Another run at this scale may be drawn, for a check that reads a client's random waits
+    /// over several runs.
+    pub draws_left: bool,
 }
 
 /// What a run left, beyond its observation: how it was judged and when its client ended.
@@ -34,13 +37,18 @@ pub(crate) struct Judging {
     pub ended_at_ms: f64,
 }
 
-/// A slower run the judge asks for, and why.
+/// Another run the judge asks for, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RunAgain {
-    /// The scale to run at: at least twice as slow, and slow enough for every margin of the case
-    /// given the reaction this run was read with.
+    /// The scale to run at: for a slower run at least twice as slow, and slow enough for every
+    /// margin of the case given the reaction this run was read with; for a draw, this run's.
     pub time_scale: f64,
     pub why: String,
+    /// A draw: the same case again at the same scale, with a seed of its own, its waits read
+    /// with this run's.
+    pub draw: bool,
+    /// The checks that asked for the draw (read over every run drawn).
+    pub drawn_for: Vec<String>,
 }
 
 /// The verdict of one run, and a slower run when one could change it.
@@ -78,12 +86,34 @@ pub(crate) fn judge(plan: &CasePlan, observation: &Observation, judging: Judging
     Judgement { record: observation.recorded_in(CaseRecord::judged(name, checks, None)), again }
 }
 
-/// A slower run, when some finding is unsure, none failed a MUST for certain, and the stage
-/// allows one.
+/// Another run, when some finding is unsure, none failed a MUST for certain, and the stage
+/// allows one: a slower run for what noise left open (first: it changes the clock), else a draw
+/// for what the client's randomness did.
 fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], stage: &Stage) -> Option<RunAgain> {
     let failed_for_certain = findings.iter().any(|f| f.record.verdict == Verdict::Fail && f.unsure.is_none());
-    let (check, why) = findings.iter().find_map(|f| Some((&f.record.name, f.unsure.as_ref()?)))?;
-    if failed_for_certain || stage.last {
+    if failed_for_certain {
+        return None;
+    }
+    let unsure = |slower: bool| {
+        findings.iter().find_map(|f| match &f.unsure {
+            Some(Unsure::Slower(why)) if slower => Some((&f.record.name, why)),
+            Some(Unsure::Draws(why)) if !slower => Some((&f.record.name, why)),
+            _ => None,
+        })
+    };
+    if let Some(slower) = unsure(true).and_then(|(check, why)| slower_run(plan, observation, stage, check, why)) {
+        return Some(slower);
+    }
+    let (check, why) = unsure(false).filter(|_| stage.draws_left)?;
+    let why = format!("draw again at {} to settle what `{check}` found: {why}", scale_name(stage.time_scale));
+    let drawn_for =
+        findings.iter().filter(|f| matches!(f.unsure, Some(Unsure::Draws(_)))).map(|f| f.record.name.clone()).collect();
+    Some(RunAgain { time_scale: stage.time_scale, why, draw: true, drawn_for })
+}
+
+/// A slower run for what `check` found, when the stage allows one.
+fn slower_run(plan: &CasePlan, observation: &Observation, stage: &Stage, check: &str, why: &str) -> Option<RunAgain> {
+    if stage.last {
         return None;
     }
     let slower = slower(stage.time_scale, stage.max)?;
@@ -95,7 +125,7 @@ fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], s
         scale_name(time_scale),
         scale_name(stage.time_scale)
     );
-    Some(RunAgain { time_scale, why })
+    Some(RunAgain { time_scale, why, draw: false, drawn_for: Vec::new() })
 }
 
 /// A check the harness judges itself, at `wire`: a MUST unless the case is `@should`.
@@ -108,5 +138,6 @@ fn harness_check(plan: &CasePlan, name: &str, expected: &str, observed: String) 
         verdict: Verdict::of_check(strength, true, false),
         expected: expected.to_owned(),
         observed,
+        draws: None,
     }
 }

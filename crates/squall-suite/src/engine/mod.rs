@@ -23,4 +23,6 @@ mod turns;
 pub(crate) use calibrate::{calibrate_clock, Measure};
 pub(crate) use judge::{judge, Judging, Stage};
 pub(crate) use launch::{Launcher, ProcessClock};
+#[cfg(test)]
+pub(crate) use run::MAX_DRAWS;
 pub(crate) use run::{run_case, SuiteContext};

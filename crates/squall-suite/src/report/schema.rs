@@ -357,6 +357,7 @@ mod tests {
                 verdict: Verdict::Fail,
                 expected: "2 attempts".into(),
                 observed: "1 attempts".into(),
+                draws: Some(crate::results::Draws { runs: 3, seeds: vec![7, 10_007, 20_007] }),
             }],
             error: Some("why".into()),
             time_scale: Some(0.01),

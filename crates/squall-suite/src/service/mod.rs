@@ -294,12 +294,15 @@ impl CaseJudge for CaseService {
                 .with_lockstep(ticket.herd.and_then(|_| self.sessions.lockstep_ms(&ticket.session))),
             scale_note: ticket.scale_note.clone(),
             real_duration: Duration::from_secs_f64(duration_ms / 1000.0),
+            draws: Vec::new(),
         };
         let stage = Stage {
             time_scale: ticket.time_scale,
             asked: ticket.asked,
             max: DEFAULT_MAX_TIME_SCALE,
             last: ticket.confirming,
+            // A service verdict is one run's: a client's random waits are read over one run.
+            draws_left: false,
         };
         let judgement =
             judge(plan, &observation, Judging { level: ticket.level, ended_at_ms: run.posted_at_ms }, &stage);

@@ -182,6 +182,11 @@ impl Reaction {
         if grows_by_retry(&by_retry) {
             return Reaction::bounded_by_fastest(&corrected, &by_retry, unasked);
         }
+        if let Some(drawn) = draws_waits_of_its_own(a, b, &unasked) {
+            // Its draws, not a wait per retry: the gaps as measured bound its reaction.
+            let gaps: Vec<f64> = [a, b].iter().flat_map(|set| set.gaps_ms.concat()).collect();
+            return Reaction { unasked_wait_ms: drawn, ..Reaction::bounded_by_fastest(&gaps, &[], Vec::new()) };
+        }
         let (low, high) = min_max(&corrected);
         let widen = (high - low) / 8.0 + 0.5;
         let (low_ms, high_ms) = ((low - widen).max(0.0), high + widen);
@@ -215,6 +220,29 @@ impl Reaction {
             missing: None,
         }
     }
+}
+
+/// A client that ignores the ask and draws a random wait of its own (a full jitter): its gaps
+/// spread with the time scale, where a reaction's spread does not. When the gaps at the slower
+/// scale, less any wait per retry `unasked` found, spread more than twice as widely as at the
+/// faster one (and beyond the timer's noise), the per-retry policy ms of those waits (their
+/// median at the slower scale as measured, less the fastest gap) — the reaction is then at most
+/// the fastest gap as measured ([`Reaction::bounded_by_fastest`]): a per-retry correction would
+/// take draws below zero.
+fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -> Option<Vec<f64>> {
+    let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+    let corrected = |set: &ScaleSamples| by_retry(&[set], unasked).concat();
+    let (at_fast, at_slow) = (corrected(fast), corrected(slow));
+    if at_fast.len() < 4 || at_slow.len() < 4 || slow.time_scale <= fast.time_scale {
+        return None;
+    }
+    let (spread_fast, spread_slow) = (variance(&at_fast).sqrt(), variance(&at_slow).sqrt());
+    if spread_slow <= 2.0 * spread_fast + TIMER_NOISE_MS {
+        return None;
+    }
+    let fastest = at_fast.iter().chain(&at_slow).copied().fold(f64::INFINITY, f64::min);
+    let at_each_retry = by_retry(&[slow], &[]);
+    Some(at_each_retry.iter().map(|gaps| (median(gaps) - fastest).max(0.0) / slow.time_scale).collect())
 }
 
 /// The corrected gaps of every instance at both scales, by retry.
@@ -408,6 +436,29 @@ mod tests {
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.unscaled_wait_ms.is_empty(), "{reaction:?}");
         assert!(reaction.low_ms > 295.0 && reaction.high_ms < 312.0, "{reaction:?}");
+    }
+
+    /// A client that ignores the ask and waits a random share of its own backoff (a full jitter
+    /// of 1 s × 2ⁿ, scaled), with 5 ms of reaction: its draws are waits, not reaction.
+    #[test]
+    fn a_full_jitter_is_taken_for_waits_and_the_reaction_is_its_own() {
+        let draws = [0.93, 0.12, 0.55, 0.71, 0.38, 0.05, 0.81, 0.26, 0.64, 0.47, 0.99, 0.33];
+        let gaps = |scale: f64, from: usize| -> Vec<Vec<f64>> {
+            (0..4)
+                .map(|instance| {
+                    (0..3)
+                        .map(|k| 5.0 + draws[(from + 3 * instance + k) % 12] * 1000.0 * 2f64.powi(k as i32) * scale)
+                        .collect()
+                })
+                .collect()
+        };
+        let a = ScaleSamples { time_scale: 0.01, gaps_ms: gaps(0.01, 0) };
+        let b = ScaleSamples { time_scale: 0.04, gaps_ms: gaps(0.04, 5) };
+        let reaction = Reaction::from_samples(&a, &b);
+        // The reaction is 5 ms: at most the fastest gap, which a draw near 0 left close to it.
+        assert!(reaction.low_ms <= 5.0 && reaction.high_ms >= 5.0, "{reaction:?}");
+        assert!(reaction.high_ms < 12.0, "no draw is taken for reaction: {reaction:?}");
+        assert!(!reaction.unasked_wait_ms.is_empty(), "its waits are named: {reaction:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ fn case(id: &str, checks: &[(&str, Verdict)]) -> CaseRecord {
             verdict: *verdict,
             expected: "2 attempts".into(),
             observed: "1 attempt".into(),
+            draws: None,
         })
         .collect();
     let name = crate::results::CaseName {

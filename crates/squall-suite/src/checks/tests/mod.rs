@@ -5,12 +5,22 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+mod drawn;
 mod written;
 
 use super::{tables, Observation, StepChecks};
 use crate::report::schema::Report;
 use crate::results::CaseRecord;
 use crate::verdict::{Level, Verdict};
+
+/// Uniform draws in [0, 1) from a seed (a small LCG: the tests need no crate).
+pub(crate) fn uniform(seed: u64) -> impl Iterator<Item = f64> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    std::iter::repeat_with(move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    })
+}
 
 fn kept_reports() -> Vec<(String, Report)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../reports");
@@ -53,13 +63,15 @@ fn reads_files(check_name: &str) -> bool {
 }
 
 /// Every recorded check a plain function can judge again from a report — the journal, the
-/// result, the events (not the files a Task result points to) — with its recorded and fresh verdicts.
+/// result, the events (not the files a Task result points to; not a check read over several
+/// runs, whose earlier runs a report does not keep) — with its recorded and fresh verdicts.
 fn judged_again(case: &CaseRecord, level: Level) -> Vec<(String, Verdict, Verdict)> {
     let Some(observation) = Observation::of_record(case).expect("a temporary directory") else { return Vec::new() };
     let advisory = case.tags.iter().any(|t| t == "should");
     case.checks
         .iter()
         .filter(|recorded| !reads_files(&recorded.name) && !recorded.name.starts_with(READ_WHOLE_BODIES))
+        .filter(|recorded| recorded.draws.is_none())
         .filter_map(|recorded| {
             let checks = StepChecks::for_step(step_of(&recorded.name))?;
             let fresh =

@@ -1,0 +1,330 @@
+//! The checks over waits, drawn: simulated clients of every backoff family — constant, linear,
+//! doubling and growing 1.5× a retry; no jitter, −25 % (the OpenAI and Anthropic SDKs'), seed
+//! 002's added 0–1 s, equal, full (botocore's, the AWS SDK for JavaScript's), decorrelated;
+//! capped at 8 s, at 20 s or not at all; from a base of 0.5 s or 1 s — each judged as the engine
+//! judges a case: one run, then runs drawing anew while a check asks for them, up to
+//! [`MAX_DRAWS`], every wait measured within a machine's noise (what is left of a client's
+//! reaction once the calibration took it out). The rates it measures are docs/requirements.md's
+//! table; the test holds them.
+
+use std::fmt::Write as _;
+
+use super::uniform;
+use crate::checks::backoff::{cap_over, growth_over, CAP, EXPONENTIAL};
+use crate::checks::Timed;
+use crate::engine::MAX_DRAWS;
+use crate::timing::{Margin, Reading};
+
+/// How a schedule grows before its cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Growth {
+    Constant,
+    Linear,
+    /// 1.5× a retry: exponential, and between the families the checks are built to tell apart.
+    Ratio15,
+    Doubling,
+}
+
+/// How a client draws a wait from its backoff θ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Jitter {
+    None,
+    /// θ less up to a quarter.
+    Minus25,
+    /// θ plus 0–1 s (seed 002).
+    Added,
+    /// θ/2 plus up to θ/2.
+    Equal,
+    /// 0–θ.
+    Full,
+    /// min(cap, 0.5 s to 3× the last wait), the first from 0.5 s to 3× the base.
+    Decorrelated,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Family {
+    growth: Growth,
+    jitter: Jitter,
+    base: f64,
+    cap: f64,
+}
+
+/// The two readings the features make of waits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Check {
+    /// "the waits between attempts grow exponentially", over so many waits (6: the 7-attempt
+    /// case; 10: the 11-attempt one).
+    Growth(usize),
+    /// "the waits level off at a cap", over the 11-attempt case's 10 waits.
+    Cap,
+}
+
+impl Family {
+    fn backoff(&self, retry: usize) -> f64 {
+        let n = retry as f64;
+        let uncapped = match self.growth {
+            Growth::Constant => self.base,
+            Growth::Linear => self.base * (n + 1.0),
+            Growth::Ratio15 => self.base * 1.5f64.powf(n),
+            Growth::Doubling => self.base * 2f64.powf(n),
+        };
+        uncapped.min(self.cap)
+    }
+
+    /// One run's waits, each measured within `noise`.
+    fn draw(&self, retries: usize, noise: f64, random: &mut impl Iterator<Item = f64>) -> Vec<f64> {
+        let mut last = self.base;
+        let mut next = || random.next().expect("endless");
+        (0..retries)
+            .map(|retry| {
+                let theta = self.backoff(retry);
+                let u = next();
+                let wait = match self.jitter {
+                    Jitter::None => theta,
+                    Jitter::Minus25 => theta * (1.0 - 0.25 * u),
+                    Jitter::Added => theta + u,
+                    Jitter::Equal => theta * (0.5 + 0.5 * u),
+                    Jitter::Full => theta * u,
+                    Jitter::Decorrelated => {
+                        last = (self.base + (3.0 * last - self.base) * u).min(self.cap);
+                        last
+                    }
+                };
+                wait + noise * (2.0 * next() - 1.0)
+            })
+            .collect()
+    }
+
+    /// The verdict the seed's words give the check: `None` where no verdict is owed (1.5× and
+    /// decorrelated are reported, not held to a rate).
+    fn expected(&self, check: Check) -> Option<bool> {
+        if self.growth == Growth::Ratio15 || self.jitter == Jitter::Decorrelated {
+            return None;
+        }
+        Some(match check {
+            Check::Growth(_) => self.growth == Growth::Doubling,
+            // Each of the last three backoffs at most 1.4× the one before.
+            Check::Cap => (7..9).all(|k| self.backoff(k + 1) <= 1.4 * self.backoff(k)),
+        })
+    }
+
+    /// Whether the backoff reaches its cap within the 11-attempt case.
+    fn capped_within(&self, retries: usize) -> bool {
+        self.backoff(retries - 1) >= self.cap
+    }
+
+    fn name(&self) -> String {
+        let cap = if self.cap.is_finite() { format!("{} s", self.cap) } else { "none".to_owned() };
+        format!("{:?}, {:?} jitter, base {} s, cap {cap}", self.growth, self.jitter, self.base)
+    }
+}
+
+/// A check's outcome for one client, and the runs it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Outcome {
+    Pass,
+    Fail,
+    Undecided,
+}
+
+/// What the engine does with a check's reading: a verdict, or another run.
+fn read(timed: &Timed, margin: Margin) -> Option<Outcome> {
+    if timed.undecidable.is_some() || timed.confirm.is_some() {
+        return None;
+    }
+    match margin.read(&timed.measured) {
+        Reading::Holds => Some(Outcome::Pass),
+        Reading::Misses => Some(Outcome::Fail),
+        Reading::Undecided => None,
+    }
+}
+
+/// One client judged on `check`: runs drawn until the check is decided or the budget is spent;
+/// a one-run verdict awaiting confirmation stands when the budget is one run.
+fn judge(family: &Family, check: Check, noise: f64, seed: u64) -> (Outcome, usize) {
+    let mut random = uniform(seed);
+    let retries = match check {
+        Check::Growth(retries) => retries,
+        Check::Cap => 10,
+    };
+    let mut runs = vec![family.draw(retries, noise, &mut random)];
+    loop {
+        let (timed, margin) = match check {
+            Check::Growth(_) => (growth_over(&runs, noise), EXPONENTIAL),
+            Check::Cap => (cap_over(&runs, noise), CAP),
+        };
+        if let Some(outcome) = read(&timed, margin) {
+            return (outcome, runs.len());
+        }
+        if runs.len() >= MAX_DRAWS {
+            return (Outcome::Undecided, runs.len());
+        }
+        runs.push(family.draw(retries, noise, &mut random));
+    }
+}
+
+fn families() -> Vec<Family> {
+    let mut all = Vec::new();
+    for growth in [Growth::Constant, Growth::Linear, Growth::Ratio15, Growth::Doubling] {
+        for jitter in [Jitter::None, Jitter::Minus25, Jitter::Added, Jitter::Equal, Jitter::Full, Jitter::Decorrelated]
+        {
+            if jitter == Jitter::Decorrelated && growth != Growth::Doubling {
+                continue;
+            }
+            for base in [0.5, 1.0] {
+                // A cap the schedule never reaches within 10 retries reads as none.
+                let reached = |cap: &f64| Family { growth, jitter, base, cap: *cap }.backoff(9) >= *cap;
+                let caps: Vec<f64> = [8.0, 20.0].into_iter().filter(reached).chain([f64::INFINITY]).collect();
+                all.extend(caps.into_iter().map(|cap| Family { growth, jitter, base, cap }));
+            }
+        }
+    }
+    all
+}
+
+/// A row of the table: how often each outcome came, and the runs taken on average.
+#[derive(Debug, Default, Clone, Copy)]
+struct Rates {
+    clients: usize,
+    pass: usize,
+    fail: usize,
+    undecided: usize,
+    runs: usize,
+}
+
+impl Rates {
+    fn add(&mut self, (outcome, runs): (Outcome, usize)) {
+        self.clients += 1;
+        self.runs += runs;
+        match outcome {
+            Outcome::Pass => self.pass += 1,
+            Outcome::Fail => self.fail += 1,
+            Outcome::Undecided => self.undecided += 1,
+        }
+    }
+
+    fn share(&self, count: usize) -> f64 {
+        count as f64 / self.clients.max(1) as f64
+    }
+
+    /// Wrong verdicts: fails of a client owed a pass, passes of one owed a fail.
+    fn wrong(&self, expected: bool) -> f64 {
+        self.share(if expected { self.fail } else { self.pass })
+    }
+}
+
+/// Clients drawn per family and check (over 8,000 per check in all).
+const CLIENTS: u64 = 100;
+
+/// A quiet machine at 1/100: 0.5 ms real either way at each wait.
+const NOISE: f64 = 0.05;
+
+/// What the test holds a check to, over every family owed a verdict: wrong verdicts (a fail of
+/// a client owed a pass, a pass of one owed a fail) at most 1 % each way, and for any one family
+/// at most 3 %; doubling clients (and, on growth, constant ones) undecided after the budget at
+/// most 2 %; doubling clients pass growth, and the cap where they reach it within the case, in
+/// at least 97 %. (A constant client fails growth before its cap is read; linear ones are what
+/// no budget decides: docs/requirements.md.)
+#[derive(Debug, Default)]
+struct Held {
+    owed_pass: Rates,
+    owed_fail: Rates,
+    decidable: Rates,
+}
+
+impl Held {
+    fn add(&mut self, check: Check, expected: bool, growth: Growth, rates: &Rates) {
+        let into = if expected { &mut self.owed_pass } else { &mut self.owed_fail };
+        into.merge(rates);
+        if growth == Growth::Doubling || (growth == Growth::Constant && check != Check::Cap) {
+            self.decidable.merge(rates);
+        }
+    }
+
+    fn broken(&self, check: Check) -> Vec<String> {
+        let mut broken = Vec::new();
+        let (false_fail, false_pass) = (self.owed_pass.wrong(true), self.owed_fail.wrong(false));
+        let undecided = self.decidable.share(self.decidable.undecided);
+        if false_fail > 0.01 || false_pass > 0.01 || undecided > 0.02 {
+            broken.push(format!(
+                "{check:?}: false fail {:.2} %, false pass {:.2} %, undecided {:.2} %",
+                100.0 * false_fail,
+                100.0 * false_pass,
+                100.0 * undecided
+            ));
+        }
+        broken
+    }
+}
+
+impl Rates {
+    fn merge(&mut self, other: &Rates) {
+        self.clients += other.clients;
+        self.pass += other.pass;
+        self.fail += other.fail;
+        self.undecided += other.undecided;
+        self.runs += other.runs;
+    }
+}
+
+/// Every family's rates on `check`, its clients drawn on two threads (the test's time halved on
+/// 2 cores).
+fn drawn_side_by_side(check: Check) -> Vec<(Family, Rates)> {
+    let rates_of = |family: &Family| {
+        let mut rates = Rates::default();
+        for client in 0..CLIENTS {
+            rates.add(judge(family, check, NOISE, client * 7919 + 13));
+        }
+        (*family, rates)
+    };
+    let all = families();
+    let (first, second) = all.split_at(all.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| second.iter().map(rates_of).collect::<Vec<_>>());
+        let mut rates: Vec<(Family, Rates)> = first.iter().map(rates_of).collect();
+        rates.extend(other.join().expect("the other half is drawn"));
+        rates
+    })
+}
+
+#[test]
+fn random_waits_are_decided_from_enough_draws_at_the_rates_docs_state() {
+    let mut table = String::new();
+    let mut broken = Vec::new();
+    for check in [Check::Growth(6), Check::Growth(10), Check::Cap] {
+        let mut held = Held::default();
+        for (family, rates) in drawn_side_by_side(check) {
+            let expected = family.expected(check);
+            let _ = writeln!(
+                table,
+                "| {check:?} | {} | {} | {:.0} % | {:.0} % | {:.0} % | {:.1} |",
+                family.name(),
+                expected.map_or("—", |pass| if pass { "pass" } else { "fail" }),
+                100.0 * rates.share(rates.pass),
+                100.0 * rates.share(rates.fail),
+                100.0 * rates.share(rates.undecided),
+                rates.runs as f64 / rates.clients as f64,
+            );
+            let Some(expected) = expected else { continue };
+            held.add(check, expected, family.growth, &rates);
+            if rates.wrong(expected) > 0.03 {
+                broken.push(format!("{check:?}, {}: wrong {:.1} %", family.name(), 100.0 * rates.wrong(expected)));
+            }
+            let owed_a_pass = family.growth == Growth::Doubling && (check != Check::Cap || family.capped_within(10));
+            if owed_a_pass && rates.share(rates.pass) < 0.97 {
+                broken.push(format!("{check:?}, {}: passed {:.1} %", family.name(), 100.0 * rates.share(rates.pass)));
+            }
+        }
+        broken.extend(held.broken(check));
+        let _ = writeln!(
+            table,
+            "| {check:?} | every family owed a verdict | | false fail {:.2} % | false pass {:.2} % | undecided {:.2} % (doubling{}) | |",
+            100.0 * held.owed_pass.wrong(true),
+            100.0 * held.owed_fail.wrong(false),
+            100.0 * held.decidable.share(held.decidable.undecided),
+            if check == Check::Cap { "" } else { ", constant" }
+        );
+    }
+    println!("{table}");
+    assert!(broken.is_empty(), "{}\n\n{table}", broken.join("\n"));
+}
