@@ -3,7 +3,7 @@
 //! scale undone, the client's reaction taken out); every comparison tolerates the waits' noise,
 //! and each check's margin says how much noise it can tolerate and still reject what it must.
 
-use super::envelope::{Decided, Envelope};
+use super::envelope::{Decided, Envelope, LEVEL_RATIO};
 use super::wire::{seconds, waits_and_noise};
 use super::{number, Args, Check, Observation, Timed, Timing};
 use crate::timing::Margin;
@@ -110,10 +110,6 @@ fn grows_fourfold(waits: &[f64], tolerance: f64, each: f64) -> bool {
     let first = waits.iter().take(2).copied().fold(f64::INFINITY, f64::min);
     waits.len() >= 3 && top + each + tolerance >= 4.0 * (first - each)
 }
-
-/// How much a wait may exceed the one before it once the waits have levelled off: room for a
-/// jitter of ±20 % or so, none for doubling.
-pub(super) const LEVEL_RATIO: f64 = 1.4;
 
 /// A cap: the last three waits no longer grow (each at most [`LEVEL_RATIO`]× the one before);
 /// `tolerance` and `each` as for [`grows_exponentially`].

@@ -9,8 +9,11 @@
 //! and is open otherwise: the engine draws again until its budget is spent. The rates this gives, family by
 //! family, are in docs/requirements.md, held by the simulation in `tests/drawn.rs`.
 
-use super::backoff::LEVEL_RATIO;
 use super::schedules::Bounds;
+
+/// How much a wait may exceed the one before it once the waits have levelled off: room for a
+/// jitter of ±20 % or so, none for doubling.
+pub(super) const LEVEL_RATIO: f64 = 1.4;
 
 /// How likely a bound is to miss the client's backoff at a retry, for a reading of growth: the
 /// n-th reading of the runs takes `DOUBT / n` (the engine reads them after every run).
@@ -108,9 +111,9 @@ impl Envelope {
         }
     }
 
-    /// "Level off at a cap", as one run's reading ([`super::backoff::levels_off`]) at every
-    /// backoff within the bounds: each of the last three at most [`LEVEL_RATIO`]× the one before
-    /// (held within the [`CAP_DOUBT`] bounds, missed beyond the [`DOUBT`] ones).
+    /// "Level off at a cap", as one run reads it, at every backoff within the bounds: each of the
+    /// last three at most [`LEVEL_RATIO`]× the one before (held within the [`CAP_DOUBT`] bounds,
+    /// missed beyond the [`DOUBT`] ones).
     pub(crate) fn cap(&self, tolerance: f64) -> Decided {
         let (level, Bounds { low, high }) = (&self.level_bounds, &self.bounds);
         let last = low.len() - 1;
