@@ -342,6 +342,53 @@ pub struct Fault {
     /// try again later, ...). Plain HTTP replies have no close frame and ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close_code: Option<u16>,
+    /// For `reset` over HTTP/2: the RST_STREAM frame's error code (`internal_error` when
+    /// absent). Over HTTP/1.1 a reset is a TCP RST, which carries no code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2_code: Option<H2Code>,
+}
+
+/// An HTTP/2 error code (RFC 9113 §7), named as the RFC names it, lower-cased.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum H2Code {
+    /// 0x0: graceful shutdown, or a stream no longer needed.
+    NoError,
+    /// 0x1: the peer broke the protocol.
+    ProtocolError,
+    /// 0x2: the server broke (a reset's default).
+    #[default]
+    InternalError,
+    /// 0x3: flow control was violated.
+    FlowControlError,
+    /// 0x4: SETTINGS went unacknowledged.
+    SettingsTimeout,
+    /// 0x5: a frame came on a half-closed stream.
+    StreamClosed,
+    /// 0x6: a frame of the wrong size.
+    FrameSizeError,
+    /// 0x7: the stream was refused before any processing: always safe to retry.
+    RefusedStream,
+    /// 0x8: the stream is no longer needed.
+    Cancel,
+    /// 0x9: the header compression context broke.
+    CompressionError,
+    /// 0xa: a CONNECT tunnel broke.
+    ConnectError,
+    /// 0xb: the peer is generating too much load.
+    EnhanceYourCalm,
+    /// 0xc: the transport's security is too weak.
+    InadequateSecurity,
+    /// 0xd: the request must be sent over HTTP/1.1.
+    #[serde(rename = "http_1_1_required")]
+    Http11Required,
+}
+
+impl H2Code {
+    /// The code as sent on the wire.
+    pub fn value(self) -> u32 {
+        self as u32
+    }
 }
 
 /// The ways a reply breaks. Each is a real transport behaviour, not an error message.
@@ -391,8 +438,15 @@ pub enum FaultPoint {
 impl Fault {
     /// A fault of `kind` firing at `point`.
     pub fn at(kind: FaultKind, point: FaultPoint) -> Fault {
-        let mut fault =
-            Fault { kind, after_events: None, after_deltas: None, after_bytes: None, ms: None, close_code: None };
+        let mut fault = Fault {
+            kind,
+            after_events: None,
+            after_deltas: None,
+            after_bytes: None,
+            ms: None,
+            close_code: None,
+            h2_code: None,
+        };
         match point {
             FaultPoint::Events(n) => fault.after_events = Some(n),
             FaultPoint::Deltas(n) => fault.after_deltas = Some(n),

@@ -52,6 +52,29 @@ impl EndKind {
     }
 }
 
+/// The HTTP version a request came over, named as ALPN names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Protocol {
+    /// HTTP/1.1 (journals written before squall served HTTP/2 read as this).
+    #[default]
+    #[serde(rename = "http/1.1")]
+    Http1,
+    /// HTTP/2: over cleartext with prior knowledge (h2c) or over TLS.
+    #[serde(rename = "h2")]
+    Http2,
+}
+
+impl Protocol {
+    /// The protocol a request's version names (HTTP/1.0 is served as HTTP/1.1 is).
+    pub fn of(version: http::Version) -> Protocol {
+        if version == http::Version::HTTP_2 {
+            Protocol::Http2
+        } else {
+            Protocol::Http1
+        }
+    }
+}
+
 /// One request as the server saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -71,6 +94,9 @@ pub struct JournalEntry {
     pub method: String,
     /// Relative to the base URL, e.g. `/responses`.
     pub path: String,
+    /// The HTTP version it came over.
+    #[serde(default)]
+    pub protocol: Protocol,
     /// The model API the request spoke — `responses`, `chat` or `messages` — or null for a
     /// request that is not a model call (`/models`, an unknown path).
     #[serde(default)]
@@ -102,6 +128,11 @@ pub struct JournalEntry {
     pub bytes_sent: u64,
     /// Whether the terminal success event (`response.completed`, `[DONE]`) was written.
     pub terminal_sent: bool,
+    /// Over HTTP/2, the frame squall ended a scripted reply's stream with: `END_STREAM`, or
+    /// `RST_STREAM` and its error code (`RST_STREAM INTERNAL_ERROR`); absent over HTTP/1.1, and
+    /// where the client ended the stream or the reply has not ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_frame: Option<String>,
     /// The response headers squall sent (templates such as `@now+3s` as rendered).
     #[serde(default)]
     pub response_headers: BTreeMap<String, String>,
@@ -143,6 +174,8 @@ pub struct Arrival {
     pub method: String,
     /// Relative to the base URL, e.g. `/responses`.
     pub path: String,
+    /// The HTTP version it came over.
+    pub protocol: Protocol,
     /// The request headers, as they arrived.
     pub headers: RecordedHeaders,
 }

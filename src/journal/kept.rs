@@ -45,6 +45,7 @@ impl Serialize for KeptEntry {
             attempt,
             method,
             path,
+            protocol,
             api,
             headers: _,
             body: _,
@@ -58,18 +59,20 @@ impl Serialize for KeptEntry {
             events_sent,
             bytes_sent,
             terminal_sent,
+            end_frame,
             response_headers: _,
             condition,
             socket,
             upstream,
         } = &self.entry;
-        let mut out = serializer.serialize_struct("JournalEntry", 22)?;
+        let mut out = serializer.serialize_struct("JournalEntry", 24)?;
         out.serialize_field("index", index)?;
         out.serialize_field("client", client)?;
         out.serialize_field("track", track)?;
         out.serialize_field("attempt", attempt)?;
         out.serialize_field("method", method)?;
         out.serialize_field("path", path)?;
+        out.serialize_field("protocol", protocol)?;
         out.serialize_field("api", api)?;
         out.serialize_field("headers", &HeaderMap(&self.recorded.headers))?;
         // The body is read once: JSON is written as it arrived, anything else as text, noted.
@@ -94,6 +97,11 @@ impl Serialize for KeptEntry {
         out.serialize_field("events_sent", events_sent)?;
         out.serialize_field("bytes_sent", bytes_sent)?;
         out.serialize_field("terminal_sent", terminal_sent)?;
+        if end_frame.is_some() {
+            out.serialize_field("end_frame", end_frame)?;
+        } else {
+            out.skip_field("end_frame")?;
+        }
         out.serialize_field("response_headers", &HeaderMap(&self.recorded.response_headers))?;
         out.serialize_field("condition", condition)?;
         if socket.is_some() {
@@ -134,6 +142,7 @@ mod tests {
                 client: None,
                 method: "POST".into(),
                 path: "/responses".into(),
+                protocol: crate::journal::Protocol::Http2,
                 headers: RecordedHeaders::from_http(&headers),
             };
             let index = journal.begin(arrival, tokio::time::Instant::now());
@@ -144,6 +153,7 @@ mod tests {
                 e.status = Some(503);
                 e.fault = Some(FaultKind::Reset);
                 e.bytes_sent = 42;
+                e.end_frame = Some("RST_STREAM INTERNAL_ERROR".into());
             });
             journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
             journal.finish(index, EndKind::Reset, tokio::time::Instant::now());

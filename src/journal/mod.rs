@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use crate::clock::{ClientFrame, Clock};
 
 pub use self::api::Api;
-pub use self::entry::{Arrival, EndKind, JournalEntry, UpstreamCall};
+pub use self::entry::{Arrival, EndKind, JournalEntry, Protocol, UpstreamCall};
 pub use self::kept::KeptEntry;
 use self::recorded::Recorded;
 pub use self::recorded::{RecordedHeaders, CREDENTIAL_HEADERS};
@@ -115,6 +115,7 @@ impl Journal {
             attempt: None,
             method: arrival.method,
             path: arrival.path,
+            protocol: arrival.protocol,
             api: None,
             headers: BTreeMap::new(),
             body: Value::Null,
@@ -128,6 +129,7 @@ impl Journal {
             events_sent: 0,
             bytes_sent: 0,
             terminal_sent: false,
+            end_frame: None,
             response_headers: BTreeMap::new(),
             condition: None,
             socket: None,
@@ -224,7 +226,13 @@ mod tests {
     use super::*;
 
     fn arrival() -> Arrival {
-        Arrival { client: None, method: "POST".into(), path: "/responses".into(), headers: RecordedHeaders::default() }
+        Arrival {
+            client: None,
+            method: "POST".into(),
+            path: "/responses".into(),
+            protocol: Protocol::Http1,
+            headers: RecordedHeaders::default(),
+        }
     }
 
     #[test]

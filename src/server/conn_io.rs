@@ -10,10 +10,15 @@
 //!
 //! Either way the flush then fails, hyper drops the connection and the body, and the body
 //! records how the reply ended.
+//!
+//! Over HTTP/2 one connection carries many streams, perhaps of other runs, so a reply's fault
+//! ends its own stream instead (`reply_body`): the switch only says that the connection
+//! carries streams, and is never armed.
 
 use std::io;
 use std::net::Shutdown;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -31,12 +36,17 @@ pub(super) use crate::wire::plan::Kill;
 struct SwitchState {
     armed: Option<Kill>,
     fired_at: Option<Instant>,
+    /// Flushes of the connection so far, and the HTTP/2 replies waiting for the next one.
+    flushes: u64,
+    awaiting_flush: Vec<std::task::Waker>,
 }
 
 /// Shared between a connection's socket wrapper and the reply bodies served on it.
 #[derive(Debug, Default)]
 pub(super) struct KillSwitch {
     state: Mutex<SwitchState>,
+    /// The connection speaks HTTP/2: faults end streams, not the connection.
+    streams: AtomicBool,
     /// What `fired_at` is read from: the server's clock.
     clock: Clock,
 }
@@ -44,7 +54,17 @@ pub(super) struct KillSwitch {
 impl KillSwitch {
     /// A switch whose firing is timed by `clock`.
     pub(super) fn new(clock: Clock) -> Self {
-        KillSwitch { state: Mutex::default(), clock }
+        KillSwitch { state: Mutex::default(), streams: AtomicBool::new(false), clock }
+    }
+
+    /// Mark the connection as one that carries HTTP/2 streams.
+    pub(super) fn carry_streams(&self) {
+        self.streams.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the connection carries HTTP/2 streams, whose faults end one stream each.
+    pub(super) fn carries_streams(&self) -> bool {
+        self.streams.load(Ordering::Relaxed)
     }
 
     /// Ask for the connection to be killed at the next flush.
@@ -57,8 +77,29 @@ impl KillSwitch {
         self.lock().fired_at
     }
 
-    fn take_armed(&self) -> Option<Kill> {
-        self.lock().armed.take()
+    /// How many times the connection has flushed so far.
+    pub(super) fn flushes(&self) -> u64 {
+        self.lock().flushes
+    }
+
+    /// Ready once the connection has flushed more than `seen` times: over HTTP/2, every frame a
+    /// reply queued before it counted `seen` is then in the kernel. An HTTP/2 reset waits for
+    /// this, because `h2` drops a stream's frames still queued when the stream is reset.
+    pub(super) fn poll_flushed_since(&self, cx: &mut Context<'_>, seen: u64) -> Poll<()> {
+        let mut state = self.lock();
+        if state.flushes > seen {
+            return Poll::Ready(());
+        }
+        state.awaiting_flush.push(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// Count a flush, wake the replies waiting for it, and take the armed fault if any.
+    fn flushed(&self) -> Option<Kill> {
+        let mut state = self.lock();
+        state.flushes += 1;
+        state.awaiting_flush.drain(..).for_each(std::task::Waker::wake);
+        state.armed.take()
     }
 
     fn mark_fired(&self) {
@@ -100,7 +141,7 @@ impl KillableStream {
                     let _ = socket.shutdown(Shutdown::Write);
                     self.stream = Some(stream);
                 }
-                Kill::Reset => {
+                Kill::Reset(_) => {
                     let _ = socket.set_linger(Some(Duration::ZERO));
                     drop(stream);
                 }
@@ -109,7 +150,7 @@ impl KillableStream {
         self.switch.mark_fired();
         let kind = match kill {
             Kill::Eof => io::ErrorKind::BrokenPipe,
-            Kill::Reset => io::ErrorKind::ConnectionReset,
+            Kill::Reset(_) => io::ErrorKind::ConnectionReset,
         };
         io::Error::new(kind, "scripted fault fired")
     }
@@ -164,7 +205,7 @@ impl AsyncWrite for KillableStream {
         // A socket has nothing of its own to flush; what hyper buffered is written by now.
         self.stream()?;
         // Everything hyper buffered before the body armed the switch is now in the kernel.
-        match self.switch.take_armed() {
+        match self.switch.flushed() {
             Some(kill) => Poll::Ready(Err(self.fire(kill))),
             None => Poll::Ready(Ok(())),
         }

@@ -1,4 +1,5 @@
-//! The squall server: hyper HTTP/1.1 on real TCP sockets that squall can kill mid-reply.
+//! The squall server: hyper HTTP/1.1 and HTTP/2 (h2c, told apart by the connection preface) on
+//! real TCP sockets that squall can kill mid-reply.
 //!
 //! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
 //!   (`judge_api`, carried to the suite's judge as [`CaseJudge`]'s types)
@@ -15,6 +16,7 @@ mod base_path;
 mod case_judge;
 mod conn_io;
 mod entry_handle;
+mod h2_limits;
 // Public for the fuzz targets, hidden: what outside code scripts against is the admin API
 // (docs/server.md), not its parser.
 #[doc(hidden)]
@@ -49,10 +51,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Request, Response, StatusCode, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -337,19 +339,23 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let heads = state.heads.watch();
     let service = service_fn({
         let heads = heads.clone();
-        move |request| {
+        move |request: Request<Incoming>| {
             let (state, switch, reply_end) = (state.clone(), switch.clone(), heads.head_came());
+            if request.version() == Version::HTTP_2 {
+                switch.carry_streams();
+            }
             async move {
                 let response = route(&state, switch, request).await;
                 Ok::<_, Infallible>(response.map(|body| Marked::new(body, reply_end)))
             }
         }
     });
-    let mut builder = http1::Builder::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
     // The header timeout is `heads`' (hyper's own makes a timer for every request).
-    builder.keep_alive(true).header_read_timeout(None);
+    builder.http1().keep_alive(true).header_read_timeout(None);
+    h2_limits::apply(&mut builder.http2());
     // With upgrades: `GET /responses` may become a WebSocket (`websocket`).
-    let connection = builder.serve_connection(io, service).with_upgrades();
+    let connection = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(connection);
     let client_gone = hang_up.happened();
     tokio::pin!(client_gone);

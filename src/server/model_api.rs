@@ -26,7 +26,7 @@ use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
 use super::upstream::Upstream;
 use super::State;
-use crate::journal::{Arrival, EndKind, RecordedHeaders, UpstreamCall};
+use crate::journal::{Arrival, EndKind, Protocol, RecordedHeaders, UpstreamCall};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
 use crate::scenario::FaultKind;
@@ -52,7 +52,8 @@ pub(super) async fn handle(
     let (parts, body) = request.into_parts();
     // The headers go into the journal now, so that a client that resets mid-body leaves them.
     let headers = RecordedHeaders::from_http(&parts.headers);
-    let arrival = Arrival { client, method: parts.method.to_string(), path: path.to_owned(), headers };
+    let protocol = Protocol::of(parts.version);
+    let arrival = Arrival { client, method: parts.method.to_string(), path: path.to_owned(), protocol, headers };
     let arrived = run.journal.now();
     let index = run.journal.begin(arrival, arrived);
     let entry = EntryHandle::new(run.journal.clone(), index);

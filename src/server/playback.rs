@@ -203,7 +203,7 @@ impl Playback {
         }
         match kill {
             Kill::Eof => (Some(FaultKind::Eof), EndKind::Eof),
-            Kill::Reset => (Some(FaultKind::Reset), EndKind::Reset),
+            Kill::Reset(_) => (Some(FaultKind::Reset), EndKind::Reset),
         }
     }
 }
@@ -214,7 +214,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::journal::{Arrival, Journal, RecordedHeaders};
+    use crate::journal::{Arrival, Journal, Protocol, RecordedHeaders};
+    use crate::scenario_model::H2Code;
 
     fn entry() -> (Arc<Journal>, EntryHandle) {
         let journal = Arc::new(Journal::new());
@@ -222,6 +223,7 @@ mod tests {
             client: None,
             method: "POST".into(),
             path: "/responses".into(),
+            protocol: Protocol::Http1,
             headers: RecordedHeaders::default(),
         };
         let index = journal.begin(arrival, journal.now());
@@ -303,12 +305,13 @@ mod tests {
         });
         let mut playback = Playback::new(VecDeque::new(), entry);
         assert_eq!(playback.kill_ending(Kill::Eof), (Some(FaultKind::Eof), EndKind::Eof));
-        assert_eq!(playback.kill_ending(Kill::Reset), (Some(FaultKind::Reset), EndKind::Reset));
-        playback.steps = VecDeque::from([Step::UpstreamFailed("it reset".into()), Step::Kill(Kill::Reset)]);
+        assert_eq!(playback.kill_ending(Kill::Reset(H2Code::InternalError)), (Some(FaultKind::Reset), EndKind::Reset));
+        playback.steps =
+            VecDeque::from([Step::UpstreamFailed("it reset".into()), Step::Kill(Kill::Reset(H2Code::InternalError))]);
         let waker = std::task::Waker::noop();
         let cue = playback.poll_cue(&mut Context::from_waker(waker));
-        assert_eq!(cue, Poll::Ready(Some(Cue::Kill(Kill::Reset))));
-        assert_eq!(playback.kill_ending(Kill::Reset), (None, EndKind::UpstreamFailed));
+        assert_eq!(cue, Poll::Ready(Some(Cue::Kill(Kill::Reset(H2Code::InternalError)))));
+        assert_eq!(playback.kill_ending(Kill::Reset(H2Code::InternalError)), (None, EndKind::UpstreamFailed));
         let upstream = journal.snapshot()[0].upstream.clone().expect("the upstream call");
         assert_eq!(upstream.error.as_deref(), Some("it reset"));
     }

@@ -23,7 +23,7 @@ use super::playback::MoreSteps;
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::upstream::UpstreamBody;
 use crate::journal::Api;
-use crate::scenario_model::{Fault, FaultPoint};
+use crate::scenario_model::{Fault, FaultPoint, H2Code};
 use crate::wire::plan::{splice_fault, Kill, Step};
 use crate::wire::real_stream::{classify, first_event, first_event_len};
 use crate::wire::recorded_reply::UpstreamReply;
@@ -108,7 +108,7 @@ impl UpstreamSteps {
             self.send(&mut steps, held, 0, false);
         }
         steps.push_back(Step::UpstreamFailed(why));
-        steps.push_back(Step::Kill(Kill::Reset));
+        steps.push_back(Step::Kill(Kill::Reset(H2Code::InternalError)));
         self.done = true;
         steps
     }

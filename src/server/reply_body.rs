@@ -2,6 +2,11 @@
 //! hyper's next flush, and the journal entry completed however the body ends — when the plan
 //! ends, when a kill fault fired (hyper drops the body right after), or when the client hung up
 //! (hyper drops the body early).
+//!
+//! Over HTTP/2 a kill ends the reply's own stream, which the connection's other streams outlive:
+//! `eof` ends the body early (hyper sends END_STREAM), `reset` fails it with an `h2::Error`
+//! carrying the scenario's code, which hyper sends as RST_STREAM (it looks for an `h2::Error`
+//! among a body error's sources).
 
 use std::io;
 use std::pin::Pin;
@@ -15,6 +20,7 @@ use super::conn_io::{Kill, KillSwitch};
 use super::entry_handle::EntryHandle;
 use super::playback::{Cue, MoreSteps, Playback};
 use crate::journal::EndKind;
+use crate::scenario_model::H2Code;
 use crate::wire::plan::ReplyPlan;
 
 /// Plays a reply plan as an HTTP body.
@@ -23,17 +29,87 @@ pub(super) struct ScriptedBody {
     playback: Playback,
     exact_len: Option<u64>,
     armed: Option<Kill>,
+    /// Over HTTP/2: a reset waiting for the frames before it to leave, and the connection's
+    /// flush count when it came.
+    resetting: Option<(Kill, u64)>,
     switch: Arc<KillSwitch>,
 }
 
 impl ScriptedBody {
     pub(super) fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
-        ScriptedBody { playback: Playback::new(plan.steps, entry), exact_len: plan.exact_len, armed: None, switch }
+        ScriptedBody {
+            playback: Playback::new(plan.steps, entry),
+            exact_len: plan.exact_len,
+            armed: None,
+            resetting: None,
+            switch,
+        }
     }
 
     /// A body whose steps come from `more` as they become known.
     pub(super) fn streaming(more: Box<dyn MoreSteps>, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
-        ScriptedBody { playback: Playback::streaming(more, entry), exact_len: None, armed: None, switch }
+        ScriptedBody {
+            playback: Playback::streaming(more, entry),
+            exact_len: None,
+            armed: None,
+            resetting: None,
+            switch,
+        }
+    }
+}
+
+/// How an HTTP/2 stream ends when its body ends: the frame the journal names.
+const END_STREAM: &str = "END_STREAM";
+
+impl ScriptedBody {
+    /// Complete the journal entry now, naming the frame that ends the stream over HTTP/2.
+    fn finish(&mut self, end: EndKind, frame: &str) {
+        let entry = self.playback.entry();
+        if self.switch.carries_streams() && !entry.is_finished() {
+            entry.update(|e| e.end_frame = Some(frame.to_owned()));
+        }
+        entry.finish_now(end);
+    }
+
+    /// Fire `kill` on this HTTP/2 stream alone: the body's last poll.
+    fn end_stream(&mut self, kill: Kill) -> Option<Result<Frame<Bytes>, io::Error>> {
+        let (fault, end) = self.playback.kill_ending(kill);
+        if fault.is_some() {
+            self.playback.entry().update(|e| e.fault = fault);
+        }
+        match kill {
+            Kill::Eof => {
+                self.finish(end, END_STREAM);
+                None
+            }
+            Kill::Reset(code) => {
+                self.finish(end, &format!("RST_STREAM {}", reason_name(code)));
+                Some(Err(io::Error::other(StreamReset(h2::Reason::from(code.value()).into()))))
+            }
+        }
+    }
+}
+
+/// A code as RFC 9113 writes it (`INTERNAL_ERROR`), which is how `h2` prints a reason.
+fn reason_name(code: H2Code) -> String {
+    format!("{:?}", h2::Reason::from(code.value()))
+}
+
+/// A body error that makes hyper reset the stream with its reason: hyper looks for an
+/// `h2::Error` among the error's sources, and an `io::Error` shows only its inner error's
+/// sources, so the `h2::Error` is this wrapper's source.
+#[derive(Debug)]
+struct StreamReset(h2::Error);
+
+impl std::fmt::Display for StreamReset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "scripted fault: RST_STREAM ({})", self.0)
+    }
+}
+
+impl std::error::Error for StreamReset {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 
@@ -48,6 +124,10 @@ impl http_body::Body for ScriptedBody {
                 // A kill fires at hyper's next flush, which drops the body.
                 return Poll::Pending;
             }
+            if let Some((kill, seen)) = this.resetting {
+                std::task::ready!(this.switch.poll_flushed_since(cx, seen));
+                return Poll::Ready(this.end_stream(kill));
+            }
             match std::task::ready!(this.playback.poll_cue(cx)) {
                 Some(Cue::Data { bytes, events, terminal, ending }) => {
                     let len = bytes.len() as u64;
@@ -59,22 +139,26 @@ impl http_body::Body for ScriptedBody {
                     // With a known length hyper ends the message after the last byte and
                     // drops the body without asking for more, so the ending is recorded here.
                     if let Some(end) = ending {
-                        this.playback.entry().finish_now(end);
+                        this.finish(end, END_STREAM);
                     }
                     return Poll::Ready(Some(Ok(Frame::data(bytes))));
                 }
                 Some(Cue::Stalling | Cue::StallOver) => {}
+                Some(Cue::Kill(kill @ Kill::Reset(_))) if this.switch.carries_streams() => {
+                    this.resetting = Some((kill, this.switch.flushes()));
+                }
+                Some(Cue::Kill(kill)) if this.switch.carries_streams() => return Poll::Ready(this.end_stream(kill)),
                 Some(Cue::Kill(kill)) => {
                     this.armed = Some(kill);
                     this.switch.arm(kill);
                 }
                 Some(Cue::End(end)) => {
-                    this.playback.entry().finish_now(end);
+                    this.finish(end, END_STREAM);
                     return Poll::Ready(None);
                 }
                 None => {
                     // The ending was recorded with the last data frame (or by an `End` cue).
-                    this.playback.entry().finish_now(EndKind::Completed);
+                    this.finish(EndKind::Completed, END_STREAM);
                     return Poll::Ready(None);
                 }
             }

@@ -41,7 +41,7 @@ use super::http_util::{openai_error, ResponseBody};
 use super::model_api::{answer, choose, insert_reply_headers, render_and_wait, Accepted};
 use super::playback::{Cue, Playback};
 use super::runs::Run;
-use crate::journal::{Api, Arrival, EndKind, RecordedHeaders};
+use crate::journal::{Api, Arrival, EndKind, Protocol, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
 use crate::wire::plan::{Span, GARBAGE_FRAME};
 
@@ -67,6 +67,7 @@ pub(super) async fn open(
             client,
             method: "GET".to_owned(),
             path: "/responses".to_owned(),
+            protocol: Protocol::Http1,
             headers: RecordedHeaders::from_http(&headers),
         };
         let entry = EntryHandle::new(run.journal.clone(), run.journal.begin(arrival, arrived));
@@ -176,6 +177,7 @@ impl OpenSocket {
             client: self.client,
             method: "WS".to_owned(),
             path: "/responses".to_owned(),
+            protocol: Protocol::Http1,
             headers: RecordedHeaders::from_http(&self.headers),
         };
         let index = self.run.journal.begin(arrival, arrived);

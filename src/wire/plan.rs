@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::{event_stream, Framing, SseEvent};
 use crate::journal::EndKind;
-use crate::scenario_model::{Fault, FaultKind, FaultPoint};
+use crate::scenario_model::{Fault, FaultKind, FaultPoint, H2Code};
 
 /// What a `garbage` fault writes in a stream of server-sent events or JSON lines: not SSE, and a
 /// data line that is not JSON either.
@@ -23,13 +23,13 @@ const GARBAGE: &[u8] =
 #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
 pub(crate) const GARBAGE_FRAME: &str = "{\"type\": squall garbage, not json";
 
-/// How a reply kills its connection.
+/// How a reply kills its connection (HTTP/1.1) or its stream (HTTP/2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kill {
-    /// FIN mid-body.
+    /// FIN mid-body; over HTTP/2, END_STREAM before the body is complete.
     Eof,
-    /// RST mid-body.
-    Reset,
+    /// RST mid-body; over HTTP/2, RST_STREAM with this code.
+    Reset(H2Code),
 }
 
 /// One thing the reply does.
@@ -292,7 +292,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
 pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: Framing, time_scale: f64) -> bool {
     match fault.kind {
         FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
-        FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset)),
+        FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset(fault.h2_code.unwrap_or_default()))),
         FaultKind::Truncate => {
             steps.push_back(Step::FaultFired(FaultKind::Truncate));
             steps.push_back(Step::End(EndKind::Truncated));
@@ -321,7 +321,7 @@ mod tests {
     }
 
     fn fault(kind: FaultKind, after_events: Option<u32>, after_bytes: Option<u64>) -> Fault {
-        Fault { kind, after_events, after_deltas: None, after_bytes, ms: None, close_code: None }
+        Fault { kind, after_events, after_deltas: None, after_bytes, ms: None, close_code: None, h2_code: None }
     }
 
     /// Two framing events, `outputs` output deltas, one closing event.
@@ -369,7 +369,7 @@ mod tests {
         let plan = plan_events(&events(6), Some(&fault(FaultKind::Reset, Some(3), None)), Duration::ZERO, 1.0);
         assert_eq!(events_written(&plan), 3);
         assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
-        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset(H2Code::InternalError))));
     }
 
     #[test]
@@ -378,7 +378,7 @@ mod tests {
         let plan = plan_events(&stream_with_outputs(3), Some(&reset), Duration::ZERO, 1.0);
         assert_eq!(events_written(&plan), 2);
         assert!(!written_text(&plan).contains("piece"), "{}", written_text(&plan));
-        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset)));
+        assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset(H2Code::InternalError))));
     }
 
     #[test]

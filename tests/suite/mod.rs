@@ -33,6 +33,7 @@ mod sdk; // the official SDKs parse every stream squall sends (SDKs)
 mod seed_quotations; // every clause and quotation presented as seed text is the seed's, verbatim
 mod server_faults; // each fault, seen by a real client over loopback TCP
 mod server_gemini; // the Gemini API under every run
+mod server_http2; // HTTP/2 (h2c) beside HTTP/1.1: every API to curl, each fault frame by frame
 mod server_messages; // the Anthropic Messages API under every run
 mod server_websocket; // the Responses API over WebSocket
 mod server_wire; // the OpenAI wire format: statuses, headers and bodies as scripted

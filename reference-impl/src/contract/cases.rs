@@ -24,7 +24,12 @@ pub(super) fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
 }
 
 fn provider(env: &CaseEnv) -> HttpProvider {
-    HttpProvider::new(&env.base_url, &env.api_key, env.provider)
+    let provider = HttpProvider::new(&env.base_url, &env.api_key, env.provider);
+    if env.http2 {
+        provider.over_http2()
+    } else {
+        provider
+    }
 }
 
 /// One streamed model call through the retry pipeline (`SQUALL_TASK=stream`).

@@ -51,6 +51,9 @@ pub struct CaseEnv {
     pub mutant: Option<Mutant>,
     /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket, bedrock).
     pub provider: Api,
+    /// `SQUALL_REFERENCE_HTTP`: `2` speaks HTTP/2 with prior knowledge (h2c); `1.1` (the
+    /// default) HTTP/1.1. The Responses API's WebSocket is HTTP/1.1 either way.
+    pub http2: bool,
     /// A clock of the caller's instead of real time scaled by `SQUALL_TIME_SCALE`: squall's
     /// virtual clock, when the reference runs in squall's process (no variable sets it).
     pub clock: Option<Arc<dyn Clock>>,
@@ -98,6 +101,11 @@ impl CaseEnv {
             })?,
             None => Api::default(),
         };
+        let http2 = match set("SQUALL_REFERENCE_HTTP").as_deref() {
+            None | Some("1.1") => false,
+            Some("2") => true,
+            Some(other) => return Err(CaseError::bad("SQUALL_REFERENCE_HTTP", other, "expected 1.1 or 2")),
+        };
         let mutant = match set("SQUALL_REFERENCE_MUTANT") {
             Some(name) => Some(
                 Mutant::parse(&name)
@@ -119,6 +127,7 @@ impl CaseEnv {
             seed: number("SQUALL_SEED")?,
             mutant,
             provider,
+            http2,
             clock: None,
         })
     }

@@ -37,6 +37,13 @@ impl HttpProvider {
         HttpProvider { client: reqwest::Client::new(), base_url, api_key: api_key.to_owned(), api, websocket }
     }
 
+    /// The same provider speaking HTTP/2 over cleartext with prior knowledge (h2c): every
+    /// attempt a stream on one shared connection.
+    pub fn over_http2(self) -> Self {
+        let client = reqwest::Client::builder().http2_prior_knowledge().build().unwrap_or(self.client);
+        HttpProvider { client, ..self }
+    }
+
     /// One attempt: stream the reply, showing deltas through `display` when `mode` is visible.
     pub async fn attempt(
         &self,
@@ -214,10 +221,15 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
-/// Map a reqwest failure onto the transport failures the classifier knows.
+/// Map a reqwest failure onto the transport failures the classifier knows. Over HTTP/2 a
+/// stream reset by the server (RST_STREAM, or a GOAWAY that ended it) is a reset, whatever its
+/// code: the stream broke.
 fn transport_error(error: &reqwest::Error) -> ProviderError {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
+        if let Some(reason) = e.downcast_ref::<h2::Error>().and_then(h2::Error::reason) {
+            return classify_transport(TransportFailure::Reset, &format!("HTTP/2 stream reset: {reason:?}"));
+        }
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
             let failure = match io.kind() {
                 std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted => TransportFailure::Reset,

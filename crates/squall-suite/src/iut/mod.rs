@@ -28,13 +28,14 @@ impl Iut {
     }
 
     /// How reports name it: `reference (in-process)`, `reference mutant `…``, or the command;
-    /// the reference names the API it speaks when `SQUALL_REFERENCE_PROVIDER` picks another.
+    /// the reference names the API it speaks when `SQUALL_REFERENCE_PROVIDER` picks another, and
+    /// HTTP/2 when `SQUALL_REFERENCE_HTTP` picks it.
     pub fn describe(&self) -> String {
-        let api = std::env::var("SQUALL_REFERENCE_PROVIDER")
-            .ok()
-            .filter(|api| !api.is_empty() && api != "responses")
-            .map(|api| format!(", {api} API"))
-            .unwrap_or_default();
+        let chosen = |name: &str, default: &str| std::env::var(name).ok().filter(|v| !v.is_empty() && v != default);
+        let api =
+            chosen("SQUALL_REFERENCE_PROVIDER", "responses").map(|api| format!(", {api} API")).unwrap_or_default();
+        let http = chosen("SQUALL_REFERENCE_HTTP", "1.1").map(|v| format!(", HTTP/{v}")).unwrap_or_default();
+        let api = format!("{api}{http}");
         match self {
             Iut::Reference { mutant: None } => format!("reference (in-process{api})"),
             Iut::Reference { mutant: Some(m) } => format!("reference mutant `{m}` (in-process{api})"),

@@ -70,11 +70,12 @@ impl ReferenceClock for Shared {
 }
 
 /// The case from the contract's variables; the reference's own `SQUALL_REFERENCE_PROVIDER`
-/// (which API it speaks) comes from squall's environment, as it would for its binary.
+/// (which API it speaks) and `SQUALL_REFERENCE_HTTP` (which HTTP) come from squall's
+/// environment, as they would for its binary.
 fn case_env(env: &[(&'static str, String)], mutant: Option<&str>) -> Result<CaseEnv, CaseError> {
     let mut case = CaseEnv::from_lookup(|name| match env.iter().find(|(k, _)| *k == name) {
         Some((_, value)) => Some(value.clone()),
-        None if name == "SQUALL_REFERENCE_PROVIDER" => std::env::var(name).ok(),
+        None if matches!(name, "SQUALL_REFERENCE_PROVIDER" | "SQUALL_REFERENCE_HTTP") => std::env::var(name).ok(),
         None => None,
     })?;
     if let Some(name) = mutant {

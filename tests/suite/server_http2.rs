@@ -1,0 +1,243 @@
+//! HTTP/2 beside HTTP/1.1 on the same port (h2c, prior knowledge): every API streams over it
+//! to curl, and each fault is seen frame by frame by the `h2` crate's own client — a reset as
+//! RST_STREAM with the scenario's code after exactly the scripted events, an eof as an early
+//! END_STREAM — while the other streams of the connection go on.
+
+use bytes::Bytes;
+use serde_json::json;
+use squall::embedded::{MockProvider, ScriptedRun};
+use squall::journal::{EndKind, Protocol};
+use squall::scenario::load::from_toml_str;
+use tokio::net::TcpStream;
+
+use crate::kit::harness::parse_sse;
+
+fn run_of(provider: &MockProvider, toml: &str) -> ScriptedRun {
+    provider.run(from_toml_str("test scenario", toml).expect("valid scenario"))
+}
+
+/// What one HTTP/2 stream carried: its status, body bytes, and the reset that ended it, if any.
+struct StreamRead {
+    status: u16,
+    body: Vec<u8>,
+    reset: Option<h2::Reason>,
+}
+
+impl StreamRead {
+    fn event_names(&self) -> Vec<String> {
+        parse_sse(&String::from_utf8_lossy(&self.body)).into_iter().filter_map(|(name, _)| name).collect()
+    }
+}
+
+/// One HTTP/2 connection with prior knowledge, driven in the background.
+async fn h2_connection(origin: &str) -> h2::client::SendRequest<Bytes> {
+    let address = origin.strip_prefix("http://").expect("an http origin");
+    let tcp = TcpStream::connect(address).await.expect("connects");
+    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake with prior knowledge");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// POST `body` to `url` as one stream of `client`'s connection and read it to its end.
+async fn post_stream(client: &h2::client::SendRequest<Bytes>, url: &str, body: serde_json::Value) -> StreamRead {
+    let mut client = client.clone().ready().await.expect("the connection takes a stream");
+    let request = http::Request::post(url).header("content-type", "application/json").body(()).expect("a request");
+    let (response, mut send) = client.send_request(request, false).expect("stream opened");
+    send.send_data(Bytes::from(body.to_string()), true).expect("request body sent");
+    let response = response.await.expect("response head");
+    let status = response.status().as_u16();
+    let mut stream = response.into_body();
+    let (mut body, mut reset) = (Vec::new(), None);
+    while let Some(chunk) = stream.data().await {
+        match chunk {
+            Ok(bytes) => {
+                let _ = stream.flow_control().release_capacity(bytes.len());
+                body.extend_from_slice(&bytes);
+            }
+            Err(e) => {
+                reset = Some(e.reason().unwrap_or_else(|| panic!("a stream error without a reason: {e}")));
+                break;
+            }
+        }
+    }
+    StreamRead { status, body, reset }
+}
+
+fn responses_request() -> serde_json::Value {
+    json!({"model": "gpt-test", "input": "hello", "stream": true})
+}
+
+/// Every API squall serves streams over h2c to curl, and the journal says it came over HTTP/2.
+#[tokio::test]
+async fn curl_with_prior_knowledge_streams_every_api() {
+    let provider = MockProvider::start().await;
+    let run = run_of(&provider, "name = \"t\"\n[[attempts]]\nstream = { text = \"over two\" }\n");
+    let root = run.bedrock_base_url().to_owned();
+    let base = run.base_url().to_owned();
+    let chat = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    // (API, URL, body, what the complete stream ends with)
+    let calls = [
+        ("responses", format!("{base}/responses"), responses_request(), "response.completed"),
+        ("chat", format!("{base}/chat/completions"), chat.clone(), "[DONE]"),
+        (
+            "messages",
+            format!("{base}/messages"),
+            json!({"model": "m", "max_tokens": 9, "stream": true, "messages": []}),
+            "message_stop",
+        ),
+        ("gemini", format!("{root}/v1beta/models/m:streamGenerateContent?alt=sse"), json!({"contents": []}), "STOP"),
+        ("bedrock", format!("{root}/model/m/converse-stream"), json!({"messages": []}), "messageStop"),
+        ("ollama", format!("{root}/api/chat"), json!({"model": "m", "messages": []}), "\"done\":true"),
+    ];
+    for (api, url, body, ending) in &calls {
+        // tokio's: the server serves on this test's own thread.
+        let out = tokio::process::Command::new("curl")
+            .args([
+                "-sS",
+                "--http2-prior-knowledge",
+                "-N",
+                "-w",
+                "\n%{http_version} %{response_code}",
+                "-X",
+                "POST",
+                url,
+            ])
+            .args(["-H", "content-type: application/json", "-d", &body.to_string()])
+            .output()
+            .await
+            .expect("curl runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{api}: curl failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.ends_with("\n2 200"), "{api}: not an HTTP/2 200: {text}");
+        assert!(text.contains(ending), "{api}: the stream is incomplete: {text}");
+    }
+    let journal = run.journal();
+    assert_eq!(journal.len(), calls.len());
+    for entry in &journal {
+        assert_eq!(entry.protocol, Protocol::Http2, "{entry:?}");
+        assert_eq!(
+            (entry.end, entry.end_frame.as_deref()),
+            (Some(EndKind::Completed), Some("END_STREAM")),
+            "{entry:?}"
+        );
+    }
+}
+
+/// A `reset` ends the stream with RST_STREAM carrying the scenario's code, after exactly the
+/// scripted events (`h2` drops a reset stream's frames still queued: squall waits for them to
+/// leave); the connection stays open and serves the retry.
+#[tokio::test]
+async fn a_reset_is_rst_stream_with_the_scripted_code_after_exactly_the_scripted_events() {
+    let provider = MockProvider::start().await;
+    for (code, expected) in [("", h2::Reason::INTERNAL_ERROR), (", h2_code = \"cancel\"", h2::Reason::CANCEL)] {
+        let toml = format!(
+            "name = \"t\"\n[[attempts]]\nstream = {{ text = \"The quick brown fox\", chunks = 6 }}\nfault = {{ kind = \"reset\", after_events = 3{code} }}\n[[attempts]]\n"
+        );
+        let run = run_of(&provider, &toml);
+        let client = h2_connection(provider.server().origin()).await;
+        let url = format!("{}/responses", run.base_url());
+        let broken = post_stream(&client, &url, responses_request()).await;
+        assert_eq!((broken.status, broken.reset), (200, Some(expected)));
+        assert_eq!(broken.event_names(), ["response.created", "response.in_progress", "response.output_item.added"]);
+        let retry = post_stream(&client, &url, responses_request()).await;
+        assert_eq!(retry.reset, None, "the retry on the same connection completes");
+        assert_eq!(retry.event_names().last().map(String::as_str), Some("response.completed"));
+        let journal = run.journal();
+        let frame = format!("RST_STREAM {expected:?}");
+        assert_eq!(
+            (journal[0].end, journal[0].events_sent, journal[0].end_frame.as_deref()),
+            (Some(EndKind::Reset), 3, Some(frame.as_str()))
+        );
+        assert_eq!(journal[1].end, Some(EndKind::Completed));
+    }
+}
+
+/// An `eof` is END_STREAM before the reply is complete: a clean end of the stream without the
+/// terminal event, which the client must notice by itself.
+#[tokio::test]
+async fn an_eof_is_an_early_end_stream() {
+    let provider = MockProvider::start().await;
+    let run = run_of(
+        &provider,
+        "name = \"t\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"eof\", after_events = 5 }\n",
+    );
+    let client = h2_connection(provider.server().origin()).await;
+    let read = post_stream(&client, &format!("{}/responses", run.base_url()), responses_request()).await;
+    assert_eq!(read.reset, None, "END_STREAM, not RST_STREAM");
+    assert_eq!(read.event_names().len(), 5);
+    let journal = run.journal();
+    assert_eq!((journal[0].end, journal[0].end_frame.as_deref()), (Some(EndKind::Eof), Some("END_STREAM")));
+}
+
+/// One connection carries streams of two runs: the reset of one leaves the other streaming.
+#[tokio::test]
+async fn a_reset_stream_leaves_the_other_streams_of_its_connection() {
+    let provider = MockProvider::start().await;
+    let breaking = run_of(
+        &provider,
+        "name = \"b\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"reset\", after_events = 2 }\n",
+    );
+    let slow = run_of(
+        &provider,
+        "name = \"s\"\n[[attempts]]\nstream = { text = \"one two three four\", event_delay_ms = 20 }\n",
+    );
+    let client = h2_connection(provider.server().origin()).await;
+    let (slow_url, breaking_url) =
+        (format!("{}/responses", slow.base_url()), format!("{}/responses", breaking.base_url()));
+    let (slow_read, broken) = tokio::join!(
+        post_stream(&client, &slow_url, responses_request()),
+        post_stream(&client, &breaking_url, responses_request())
+    );
+    assert_eq!(broken.reset, Some(h2::Reason::INTERNAL_ERROR));
+    assert_eq!(slow_read.reset, None);
+    assert_eq!(slow_read.event_names().last().map(String::as_str), Some("response.completed"));
+    assert_eq!(provider.server().open_connections(), 1, "one connection carried both");
+}
+
+/// A code the RFC does not name, or a code on a fault that sends no RST_STREAM, is refused
+/// with the field named.
+#[tokio::test]
+async fn an_h2_code_is_named_when_it_is_unknown_or_not_a_reset() {
+    for (fault, says) in [
+        ("{ kind = \"reset\", h2_code = \"teapot\" }", "unknown variant `teapot`"),
+        ("{ kind = \"eof\", h2_code = \"cancel\" }", "only applies to `reset`"),
+    ] {
+        let toml = format!("name = \"t\"\n[[attempts]]\nstream = {{ text = \"x\" }}\nfault = {fault}\n");
+        let error = from_toml_str("t.toml", &toml).expect_err("refused").to_string();
+        assert!(error.contains("fault.h2_code") && error.contains(says), "{error}");
+    }
+}
+
+/// A client that gives up on a stalled stream resets it (RST_STREAM CANCEL): the entry ends
+/// `stalled`, as a hang-up during a stall does over HTTP/1.1, and the connection serves on.
+#[tokio::test]
+async fn a_stream_the_client_resets_during_a_stall_is_journaled_stalled() {
+    let provider = MockProvider::start().await;
+    let run = run_of(
+        &provider,
+        "name = \"t\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"stall\", after_events = 2 }\n[[attempts]]\n",
+    );
+    let url = format!("{}/responses", run.base_url());
+    let client = h2_connection(provider.server().origin()).await;
+    let mut ready = client.clone().ready().await.expect("the connection takes a stream");
+    let request = http::Request::post(&url).header("content-type", "application/json").body(()).expect("a request");
+    let (response, mut send) = ready.send_request(request, false).expect("stream opened");
+    send.send_data(Bytes::from(responses_request().to_string()), true).expect("request body sent");
+    let mut body = response.await.expect("response head").into_body();
+    let first = body.data().await.expect("a first chunk").expect("data");
+    assert!(String::from_utf8_lossy(&first).contains("response.created"));
+    send.send_reset(h2::Reason::CANCEL);
+    let mut end = None;
+    for _ in 0..200 {
+        end = run.journal()[0].end;
+        if end.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(end, Some(EndKind::Stalled));
+    let retry = post_stream(&client, &url, responses_request()).await;
+    assert_eq!(retry.event_names().last().map(String::as_str), Some("response.completed"));
+}
