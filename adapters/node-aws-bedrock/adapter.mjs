@@ -4,10 +4,9 @@
 // Runs one ConverseStream call (SQUALL_TASK=stream) at the contract's
 // AWS_ENDPOINT_URL_BEDROCK_RUNTIME with the test credentials and region it gives, with the SDK's
 // own retry strategy (standard mode, 3 attempts, its backoff, statuses and retry-after hint),
-// and writes $SQUALL_OUT/result.json. One change, until squall serves HTTP/2: the request handler
-// is the SDK's own NodeHttpHandler (HTTP/1.1) in place of the default NodeHttp2Handler; it is
-// made with its defaults (no request timeout). Nothing is patched or scaled: squall runs the
-// process on a sped-up clock (`--clock accelerated`, docs/iut-contract.md). When a case
+// and writes $SQUALL_OUT/result.json. The client is made as shipped: its default request handler,
+// NodeHttp2Handler, speaks HTTP/2 with prior knowledge to the http:// endpoint, which squall
+// serves (h2c). Nothing is patched or scaled: squall runs the process on a sped-up clock (`--clock accelerated`, docs/iut-contract.md). When a case
 // configures providerRetry.maxRetries (SQUALL_MAX_RETRIES), it becomes `maxAttempts` (retries +
 // 1).
 //
@@ -15,7 +14,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BedrockRuntimeClient, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
-import { NodeHttpHandler } from "@smithy/node-http-handler";
 
 const out = process.env.SQUALL_OUT;
 // What the adapter is, for the report's provenance (the IUT contract's `implementation`).
@@ -37,7 +35,7 @@ if (process.env.SQUALL_TASK !== "stream") {
 const retries = process.env.SQUALL_MAX_RETRIES ? { maxAttempts: Number(process.env.SQUALL_MAX_RETRIES) + 1 } : {};
 // The endpoint, credentials and region come from the contract's AWS_* variables, which the
 // client reads itself.
-const client = new BedrockRuntimeClient({ requestHandler: new NodeHttpHandler(), ...retries });
+const client = new BedrockRuntimeClient({ ...retries });
 const text = [];
 try {
   const reply = await client.send(

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use squall::embedded::{MockProvider, ScriptedRun};
+use squall::journal::Protocol;
 use squall::scenario::load::from_toml_str;
 
 use crate::kit::suites::take_turn;
@@ -121,8 +122,10 @@ const BEDROCK_CASES: &[(&str, &str)] = &[
     ("busy", "[[attempts]]\nstatus = 503\n"),
     ("internal_status", "[[attempts]]\nstatus = 500\n"),
     ("invalid", "[[attempts]]\nstatus = 400\n"),
+    ("eof", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"eof\", after_events = 3 }\n"),
+    ("reset_internal", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
     ("garbage", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"garbage\", after_deltas = 1 }\n"),
-    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
+    ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2, h2_code = \"cancel\" }\n"),
 ];
 
 /// Which wire format a checker drives.
@@ -290,8 +293,15 @@ async fn python_boto3_bedrock_runtime_parses_every_reply() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn node_aws_sdk_bedrock_runtime_parses_every_reply() {
-    run_checker("node".into(), node_checker("parse_bedrock.mjs", "@aws-sdk/client-bedrock-runtime"), Wire::Bedrock)
-        .await;
+    let runs =
+        run_checker("node".into(), node_checker("parse_bedrock.mjs", "@aws-sdk/client-bedrock-runtime"), Wire::Bedrock)
+            .await;
+    // As shipped, over HTTP/2: each fault ended its own stream with the frame the client read.
+    let (reset, eof) = (&runs["reset"].journal()[0], &runs["eof"].journal()[0]);
+    assert_eq!((reset.protocol, reset.end_frame.as_deref()), (Protocol::Http2, Some("RST_STREAM CANCEL")), "{reset:?}");
+    let internal = &runs["reset_internal"].journal()[0];
+    assert_eq!(internal.end_frame.as_deref(), Some("RST_STREAM INTERNAL_ERROR"), "{internal:?}");
+    assert_eq!((eof.protocol, eof.end_frame.as_deref()), (Protocol::Http2, Some("END_STREAM")), "{eof:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,24 +1,25 @@
-// Drive the AWS SDK for JavaScript's Bedrock Runtime client against squall, each run's URL as its
-// endpoint (fake credentials, SigV4-signed), and check it parses every reply: ConverseStream's
-// event-stream messages, Converse's whole reply, each in-stream exception, each error status, a
-// corrupted message CRC.
+// Drive the AWS SDK for JavaScript's Bedrock Runtime client, as shipped (its default handler,
+// NodeHttp2Handler, speaks HTTP/2 with prior knowledge to squall), against squall, each run's URL
+// as its endpoint (fake credentials, SigV4-signed), and check it parses every reply:
+// ConverseStream's event-stream messages, Converse's whole reply, each in-stream exception, each
+// error status, a corrupted message CRC — and sees each HTTP/2 fault as its source predicts
+// (adapters/node-aws-bedrock/README.md): RST_STREAM INTERNAL_ERROR raised from the iteration with
+// its code, an early END_STREAM a success with the text so far — and RST_STREAM CANCEL too, which
+// Node's http2 takes for a normal close.
 // Usage: node parse_bedrock.mjs  (reads SQUALL_RUNS: a JSON object of case name -> endpoint)
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
-import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { expect, runCases } from "./checker_kit.mjs";
 
 const runs = JSON.parse(process.env.SQUALL_RUNS);
 const modelId = "anthropic.claude-3-haiku-20240307-v1:0";
 const messages = [{ role: "user", content: [{ text: "hi" }] }];
-// One attempt (these checks are about parsing), and HTTP/1.1: the client's default handler
-// speaks HTTP/2, which squall does not serve.
+// One attempt: these checks are about what one reply is to the client.
 const client = (name) =>
   new BedrockRuntimeClient({
     endpoint: runs[name],
     region: "us-east-1",
     credentials: { accessKeyId: "AKIASQUALLTEST", secretAccessKey: "squall-test-secret" },
     maxAttempts: 1,
-    requestHandler: new NodeHttpHandler(),
   });
 
 async function events(name) {
@@ -83,6 +84,18 @@ const cases = {
   status503: status("busy", "ServiceUnavailableException", 503),
   status500: status("internal_status", "InternalServerException", 500),
   status400: status("invalid", "ValidationException", 400),
+  async aStreamResetWithInternalErrorIsRaisedFromTheIteration() {
+    const check = (error) => expect(/NGHTTP2_INTERNAL_ERROR/.test(error.message), `${error.name}: ${error.message}`);
+    await rejects(() => events("reset_internal"), check);
+  },
+  async aStreamResetWithCancelIsASuccessWithTheTextSoFar() {
+    const text = deltas(await events("reset")).map((d) => d.text).join("");
+    expect(text === "a b", `text ${JSON.stringify(text)}`);
+  },
+  async anEarlyEndStreamIsASuccessWithTheTextSoFar() {
+    const text = deltas(await events("eof")).map((d) => d.text).join("");
+    expect(text === "a b", `text ${JSON.stringify(text)}`);
+  },
   async aCorruptedCrcIsAChecksumError() {
     await rejects(() => events("garbage"), (error) => expect(/checksum/i.test(error.message), `${error.name}: ${error.message}`));
   },

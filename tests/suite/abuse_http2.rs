@@ -1,0 +1,195 @@
+//! A hostile HTTP/2 client, written frame by frame, cannot hurt squall: the rapid-reset attack
+//! (CVE-2023-44487), a CONTINUATION flood and an HPACK bomb are each cut off with GOAWAY
+//! ENHANCE_YOUR_CALM, a PING flood leaves memory bounded, and another connection is served
+//! meanwhile (docs/hardening.md,
+//! `src/server/h2_limits.rs`).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::json;
+use squall::embedded::MockProvider;
+use squall::scenario::{Attempt, Scenario};
+
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const CONTINUATION: u8 = 0x9;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+/// The error code HTTP/2 gives a peer that generates too much load (RFC 9113 §7).
+const ENHANCE_YOUR_CALM: u32 = 0xb;
+
+/// One frame: its 9-byte head and payload.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len()).expect("a frame's length").to_be_bytes();
+    let mut out = vec![len[1], len[2], len[3], kind, flags];
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// An HPACK literal header without indexing, its name given literally (RFC 7541 §6.2.2), for
+/// names and values under 127 bytes.
+fn literal(name: &str, value: &str) -> Vec<u8> {
+    let mut out = vec![0x00, u8::try_from(name.len()).expect("short")];
+    out.extend_from_slice(name.as_bytes());
+    out.push(u8::try_from(value.len()).expect("short"));
+    out.extend_from_slice(value.as_bytes());
+    out
+}
+
+/// `GET /` over http on `localhost`: static-table entries and one literal (RFC 7541 Appendix A).
+fn get_root() -> Vec<u8> {
+    let mut block = vec![0x82, 0x86, 0x84, 0x01, 9];
+    block.extend_from_slice(b"localhost");
+    block
+}
+
+/// A connection that has sent the preface and an empty SETTINGS.
+fn opened(addr: SocketAddr) -> TcpStream {
+    let mut socket = TcpStream::connect(addr).expect("connects");
+    socket.write_all(PREFACE).expect("preface");
+    socket.write_all(&frame(SETTINGS, 0, 0, &[])).expect("settings");
+    socket
+}
+
+/// The error code of the GOAWAY the server sent, reading its frames until then; `None` when the
+/// connection ended, or stayed silent for 10 s, without one.
+fn goaway_code(socket: &mut TcpStream) -> Option<u32> {
+    socket.set_read_timeout(Some(Duration::from_secs(10))).expect("a read timeout");
+    let mut head = [0u8; 9];
+    while socket.read_exact(&mut head).is_ok() {
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        socket.read_exact(&mut payload).ok()?;
+        if head[3] == GOAWAY {
+            return Some(u32::from_be_bytes(payload[4..8].try_into().expect("four bytes")));
+        }
+    }
+    None
+}
+
+/// Write `bytes` in pieces, stopping quietly where the server closed the connection.
+fn write_until_closed(socket: &mut TcpStream, bytes: &[u8]) {
+    for piece in bytes.chunks(16 * 1024) {
+        if socket.write_all(piece).is_err() {
+            return;
+        }
+    }
+}
+
+/// A calm client on a connection of its own is served while the hostile one is cut off.
+async fn a_calm_client_is_served(provider: &MockProvider) {
+    let run = provider.run_scaled(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let address = provider.server().origin().strip_prefix("http://").expect("http").to_owned();
+    let tcp = tokio::net::TcpStream::connect(address).await.expect("connects");
+    let (client, connection) = h2::client::handshake(tcp).await.expect("handshake");
+    tokio::spawn(connection);
+    let mut client = client.ready().await.expect("ready");
+    let url = format!("{}/responses", run.base_url());
+    let request = http::Request::post(url).body(()).expect("request");
+    let (response, mut body) = client.send_request(request, false).expect("stream");
+    body.send_data(Bytes::from(json!({"model": "m", "input": "x"}).to_string()), true).expect("body");
+    let response = tokio::time::timeout(Duration::from_secs(10), response).await.expect("in time").expect("a response");
+    assert_eq!(response.status(), 200);
+}
+
+/// 2,000 streams opened and reset at once: past 20 reset before squall took them, the
+/// connection is closed with GOAWAY ENHANCE_YOUR_CALM (0xb).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let hostile = tokio::task::spawn_blocking(move || {
+        let mut socket = opened(addr);
+        let mut burst = Vec::new();
+        for stream in (1..4000u32).step_by(2) {
+            burst.extend(frame(HEADERS, END_HEADERS | END_STREAM, stream, &get_root()));
+            burst.extend(frame(RST_STREAM, 0, stream, &8u32.to_be_bytes()));
+        }
+        write_until_closed(&mut socket, &burst);
+        goaway_code(&mut socket)
+    });
+    a_calm_client_is_served(&provider).await;
+    assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+}
+
+/// HEADERS then CONTINUATION frames that never end the header block: cut off with GOAWAY
+/// ENHANCE_YOUR_CALM once the block passes what a request head may be, long before the client
+/// stops sending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_flood_is_cut_off() {
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let hostile = tokio::task::spawn_blocking(move || {
+        let mut socket = opened(addr);
+        let mut flood = frame(HEADERS, 0, 1, &get_root());
+        let piece = literal("x-flood", &"f".repeat(100));
+        for _ in 0..20_000 {
+            flood.extend(frame(CONTINUATION, 0, 1, &piece));
+        }
+        write_until_closed(&mut socket, &flood);
+        goaway_code(&mut socket)
+    });
+    a_calm_client_is_served(&provider).await;
+    assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+}
+
+/// One 4 KiB header put in the dynamic table, then referenced by one byte each: decoded, the
+/// head passes 16 KiB after four references; squall closes the connection with GOAWAY
+/// ENHANCE_YOUR_CALM ("header_list_way_too_large") without decoding the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_hpack_bomb_is_refused() {
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let hostile = tokio::task::spawn_blocking(move || {
+        let mut socket = opened(addr);
+        let mut block = get_root();
+        // Literal with incremental indexing, new name (0x40); a 4,000-byte value (its length
+        // as an HPACK integer with a 7-bit prefix: 127, then 3,873 in 7-bit groups).
+        block.extend([0x40, 5]);
+        block.extend_from_slice(b"x-big");
+        block.extend([0x7f, 0xa1, 0x1e]);
+        block.extend(std::iter::repeat_n(b'b', 4000));
+        // Then the same entry, index 62 (the dynamic table's first), 3,000 times.
+        block.extend(std::iter::repeat_n(0x80 | 62, 3000));
+        write_until_closed(&mut socket, &frame(HEADERS, END_HEADERS | END_STREAM, 1, &block));
+        goaway_code(&mut socket)
+    });
+    a_calm_client_is_served(&provider).await;
+    assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+}
+
+/// PINGs written without reading a single ACK: once squall's ACKs back up it stops reading
+/// (`h2` answers one PING at a time), so the flood stalls in the sockets' buffers instead of
+/// squall's memory, and others are served meanwhile. Of 64 MiB of PINGs, no more than the
+/// loopback buffers hold (a few MiB each way) is taken before the client's writes block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_is_held_back_not_buffered() {
+    const FLOOD: usize = 64 << 20;
+    let provider = MockProvider::start().await;
+    let addr = provider.server().local_addr();
+    let hostile = tokio::task::spawn_blocking(move || {
+        let mut socket = opened(addr);
+        socket.set_write_timeout(Some(Duration::from_secs(2))).expect("a write timeout");
+        let ping = frame(PING, 0, 0, &[7; 8]);
+        let piece: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 4096).collect();
+        let mut written = 0;
+        while written < FLOOD {
+            match socket.write(&piece) {
+                Ok(n) => written += n,
+                Err(_) => break,
+            }
+        }
+        (socket, written)
+    });
+    a_calm_client_is_served(&provider).await;
+    let (_socket, written) = hostile.await.expect("joined");
+    assert!(written < FLOOD / 2, "squall took {} MiB of PINGs it could not answer", written >> 20);
+}
