@@ -10,7 +10,9 @@
 //! - `scale` — 10,000 streams held open with chaos and a quota: memory per stream, delays
 //! - `herd` — 50 reference clients through an outage, judged
 //! - `run_conditions` — the outage/quota/chaos decision
-//! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair) and
+//! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair),
+//!   `-- --paired-http2` (squall over HTTP/2 and over HTTP/1.1, the same way), `-- --paired-build
+//!   PATH` (this build against another commit's squall) and
 //!   `benches/aimock.sh` (aimock side by side)
 //!
 //! Figures and how they were obtained: `BENCHMARKS.md`.
@@ -40,6 +42,12 @@ fn main() {
         // By hand, through benches/aimock.sh.
         // By hand: squall and wiremock-rs measured alternately, ratios per pair.
         Some(paired::PAIRED) => return paired::paired(),
+        // By hand: squall over HTTP/2 and over HTTP/1.1, alternately.
+        Some(paired::PAIRED_HTTP2) => return paired::paired_http2(),
+        // By hand: this build's squall and another build's, alternately.
+        Some(paired::PAIRED_BUILD) => {
+            return paired::paired_build(args.get(2).expect("the path of the other build's squall binary"));
+        }
         // By hand: the proxy's added round trip and CPU, from one run.
         Some(proxy::PROXY_FIGURES) => return proxy::figures(),
         Some(aimock::AIMOCK_SIDE_BY_SIDE) => {

@@ -1,14 +1,27 @@
-//! Paired rounds (run by hand: `cargo bench --bench squall -- --paired`): squall and wiremock-rs,
-//! each in a process of its own, measured alternately — squall, wiremock-rs, squall, … — so a
-//! drift of the machine (frequency, a neighbour's load) lands on both sides of each pair. Each
-//! round's figure is the server's own CPU per request, as in `server_cpu`; the verdict is the
-//! median of the per-round ratios, with its spread, instead of two medians taken minutes apart.
+//! Paired rounds (run by hand): two sides measured alternately — A, B, A, … — so a drift of the
+//! machine (frequency, a neighbour's load) lands on both sides of each pair. Each round's figure
+//! is the server's own CPU per request, as in `server_cpu`; the verdict is the median of the
+//! per-round ratios, with its spread, instead of two medians taken minutes apart.
+//!
+//! - `cargo bench --bench squall -- --paired`: squall and wiremock-rs, each in a process of its own;
+//! - `cargo bench --bench squall -- --paired-http2`: one squall process, loaded over HTTP/1.1 and
+//!   over HTTP/2 (h2c, one connection per client as over HTTP/1.1);
+//! - `cargo bench --bench squall -- --paired-build PATH`: this build's `squall serve` and the one
+//!   at PATH (another commit's, built apart): what a change costs or saves.
 
 use super::common::runtime;
-use super::server_cpu::{server_cpu, squall_server, warm_up_and_compare, wiremock_server, ServerProcess};
+use super::server_cpu::{
+    server_cpu, server_cpu_http2, squall_server, squall_server_of, warm_up_and_compare, wiremock_server, ServerProcess,
+};
 
-/// The argument that runs the paired comparison.
+/// The argument that runs the paired comparison with wiremock-rs.
 pub(crate) const PAIRED: &str = "--paired";
+
+/// The argument that runs the paired comparison of HTTP/2 with HTTP/1.1.
+pub(crate) const PAIRED_HTTP2: &str = "--paired-http2";
+
+/// The argument that runs the paired comparison of this build with another (its path follows).
+pub(crate) const PAIRED_BUILD: &str = "--paired-build";
 
 /// Pairs per connection count, and requests per side of a pair.
 const PAIRS: usize = 21;
@@ -18,6 +31,10 @@ fn per_request_us(rt: &tokio::runtime::Runtime, server: &ServerProcess, connecti
     rt.block_on(server_cpu(server, requests, connections)).as_secs_f64() * 1e6 / requests as f64
 }
 
+fn per_request_us_http2(rt: &tokio::runtime::Runtime, server: &ServerProcess, connections: u64, requests: u64) -> f64 {
+    rt.block_on(server_cpu_http2(server, requests, connections)).as_secs_f64() * 1e6 / requests as f64
+}
+
 /// The value at quantile `q` (0..=1) of `values`, nearest rank.
 fn quantile(values: &[f64], q: f64) -> f64 {
     let mut sorted = values.to_vec();
@@ -25,22 +42,59 @@ fn quantile(values: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Print, per connection count, both servers' median CPU per request and the per-round ratio
-/// squall / wiremock-rs: median and interquartile range, and how many rounds squall won.
+/// squall against wiremock-rs on the same bytes.
 pub(crate) fn paired() {
     let rt = runtime();
     let (squall, wiremock) = (squall_server(&rt, None), wiremock_server());
     warm_up_and_compare(&rt, &[&squall], &wiremock);
     println!("server CPU per request, {PAIRS} paired rounds (squall, then wiremock-rs, alternately)");
-    println!("{:>5} {:>12} {:>14} {:>22} {:>12}", "conn", "squall µs", "wiremock µs", "ratio median [IQR]", "squall ≤");
+    compare(
+        ("squall", &|c, r| per_request_us(&rt, &squall, c, r)),
+        ("wiremock", &|c, r| per_request_us(&rt, &wiremock, c, r)),
+    );
+}
+
+/// One squall process over HTTP/2 against the same over HTTP/1.1.
+pub(crate) fn paired_http2() {
+    let rt = runtime();
+    let squall = squall_server(&rt, None);
+    per_request_us(&rt, &squall, 4, 10_000);
+    per_request_us_http2(&rt, &squall, 4, 10_000);
+    println!("squall's CPU per request, {PAIRS} paired rounds (HTTP/2, then HTTP/1.1, alternately)");
+    compare(
+        ("HTTP/2", &|c, r| per_request_us_http2(&rt, &squall, c, r)),
+        ("HTTP/1.1", &|c, r| per_request_us(&rt, &squall, c, r)),
+    );
+}
+
+/// This build's squall against the `squall` binary at `other`.
+pub(crate) fn paired_build(other: &str) {
+    let rt = runtime();
+    let (this, that) = (squall_server(&rt, None), squall_server_of(&rt, std::path::Path::new(other)));
+    for server in [&this, &that] {
+        per_request_us(&rt, server, 4, 10_000);
+    }
+    println!("server CPU per request, {PAIRS} paired rounds (this build, then {other}, alternately)");
+    compare(("this", &|c, r| per_request_us(&rt, &this, c, r)), ("other", &|c, r| per_request_us(&rt, &that, c, r)));
+}
+
+/// One side of a pair: its name, and its server's CPU per request in µs for a round of
+/// (connections, requests).
+type Side<'a> = (&'a str, &'a dyn Fn(u64, u64) -> f64);
+
+/// Print, per connection count, both sides' median CPU per request and the per-round ratio
+/// A / B: median and interquartile range, and how many rounds A cost no more.
+fn compare((a_name, a): Side<'_>, (b_name, b): Side<'_>) {
+    let (a_head, b_head) = (format!("{a_name} µs"), format!("{b_name} µs"));
+    println!("{:>5} {a_head:>12} {b_head:>14} {:>22} {:>12}", "conn", "ratio median [IQR]", "A ≤ B");
     for (connections, requests) in REQUESTS {
         let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..PAIRS {
-            let a = per_request_us(&rt, &squall, connections, requests);
-            let b = per_request_us(&rt, &wiremock, connections, requests);
-            ours.push(a);
-            theirs.push(b);
-            ratios.push(a / b);
+            let first = a(connections, requests);
+            let second = b(connections, requests);
+            ours.push(first);
+            theirs.push(second);
+            ratios.push(first / second);
         }
         let wins = ratios.iter().filter(|r| **r <= 1.0).count();
         println!(

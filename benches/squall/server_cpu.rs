@@ -10,6 +10,7 @@
 //! Journals on in both. One connection, then 16 at once.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -61,8 +62,13 @@ pub(super) fn spawn_squall() -> ServerProcess {
 
 /// `squall serve` on a free loopback port with more arguments; `url` is its origin.
 pub(super) fn spawn_squall_with(args: &[&str]) -> ServerProcess {
+    spawn_squall_of(Path::new(env!("CARGO_BIN_EXE_squall")), args)
+}
+
+/// [`spawn_squall_with`] of the `squall` binary at `binary`.
+fn spawn_squall_of(binary: &Path, args: &[&str]) -> ServerProcess {
     let (child, line) = spawn({
-        let mut command = Command::new(env!("CARGO_BIN_EXE_squall"));
+        let mut command = Command::new(binary);
         command.args(["serve", "--addr", "127.0.0.1:0"]).args(args);
         command
     });
@@ -70,7 +76,16 @@ pub(super) fn spawn_squall_with(args: &[&str]) -> ServerProcess {
 }
 
 pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -> ServerProcess {
-    let mut server = spawn_squall();
+    scripted_squall(rt, spawn_squall(), fault)
+}
+
+/// The plain stream of [`squall_server`] served by the `squall` binary at `binary`.
+pub(super) fn squall_server_of(rt: &tokio::runtime::Runtime, binary: &Path) -> ServerProcess {
+    scripted_squall(rt, spawn_squall_of(binary, &[]), None)
+}
+
+/// `server` with a run of the 50-event stream (and `fault`), `url` its Responses endpoint.
+fn scripted_squall(rt: &tokio::runtime::Runtime, mut server: ServerProcess, fault: Option<&str>) -> ServerProcess {
     let origin = server.url.clone();
     let fault = fault.map(|f| format!(", \"fault\": {f}")).unwrap_or_default();
     let scenario = format!(
@@ -112,9 +127,25 @@ pub(super) async fn server_cpu(server: &ServerProcess, iters: u64, connections: 
     server_cpu_at(server.child.id(), &server.url, iters, connections).await
 }
 
+/// [`server_cpu`] over HTTP/2 (h2c with prior knowledge): each client one connection.
+pub(super) async fn server_cpu_http2(server: &ServerProcess, iters: u64, connections: u64) -> Duration {
+    let http2 = || reqwest::Client::builder().http2_prior_knowledge().build().expect("an HTTP/2 client");
+    server_cpu_with(server.child.id(), &server.url, iters, (connections, http2)).await
+}
+
 /// [`server_cpu`] of process `pid`, loaded at `url`.
 pub(super) async fn server_cpu_at(pid: u32, url: &str, iters: u64, connections: u64) -> Duration {
-    let clients: Vec<reqwest::Client> = (0..connections).map(|_| reqwest::Client::new()).collect();
+    server_cpu_with(pid, url, iters, (connections, reqwest::Client::new)).await
+}
+
+/// [`server_cpu_at`] with `connections` clients each made by `client`.
+async fn server_cpu_with(
+    pid: u32,
+    url: &str,
+    iters: u64,
+    (connections, client): (u64, impl Fn() -> reqwest::Client),
+) -> Duration {
+    let clients: Vec<reqwest::Client> = (0..connections).map(|_| client()).collect();
     let before = process_cpu_ns(pid);
     let per_client = iters.div_ceil(connections);
     join_all(clients.iter().map(|client| async move {
