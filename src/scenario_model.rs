@@ -343,7 +343,8 @@ pub struct Fault {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close_code: Option<u16>,
     /// For `reset` over HTTP/2: the RST_STREAM frame's error code (`internal_error` when
-    /// absent). Over HTTP/1.1 a reset is a TCP RST, which carries no code.
+    /// absent); over HTTP/1.1 a reset is a TCP RST, which carries no code. For `goaway`: the
+    /// GOAWAY's code (`no_error` when absent: a graceful GOAWAY; any other: the connection cut).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2_code: Option<H2Code>,
 }
@@ -405,12 +406,23 @@ pub enum FaultKind {
     Stall,
     /// Bytes that are not SSE, then a clean end and close.
     Garbage,
+    /// The connection goes away: with `h2_code` absent or `no_error`, gracefully (an HTTP/2
+    /// GOAWAY with the true last-stream-id; HTTP/1.1 closes after this reply), the reply itself
+    /// complete; with an error code, at once (GOAWAY with that code, then the connection closed;
+    /// over HTTP/1.1 a FIN), every reply on the connection cut.
+    Goaway,
 }
 
 impl FaultKind {
     /// Every fault kind, in the order docs list them.
-    pub const ALL: [FaultKind; 5] =
-        [FaultKind::Eof, FaultKind::Reset, FaultKind::Truncate, FaultKind::Stall, FaultKind::Garbage];
+    pub const ALL: [FaultKind; 6] = [
+        FaultKind::Eof,
+        FaultKind::Reset,
+        FaultKind::Truncate,
+        FaultKind::Stall,
+        FaultKind::Garbage,
+        FaultKind::Goaway,
+    ];
 
     /// The kind's name in scenarios (`eof`, `reset`, ...).
     pub fn as_str(self) -> &'static str {
@@ -420,6 +432,7 @@ impl FaultKind {
             FaultKind::Truncate => "truncate",
             FaultKind::Stall => "stall",
             FaultKind::Garbage => "garbage",
+            FaultKind::Goaway => "goaway",
         }
     }
 }

@@ -21,6 +21,10 @@ pub enum EndKind {
     Eof,
     /// TCP RST mid-body (fault `reset`).
     Reset,
+    /// The connection cut under the reply (fault `goaway` with an error code): over HTTP/2 by
+    /// a GOAWAY with that code, over HTTP/1.1 by a FIN.
+    #[serde(rename = "goaway")]
+    GoAway,
     /// A clean end of body without the terminal event (fault `truncate`).
     Truncated,
     /// The client gave up during a stall (fault `stall`).
@@ -43,6 +47,7 @@ impl EndKind {
             EndKind::ErrorStatus => "error_status",
             EndKind::Eof => "eof",
             EndKind::Reset => "reset",
+            EndKind::GoAway => "goaway",
             EndKind::Truncated => "truncated",
             EndKind::Stalled => "stalled",
             EndKind::Garbage => "garbage",

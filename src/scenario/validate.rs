@@ -275,10 +275,13 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
         if let Some(code) = fault.close_code {
             check_close_code(fault.kind, code, &fault_path.key("close_code"))?;
         }
-        if fault.h2_code.is_some() && fault.kind != FaultKind::Reset {
+        if fault.h2_code.is_some() && !matches!(fault.kind, FaultKind::Reset | FaultKind::Goaway) {
             return Err(ScenarioError::new(
                 fault_path.key("h2_code"),
-                format!("`h2_code` only applies to `reset` (an HTTP/2 RST_STREAM), not `{}`", fault.kind.as_str()),
+                format!(
+                    "`h2_code` only applies to `reset` and `goaway` (HTTP/2's RST_STREAM and GOAWAY), not `{}`",
+                    fault.kind.as_str()
+                ),
             ));
         }
         check_fault_offset(attempt, &fault_path, fault.point())?;

@@ -11,9 +11,11 @@
 //! Either way the flush then fails, hyper drops the connection and the body, and the body
 //! records how the reply ended.
 //!
-//! Over HTTP/2 one connection carries many streams, perhaps of other runs, so a reply's fault
-//! ends its own stream instead (`reply_body`): the switch only says that the connection
-//! carries streams, and is never armed.
+//! Over HTTP/2 one connection carries many streams, perhaps of other runs, so a reply's `eof`
+//! and `reset` end its own stream instead (`reply_body`). Only a `goaway` with an error code
+//! arms the switch there: the flush then writes a GOAWAY naming the last stream the client
+//! opened (`h2_frames`, followed as hyper reads) and sends a FIN. A graceful `goaway` asks the
+//! connection's server loop to close once its replies end (`close_gracefully`).
 
 use std::io;
 use std::net::Shutdown;
@@ -28,6 +30,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::h2_frames::{goaway, ClientFrames};
 use crate::clock::Clock;
 
 pub(super) use crate::wire::plan::Kill;
@@ -39,6 +42,9 @@ struct SwitchState {
     /// Flushes of the connection so far, and the HTTP/2 replies waiting for the next one.
     flushes: u64,
     awaiting_flush: Vec<std::task::Waker>,
+    /// Over HTTP/2, the connection's own task as it last read: woken when a reply arms the
+    /// switch, since nothing else may make it flush again.
+    reader: Option<std::task::Waker>,
 }
 
 /// Shared between a connection's socket wrapper and the reply bodies served on it.
@@ -47,6 +53,8 @@ pub(super) struct KillSwitch {
     state: Mutex<SwitchState>,
     /// The connection speaks HTTP/2: faults end streams, not the connection.
     streams: AtomicBool,
+    /// A reply asked for the connection to close once its replies end.
+    close: Notify,
     /// What `fired_at` is read from: the server's clock.
     clock: Clock,
 }
@@ -54,7 +62,7 @@ pub(super) struct KillSwitch {
 impl KillSwitch {
     /// A switch whose firing is timed by `clock`.
     pub(super) fn new(clock: Clock) -> Self {
-        KillSwitch { state: Mutex::default(), streams: AtomicBool::new(false), clock }
+        KillSwitch { state: Mutex::default(), streams: AtomicBool::new(false), close: Notify::new(), clock }
     }
 
     /// Mark the connection as one that carries HTTP/2 streams.
@@ -69,7 +77,24 @@ impl KillSwitch {
 
     /// Ask for the connection to be killed at the next flush.
     pub(super) fn arm(&self, kill: Kill) {
-        self.lock().armed = Some(kill);
+        let reader = {
+            let mut state = self.lock();
+            state.armed = Some(kill);
+            state.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+    }
+
+    /// Ask for the connection to close once its replies in progress end.
+    pub(super) fn close_gracefully(&self) {
+        self.close.notify_one();
+    }
+
+    /// Ready when a reply has asked for the connection to close gracefully.
+    pub(super) async fn closing(&self) {
+        self.close.notified().await;
     }
 
     /// When the armed fault fired, if it has.
@@ -82,15 +107,24 @@ impl KillSwitch {
         self.lock().flushes
     }
 
-    /// Ready once the connection has flushed more than `seen` times: over HTTP/2, every frame a
-    /// reply queued before it counted `seen` is then in the kernel. An HTTP/2 reset waits for
-    /// this, because `h2` drops a stream's frames still queued when the stream is reset.
-    pub(super) fn poll_flushed_since(&self, cx: &mut Context<'_>, seen: u64) -> Poll<()> {
-        let mut state = self.lock();
-        if state.flushes > seen {
-            return Poll::Ready(());
+    /// Ready once the connection has flushed twice since a reply counted `seen`: over HTTP/2,
+    /// every frame the reply queued before then is in the kernel. The first flush may have been
+    /// under way on another thread when the frame was queued; the connection, woken here, pops
+    /// queued frames before it flushes again. An HTTP/2 `reset` or `goaway` waits for this,
+    /// because `h2` drops a stream's frames still queued when the stream is reset, and a GOAWAY
+    /// squall writes goes out at a flush.
+    pub(super) fn poll_settled_since(&self, cx: &mut Context<'_>, seen: u64) -> Poll<()> {
+        let reader = {
+            let mut state = self.lock();
+            if state.flushes > seen + 1 {
+                return Poll::Ready(());
+            }
+            state.awaiting_flush.push(cx.waker().clone());
+            state.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
         }
-        state.awaiting_flush.push(cx.waker().clone());
         Poll::Pending
     }
 
@@ -118,11 +152,13 @@ pub(super) struct KillableStream {
     stream: Option<Arc<TcpStream>>,
     switch: Arc<KillSwitch>,
     reads: Arc<Notify>,
+    /// The client's HTTP/2 frames, for the last stream a GOAWAY names.
+    frames: ClientFrames,
 }
 
 impl KillableStream {
     pub(super) fn new(stream: Arc<TcpStream>, switch: Arc<KillSwitch>, reads: Arc<Notify>) -> Self {
-        KillableStream { stream: Some(stream), switch, reads }
+        KillableStream { stream: Some(stream), switch, reads, frames: ClientFrames::default() }
     }
 
     fn stream(&self) -> io::Result<&TcpStream> {
@@ -131,12 +167,20 @@ impl KillableStream {
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
     }
 
-    /// Fire the armed fault: a FIN, or a RST by closing with a zero linger.
+    /// Fire the armed fault: a FIN (over HTTP/2 after a GOAWAY, for `goaway`), or a RST by
+    /// closing with a zero linger.
     fn fire(&mut self, kill: Kill) -> io::Error {
         if let Some(stream) = self.stream.take() {
             let socket = socket2::SockRef::from(&*stream);
             match kill {
-                Kill::Eof => {
+                Kill::GoAway(code) if self.switch.carries_streams() => {
+                    // Between hyper's frames: everything it buffered was written before this
+                    // flush. 17 bytes into a socket buffer just drained.
+                    let _ = stream.try_write(&goaway(self.frames.last_stream(), code.value()));
+                    let _ = socket.shutdown(Shutdown::Write);
+                    self.stream = Some(stream);
+                }
+                Kill::Eof | Kill::GoAway(_) => {
                     // The FIN goes out now; the socket closes when hyper drops the connection.
                     let _ = socket.shutdown(Shutdown::Write);
                     self.stream = Some(stream);
@@ -149,7 +193,7 @@ impl KillableStream {
         }
         self.switch.mark_fired();
         let kind = match kill {
-            Kill::Eof => io::ErrorKind::BrokenPipe,
+            Kill::Eof | Kill::GoAway(_) => io::ErrorKind::BrokenPipe,
             Kill::Reset(_) => io::ErrorKind::ConnectionReset,
         };
         io::Error::new(kind, "scripted fault fired")
@@ -173,11 +217,22 @@ fn when_ready<T>(
 }
 
 impl AsyncRead for KillableStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let stream = self.stream()?;
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let stream = this.stream()?;
+        let before = buf.filled().len();
         // Into the unfilled part as it is: `ReadBuf` is a `BufMut`, nothing is zeroed first.
-        let read = std::task::ready!(when_ready(cx, |cx| stream.poll_read_ready(cx), || stream.try_read_buf(buf)));
-        self.reads.notify_one();
+        let read = match when_ready(cx, |cx| stream.poll_read_ready(cx), || stream.try_read_buf(buf)) {
+            Poll::Ready(read) => read,
+            Poll::Pending => {
+                if this.switch.carries_streams() {
+                    this.switch.lock().reader = Some(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
+        };
+        this.frames.read(&buf.filled()[before..]);
+        this.reads.notify_one();
         Poll::Ready(read.map(|_| ()))
     }
 }

@@ -16,6 +16,7 @@ mod base_path;
 mod case_judge;
 mod conn_io;
 mod entry_handle;
+mod h2_frames;
 mod h2_limits;
 // Public for the fuzz targets, hidden: what outside code scripts against is the admin API
 // (docs/server.md), not its parser.
@@ -336,6 +337,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     let mut stopping = state.stopping.subscribe();
     let switch = Arc::new(KillSwitch::new(state.runs.clock().clone()));
     let io = TokioIo::new(KillableStream::new(stream, switch.clone(), reads));
+    let close_asked = switch.clone();
     let heads = state.heads.watch();
     let service = service_fn({
         let heads = heads.clone();
@@ -361,6 +363,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     tokio::pin!(client_gone);
     let head_timed_out = heads.timed_out();
     tokio::pin!(head_timed_out);
+    let mut closing = false;
     // Errors here are the faults squall injects and clients hanging up: nothing to report. A
     // hang-up hyper has not read ends the connection here: dropping it drops the reply in
     // progress, which journals `client_closed`.
@@ -374,6 +377,12 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             () = client_gone.as_mut() => return,
             () = head_timed_out.as_mut() => return,
             Ok(_) = stopping.wait_for(|stop| *stop), if !*stopping.borrow() => {
+                connection.as_mut().graceful_shutdown();
+            }
+            // A graceful `goaway`: over HTTP/2 a GOAWAY with the last stream the client opened,
+            // over HTTP/1.1 no keep-alive after the reply; the replies in progress go on.
+            () = close_asked.closing(), if !closing => {
+                closing = true;
                 connection.as_mut().graceful_shutdown();
             }
         }

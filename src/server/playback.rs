@@ -37,6 +37,8 @@ pub(super) enum Cue {
     StallOver,
     /// Fire this kill on the socket after what was sent.
     Kill(Kill),
+    /// Close the connection gracefully once its replies end; this one goes on.
+    CloseConnection,
     /// The reply ends so.
     End(EndKind),
 }
@@ -145,6 +147,7 @@ impl Playback {
                     return Poll::Ready(Some(Cue::Stalling));
                 }
                 Step::Kill(kill) => return Poll::Ready(Some(Cue::Kill(kill))),
+                Step::CloseConnection => return Poll::Ready(Some(Cue::CloseConnection)),
                 Step::FaultFired(kind) => self.entry.update(|e| e.fault = Some(kind)),
                 Step::UpstreamFailed(why) => {
                     self.upstream_failed = true;
@@ -204,6 +207,7 @@ impl Playback {
         match kill {
             Kill::Eof => (Some(FaultKind::Eof), EndKind::Eof),
             Kill::Reset(_) => (Some(FaultKind::Reset), EndKind::Reset),
+            Kill::GoAway(_) => (Some(FaultKind::Goaway), EndKind::GoAway),
         }
     }
 }

@@ -29,9 +29,9 @@ pub(super) struct ScriptedBody {
     playback: Playback,
     exact_len: Option<u64>,
     armed: Option<Kill>,
-    /// Over HTTP/2: a reset waiting for the frames before it to leave, and the connection's
-    /// flush count when it came.
-    resetting: Option<(Kill, u64)>,
+    /// Over HTTP/2: a `reset` or `goaway` waiting for the frames before it to leave, and the
+    /// connection's flush count when it came.
+    settling: Option<(Kill, u64)>,
     switch: Arc<KillSwitch>,
 }
 
@@ -41,7 +41,7 @@ impl ScriptedBody {
             playback: Playback::new(plan.steps, entry),
             exact_len: plan.exact_len,
             armed: None,
-            resetting: None,
+            settling: None,
             switch,
         }
     }
@@ -52,7 +52,7 @@ impl ScriptedBody {
             playback: Playback::streaming(more, entry),
             exact_len: None,
             armed: None,
-            resetting: None,
+            settling: None,
             switch,
         }
     }
@@ -71,7 +71,7 @@ impl ScriptedBody {
         entry.finish_now(end);
     }
 
-    /// Fire `kill` on this HTTP/2 stream alone: the body's last poll.
+    /// Fire `kill` (an `eof` or a `reset`) on this HTTP/2 stream alone: the body's last poll.
     fn end_stream(&mut self, kill: Kill) -> Option<Result<Frame<Bytes>, io::Error>> {
         let (fault, end) = self.playback.kill_ending(kill);
         if fault.is_some() {
@@ -86,6 +86,8 @@ impl ScriptedBody {
                 self.finish(end, &format!("RST_STREAM {}", reason_name(code)));
                 Some(Err(io::Error::other(StreamReset(h2::Reason::from(code.value()).into()))))
             }
+            // A `goaway` with a code is the connection's: the switch fires it (`conn_io`).
+            Kill::GoAway(_) => None,
         }
     }
 }
@@ -124,8 +126,15 @@ impl http_body::Body for ScriptedBody {
                 // A kill fires at hyper's next flush, which drops the body.
                 return Poll::Pending;
             }
-            if let Some((kill, seen)) = this.resetting {
-                std::task::ready!(this.switch.poll_flushed_since(cx, seen));
+            if let Some((kill, seen)) = this.settling {
+                std::task::ready!(this.switch.poll_settled_since(cx, seen));
+                this.settling = None;
+                if let Kill::GoAway(_) = kill {
+                    // The connection's: fired at its next flush, which the arming asks for.
+                    this.armed = Some(kill);
+                    this.switch.arm(kill);
+                    continue;
+                }
                 return Poll::Ready(this.end_stream(kill));
             }
             match std::task::ready!(this.playback.poll_cue(cx)) {
@@ -144,10 +153,13 @@ impl http_body::Body for ScriptedBody {
                     return Poll::Ready(Some(Ok(Frame::data(bytes))));
                 }
                 Some(Cue::Stalling | Cue::StallOver) => {}
-                Some(Cue::Kill(kill @ Kill::Reset(_))) if this.switch.carries_streams() => {
-                    this.resetting = Some((kill, this.switch.flushes()));
+                Some(Cue::Kill(kill @ (Kill::Reset(_) | Kill::GoAway(_)))) if this.switch.carries_streams() => {
+                    this.settling = Some((kill, this.switch.flushes()));
                 }
-                Some(Cue::Kill(kill)) if this.switch.carries_streams() => return Poll::Ready(this.end_stream(kill)),
+                Some(Cue::Kill(Kill::Eof)) if this.switch.carries_streams() => {
+                    return Poll::Ready(this.end_stream(Kill::Eof));
+                }
+                Some(Cue::CloseConnection) => this.switch.close_gracefully(),
                 Some(Cue::Kill(kill)) => {
                     this.armed = Some(kill);
                     this.switch.arm(kill);
@@ -181,6 +193,9 @@ impl Drop for ScriptedBody {
             let entry = self.playback.entry();
             if fault.is_some() {
                 entry.update(|e| e.fault = fault);
+            }
+            if let (Kill::GoAway(code), true) = (kill, self.switch.carries_streams()) {
+                entry.update(|e| e.end_frame = Some(format!("GOAWAY {}", reason_name(code))));
             }
             entry.finish(end, fired_at);
         } else if self.playback.in_stall() {

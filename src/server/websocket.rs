@@ -199,7 +199,7 @@ impl OpenSocket {
             self.run.journal.record_response_headers(index, RecordedHeaders::from_http(&headers));
             ErrorEvent::new(reply.status, &headers)
         });
-        let player = Player { socket, switch: &self.switch, close_code, spans: reply.spans, error };
+        let player = Player { socket, switch: &self.switch, close_code, spans: reply.spans, error, going_away: false };
         player.play(Playback::new(reply.plan.steps, entry)).await
     }
 }
@@ -268,6 +268,8 @@ struct Player<'a> {
     spans: Vec<Span>,
     /// A status reply's `error` event, which its body becomes.
     error: Option<ErrorEvent>,
+    /// A graceful `goaway` fired: the socket closes with 1001 (going away) after this reply.
+    going_away: bool,
 }
 
 impl Player<'_> {
@@ -315,6 +317,7 @@ impl Player<'_> {
                     }
                 }
                 Some(Cue::Stalling | Cue::StallOver) => {}
+                Some(Cue::CloseConnection) => self.going_away = true,
                 Some(Cue::Kill(kill)) => {
                     self.switch.arm(kill);
                     let _ = self.socket.flush().await;
@@ -325,10 +328,7 @@ impl Player<'_> {
                     return After::Closed;
                 }
                 Some(Cue::End(end)) => return self.end(playback.entry(), end, clock.now()).await,
-                None => {
-                    playback.entry().finish_now(EndKind::Completed);
-                    return After::Open;
-                }
+                None => return self.end(playback.entry(), EndKind::Completed, clock.now()).await,
             }
         }
     }
@@ -348,9 +348,14 @@ impl Player<'_> {
         frames
     }
 
-    /// End the reply: a `truncate` or `garbage` fault closes the socket with a close frame.
+    /// End the reply: a `truncate` or `garbage` fault closes the socket with a close frame, a
+    /// graceful `goaway` with 1001 (going away).
     async fn end(&mut self, entry: &mut EntryHandle, end: EndKind, at: Instant) -> After {
         entry.finish(end, at);
+        if self.going_away {
+            close(self.socket, CloseCode::Away, "squall: scripted goaway").await;
+            return After::Closed;
+        }
         if !matches!(end, EndKind::Truncated | EndKind::Garbage) {
             return After::Open;
         }

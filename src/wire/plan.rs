@@ -30,6 +30,9 @@ pub enum Kill {
     Eof,
     /// RST mid-body; over HTTP/2, RST_STREAM with this code.
     Reset(H2Code),
+    /// The whole connection cut: over HTTP/2 a GOAWAY with this code (and the last stream the
+    /// client opened) and then a FIN; over HTTP/1.1 a FIN mid-body.
+    GoAway(H2Code),
 }
 
 /// One thing the reply does.
@@ -50,6 +53,9 @@ pub enum Step {
     Stall(Option<Duration>),
     /// Kill the connection (FIN or RST) after everything before has been written.
     Kill(Kill),
+    /// Close the connection gracefully once its replies in progress end (HTTP/2: a GOAWAY
+    /// naming the last stream the client opened); the reply goes on.
+    CloseConnection,
     /// End the body cleanly.
     End(EndKind),
     /// Note in the journal that a fault fired (for faults that do not kill the connection).
@@ -307,6 +313,14 @@ pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: F
             steps.push_back(Step::Stall(duration));
             return duration.is_none();
         }
+        FaultKind::Goaway => match fault.h2_code.unwrap_or(H2Code::NoError) {
+            H2Code::NoError => {
+                steps.push_back(Step::FaultFired(FaultKind::Goaway));
+                steps.push_back(Step::CloseConnection);
+                return false;
+            }
+            code => steps.push_back(Step::Kill(Kill::GoAway(code))),
+        },
     }
     true
 }

@@ -4,8 +4,7 @@
 //! meanwhile (docs/hardening.md,
 //! `src/server/h2_limits.rs`).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,76 +12,10 @@ use serde_json::json;
 use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Scenario};
 
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const CONTINUATION: u8 = 0x9;
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-/// The error code HTTP/2 gives a peer that generates too much load (RFC 9113 §7).
-const ENHANCE_YOUR_CALM: u32 = 0xb;
-
-/// One frame: its 9-byte head and payload.
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = u32::try_from(payload.len()).expect("a frame's length").to_be_bytes();
-    let mut out = vec![len[1], len[2], len[3], kind, flags];
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-    out
-}
-
-/// An HPACK literal header without indexing, its name given literally (RFC 7541 §6.2.2), for
-/// names and values under 127 bytes.
-fn literal(name: &str, value: &str) -> Vec<u8> {
-    let mut out = vec![0x00, u8::try_from(name.len()).expect("short")];
-    out.extend_from_slice(name.as_bytes());
-    out.push(u8::try_from(value.len()).expect("short"));
-    out.extend_from_slice(value.as_bytes());
-    out
-}
-
-/// `GET /` over http on `localhost`: static-table entries and one literal (RFC 7541 Appendix A).
-fn get_root() -> Vec<u8> {
-    let mut block = vec![0x82, 0x86, 0x84, 0x01, 9];
-    block.extend_from_slice(b"localhost");
-    block
-}
-
-/// A connection that has sent the preface and an empty SETTINGS.
-fn opened(addr: SocketAddr) -> TcpStream {
-    let mut socket = TcpStream::connect(addr).expect("connects");
-    socket.write_all(PREFACE).expect("preface");
-    socket.write_all(&frame(SETTINGS, 0, 0, &[])).expect("settings");
-    socket
-}
-
-/// The error code of the GOAWAY the server sent, reading its frames until then; `None` when the
-/// connection ended, or stayed silent for 10 s, without one.
-fn goaway_code(socket: &mut TcpStream) -> Option<u32> {
-    socket.set_read_timeout(Some(Duration::from_secs(10))).expect("a read timeout");
-    let mut head = [0u8; 9];
-    while socket.read_exact(&mut head).is_ok() {
-        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-        let mut payload = vec![0u8; len];
-        socket.read_exact(&mut payload).ok()?;
-        if head[3] == GOAWAY {
-            return Some(u32::from_be_bytes(payload[4..8].try_into().expect("four bytes")));
-        }
-    }
-    None
-}
-
-/// Write `bytes` in pieces, stopping quietly where the server closed the connection.
-fn write_until_closed(socket: &mut TcpStream, bytes: &[u8]) {
-    for piece in bytes.chunks(16 * 1024) {
-        if socket.write_all(piece).is_err() {
-            return;
-        }
-    }
-}
+use crate::kit::h2_wire::{
+    frame, get_root, goaway_code, literal, opened, write_until_closed, CONTINUATION, END_HEADERS, END_STREAM,
+    ENHANCE_YOUR_CALM, HEADERS, PING, RST_STREAM,
+};
 
 /// A calm client on a connection of its own is served while the hostile one is cut off.
 async fn a_calm_client_is_served(provider: &MockProvider) {

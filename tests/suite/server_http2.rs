@@ -1,16 +1,21 @@
 //! HTTP/2 beside HTTP/1.1 on the same port (h2c, prior knowledge): every API streams over it
 //! to curl, and each fault is seen frame by frame by the `h2` crate's own client — a reset as
 //! RST_STREAM with the scenario's code after exactly the scripted events, an eof as an early
-//! END_STREAM — while the other streams of the connection go on.
+//! END_STREAM — while the other streams of the connection go on; a `goaway`'s frames are read
+//! raw (`kit::h2_wire`), since a client hides the last-stream-id it names.
+
+use std::io::Write;
 
 use bytes::Bytes;
 use serde_json::json;
 use squall::embedded::{MockProvider, ScriptedRun};
-use squall::journal::{EndKind, Protocol};
+use squall::journal::{EndKind, JournalEntry, Protocol};
 use squall::scenario::load::from_toml_str;
+use squall::scenario::FaultKind;
 use tokio::net::TcpStream;
 
-use crate::kit::harness::parse_sse;
+use crate::kit::h2_wire::{frames_until_closed, opened, post_json, Frame, DATA, END_STREAM, HEADERS};
+use crate::kit::harness::{parse_sse, read_body};
 
 fn run_of(provider: &MockProvider, toml: &str) -> ScriptedRun {
     provider.run(from_toml_str("test scenario", toml).expect("valid scenario"))
@@ -202,7 +207,7 @@ async fn a_reset_stream_leaves_the_other_streams_of_its_connection() {
 async fn an_h2_code_is_named_when_it_is_unknown_or_not_a_reset() {
     for (fault, says) in [
         ("{ kind = \"reset\", h2_code = \"teapot\" }", "unknown variant `teapot`"),
-        ("{ kind = \"eof\", h2_code = \"cancel\" }", "only applies to `reset`"),
+        ("{ kind = \"eof\", h2_code = \"cancel\" }", "only applies to `reset` and `goaway`"),
     ] {
         let toml = format!("name = \"t\"\n[[attempts]]\nstream = {{ text = \"x\" }}\nfault = {fault}\n");
         let error = from_toml_str("t.toml", &toml).expect_err("refused").to_string();
@@ -240,4 +245,111 @@ async fn a_stream_the_client_resets_during_a_stall_is_journaled_stalled() {
     assert_eq!(end, Some(EndKind::Stalled));
     let retry = post_stream(&client, &url, responses_request()).await;
     assert_eq!(retry.event_names().last().map(String::as_str), Some("response.completed"));
+}
+
+/// The frames a raw HTTP/2 client sees for two requests on one connection — stream 1 to a
+/// plain run, then stream 3 to `run` — until the server closes it; and `run`'s journal entry.
+fn two_streams_then_the_end(provider: &MockProvider, run: &ScriptedRun) -> Vec<Frame> {
+    let addr = provider.server().local_addr();
+    let plain = run_of(provider, "name = \"plain\"\n[[attempts]]\nstream = { text = \"first\" }\n");
+    let path = |run: &ScriptedRun| {
+        format!(
+            "/runs/{}/v1/responses",
+            run.base_url().split("/runs/").nth(1).expect("a run URL").trim_end_matches("/v1")
+        )
+    };
+    let body = responses_request().to_string();
+    let (first, second) = (path(&plain), path(run));
+    let mut socket = opened(addr);
+    socket.write_all(&post_json(1, &first, &body)).expect("first request");
+    // The second once the first is answered: it is then the last stream the client opened.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    socket.write_all(&post_json(3, &second, &body)).expect("second request");
+    frames_until_closed(&mut socket, std::time::Duration::from_secs(10))
+}
+
+/// The frames of [`two_streams_then_the_end`] with `fault` on the second stream's run, and its
+/// journal entry.
+async fn goaway_seen(fault: &str) -> (Vec<Frame>, JournalEntry) {
+    let provider = MockProvider::start().await;
+    let run =
+        run_of(&provider, &format!("name = \"g\"\n[[attempts]]\nstream = {{ text = \"a b c\" }}\nfault = {fault}\n"));
+    let frames = tokio::task::block_in_place(|| two_streams_then_the_end(&provider, &run));
+    // The server finishes the entry as it drops the connection, just after the client saw it go.
+    for _ in 0..200 {
+        if run.journal()[0].end.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    (frames, run.journal().remove(0))
+}
+
+fn stream_ended(frames: &[Frame], stream: u32) -> bool {
+    frames.iter().any(|f| f.stream == stream && matches!(f.kind, DATA | HEADERS) && f.flags & END_STREAM != 0)
+}
+
+fn body_of(frames: &[Frame], stream: u32) -> String {
+    let bytes: Vec<u8> =
+        frames.iter().filter(|f| f.stream == stream && f.kind == DATA).flat_map(|f| f.payload.clone()).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A graceful `goaway`: the reply ends whole, the GOAWAY names the last stream the client
+/// opened (3, after the first GOAWAY's 2^31-1 and a PING, as RFC 9113 §6.8 advises), and the
+/// connection closes once its streams are done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_goaway_names_the_last_stream_and_lets_the_reply_end() {
+    let (frames, entry) = goaway_seen("{ kind = \"goaway\", after_events = 2 }").await;
+    let goaways: Vec<(u32, u32)> = frames.iter().filter_map(Frame::goaway).collect();
+    assert_eq!(goaways, [(0x7fff_ffff, 0), (3, 0)], "{frames:?}");
+    assert!(stream_ended(&frames, 3) && body_of(&frames, 3).contains("response.completed"), "{frames:?}");
+    assert_eq!(
+        (entry.fault, entry.end, entry.end_frame.as_deref()),
+        (Some(FaultKind::Goaway), Some(EndKind::Completed), Some("END_STREAM"))
+    );
+}
+
+/// A `goaway` with a code: GOAWAY naming the last stream (3) with that code right after the
+/// scripted events, then the connection closed; the reply never ends its stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goaway_with_a_code_cuts_the_connection_after_exactly_the_scripted_events() {
+    let (frames, entry) = goaway_seen("{ kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }").await;
+    let goaways: Vec<(u32, u32)> = frames.iter().filter_map(Frame::goaway).collect();
+    assert_eq!(goaways, [(3, 2)], "{frames:?}");
+    assert!(!stream_ended(&frames, 3), "{frames:?}");
+    assert_eq!(parse_sse(&body_of(&frames, 3)).len(), 2);
+    assert_eq!(
+        (entry.fault, entry.end, entry.events_sent, entry.end_frame.as_deref()),
+        (Some(FaultKind::Goaway), Some(EndKind::GoAway), 2, Some("GOAWAY INTERNAL_ERROR"))
+    );
+}
+
+/// Over HTTP/1.1 a graceful `goaway` lets the reply end whole, then closes the keep-alive
+/// connection; one with a code is a FIN mid-body.
+#[tokio::test]
+async fn over_http1_a_goaway_closes_the_connection_after_or_during_the_reply() {
+    let provider = MockProvider::start().await;
+    let graceful = run_of(
+        &provider,
+        "name = \"g\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"goaway\", after_events = 2 }\n",
+    );
+    let client = reqwest::Client::new();
+    let post =
+        |run: &ScriptedRun| client.post(format!("{}/responses", run.base_url())).json(&responses_request()).send();
+    let whole = read_body(post(&graceful).await.expect("a response")).await;
+    assert!(whole.error.is_none() && whole.event_names().last().is_some_and(|n| n == "response.completed"));
+    let mut closed = false;
+    for _ in 0..100 {
+        closed = provider.server().open_connections() == 0;
+        if closed {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(closed, "the keep-alive connection stayed open");
+    let cut = run_of(&provider, "name = \"c\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"goaway\", after_events = 2, h2_code = \"cancel\" }\n");
+    let read = read_body(post(&cut).await.expect("a response")).await;
+    assert!(read.error.is_some() && read.events().len() == 2, "{}", read.error_chain());
+    assert_eq!(cut.journal()[0].end, Some(EndKind::GoAway));
 }

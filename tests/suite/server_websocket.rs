@@ -178,6 +178,22 @@ async fn a_truncation_closes_with_the_scripted_code_before_the_terminal_event() 
     assert_eq!((entry.end, entry.fault), (Some(EndKind::Truncated), Some(FaultKind::Truncate)));
 }
 
+/// A graceful `goaway`: the reply ends whole, then the socket closes with 1001 (going away).
+#[tokio::test]
+async fn a_graceful_goaway_closes_with_going_away_after_the_reply() {
+    let toml = "name = \"t\"\n[[attempts]]\nstream = { text = \"one two three\" }\nfault = { kind = \"goaway\", after_deltas = 1 }\n";
+    let h = Harness::new(toml).await;
+    let mut socket = connect(&h).await.expect("opens");
+    create(&mut socket).await;
+    let received = receive(&mut socket).await;
+    assert_eq!(received.text(), "one two three");
+    assert!(received.types().contains(&"response.completed"), "{received:?}");
+    let after = receive(&mut socket).await;
+    assert_eq!((after.events.len(), after.close_code), (0, Some(CloseCode::Away)), "1001: {after:?}");
+    let entry = &h.settled_journal().await[0];
+    assert_eq!((entry.end, entry.fault), (Some(EndKind::Completed), Some(FaultKind::Goaway)));
+}
+
 #[tokio::test]
 async fn a_close_code_is_named_when_it_cannot_be_sent_or_does_not_close() {
     for (fault, says) in [
