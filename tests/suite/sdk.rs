@@ -124,6 +124,8 @@ const BEDROCK_CASES: &[(&str, &str)] = &[
     ("invalid", "[[attempts]]\nstatus = 400\n"),
     ("eof", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"eof\", after_events = 3 }\n"),
     ("reset_internal", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2 }\n"),
+    ("goaway", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"goaway\", after_deltas = 1 }\n"),
+    ("goaway_cut", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"goaway\", after_deltas = 2, h2_code = \"internal_error\" }\n"),
     ("garbage", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"garbage\", after_deltas = 1 }\n"),
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2, h2_code = \"cancel\" }\n"),
 ];

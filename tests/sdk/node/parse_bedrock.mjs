@@ -5,7 +5,8 @@
 // error status, a corrupted message CRC — and sees each HTTP/2 fault as its source predicts
 // (adapters/node-aws-bedrock/README.md): RST_STREAM INTERNAL_ERROR raised from the iteration with
 // its code, an early END_STREAM a success with the text so far — and RST_STREAM CANCEL too, which
-// Node's http2 takes for a normal close.
+// Node's http2 takes for a normal close; a graceful GOAWAY a whole reply, one with a code the
+// session's error raised from the iteration.
 // Usage: node parse_bedrock.mjs  (reads SQUALL_RUNS: a JSON object of case name -> endpoint)
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { expect, runCases } from "./checker_kit.mjs";
@@ -95,6 +96,15 @@ const cases = {
   async anEarlyEndStreamIsASuccessWithTheTextSoFar() {
     const text = deltas(await events("eof")).map((d) => d.text).join("");
     expect(text === "a b", `text ${JSON.stringify(text)}`);
+  },
+  async aGracefulGoawayLetsTheStreamEndWhole() {
+    const text = deltas(await events("goaway")).map((d) => d.text).join("");
+    expect(text === "a b c d", `text ${JSON.stringify(text)}`);
+  },
+  async aGoawayWithACodeIsRaisedFromTheIteration() {
+    // Node's http2 destroys the session: ERR_HTTP2_SESSION_ERROR, "Session closed with error code 2".
+    const check = (error) => expect(error.code === "ERR_HTTP2_SESSION_ERROR" && /code 2$/.test(error.message), `${error.code}: ${error.message}`);
+    await rejects(() => events("goaway_cut"), check);
   },
   async aCorruptedCrcIsAChecksumError() {
     await rejects(() => events("garbage"), (error) => expect(/checksum/i.test(error.message), `${error.name}: ${error.message}`));
