@@ -151,7 +151,8 @@ fn the_library_a_test_depends_on_is_light() {
     for heavy in ["clap", "cucumber", "squall-suite", "squall-reference", "tokio-tungstenite", "rustls"] {
         assert!(!crates.contains(heavy), "{heavy} is built for a plain `squall` dependency");
     }
-    assert!(crates.len() <= 60, "{} crates: {crates:?}", crates.len());
+    // 61 with HTTP/2 (h2, fnv, futures-sink, tokio-util): docs/embedded.md.
+    assert!(crates.len() <= 64, "{} crates: {crates:?}", crates.len());
     assert!(crates_of("squall-cli").contains("cucumber"), "the command line has the suite");
 }
 
