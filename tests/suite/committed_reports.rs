@@ -3,8 +3,9 @@
 //! the fresh verdicts must equal the kept ones, case by case. The reference is re-run whole;
 //! the official OpenAI and Anthropic Python SDKs' adapters on the cases that show what they retry
 //! (REQ-0006-001, -010), the other clients' on how they take a stream that breaks (REQ-0006-010),
-//! in two waves of at most five runs that share the machine, as a busy CI runner would; the
-//! resilience matrix is held to the kept reports. Timestamps and durations may differ.
+//! in two waves of at most five runs that share the machine, as a busy CI runner would (a case
+//! the wave leaves `error` or `inconclusive` is judged again alone: an undecided run neither
+//! confirms nor contradicts a kept verdict); the resilience matrix is held to the kept reports. Timestamps and durations may differ.
 //! A difference means: run `scripts/refresh-reports.sh`, and explain any verdict that changed in
 //! the adapter's README.
 
@@ -114,8 +115,12 @@ fn findings(report: &Report, name: &str) -> String {
         .filter(|c| !matches!(c.verdict, squall_suite::Verdict::Pass | squall_suite::Verdict::NotApplicable))
         .map(|c| format!("\n    {} [{}]: expected {}; observed {}", c.name, c.verdict.as_str(), c.expected, c.observed))
         .collect();
+    let why = [("error", &case.error), ("inconclusive", &case.inconclusive)]
+        .into_iter()
+        .filter_map(|(what, why)| Some(format!("\n    {what}: {}", why.as_deref()?)))
+        .collect::<String>();
     format!(
-        " (at time scale {:?}{}; the run's {}){}",
+        " (at time scale {:?}{}; the run's {}){}{why}",
         case.time_scale,
         case.time_scale_note.as_deref().map(|n| format!(": {n}")).unwrap_or_default(),
         report.calibration.summary,
@@ -123,26 +128,44 @@ fn findings(report: &Report, name: &str) -> String {
     )
 }
 
+/// A case whose fresh verdict is not its kept one.
+enum Moved {
+    /// The fresh run judged it otherwise: the kept report is stale.
+    Stale(String),
+    /// The fresh run could not judge it (`error`, `inconclusive`) beside the wave's other runs:
+    /// neither confirms nor contradicts the kept verdict until it is run again alone.
+    Undecided { line: String, name: &'static str, key: (String, String, String), kept: String, again: Vec<String> },
+}
+
 /// What differs between the kept report and the fresh run.
-fn differences(run: FreshRun) -> Vec<String> {
+fn differences(run: FreshRun) -> Vec<Moved> {
     let FreshRun { name, tags, kept, args, dir, child } = run;
     let output = child.wait_with_output().expect("squall ends");
     if !matches!(output.status.code(), Some(0 | 1)) {
-        return vec![format!(
+        return vec![Moved::Stale(format!(
             "{name}: squall run {args:?} exited {:?}: {}",
             output.status.code(),
             String::from_utf8_lossy(&output.stderr)
-        )];
+        ))];
     }
     let fresh = read(dir.path());
     // Where the test's time went (shown when it fails; `--nocapture` shows it always).
     eprintln!("{name}: {:.1} s, {} cases", fresh.duration().as_secs_f64(), fresh.cases().count());
     let (before, now) = (verdicts(&kept), verdicts(&fresh));
-    let mut differences: Vec<String> = now
+    let mut differences: Vec<Moved> = now
         .iter()
         .filter(|(case, verdict)| before.get(*case) != Some(*verdict))
         .map(|(case, verdict)| {
-            format!("{name} {case:?}: kept {:?}, now {verdict}{}", before.get(case), findings(&fresh, &case.2))
+            let line =
+                format!("{name} {case:?}: kept {:?}, now {verdict}{}", before.get(case), findings(&fresh, &case.2));
+            let id = fresh.cases().find(|c| c.name == case.2).map(|c| c.id.clone()).unwrap_or_default();
+            match (before.get(case), verdict.as_str()) {
+                (Some(kept), "error" | "inconclusive") if !id.is_empty() => {
+                    let again = args.iter().cloned().chain(["--case".to_owned(), id]).collect();
+                    Moved::Undecided { line, name, key: case.clone(), kept: kept.clone(), again }
+                }
+                _ => Moved::Stale(line),
+            }
         })
         .collect();
     if tags.is_none() {
@@ -150,13 +173,34 @@ fn differences(run: FreshRun) -> Vec<String> {
             before
                 .keys()
                 .filter(|case| !now.contains_key(*case))
-                .map(|case| format!("{name} {case:?}: kept, now gone")),
+                .map(|case| Moved::Stale(format!("{name} {case:?}: kept, now gone"))),
         );
     }
     if now.is_empty() {
-        differences.push(format!("{name}: no case ran with {args:?}"));
+        differences.push(Moved::Stale(format!("{name}: no case ran with {args:?}")));
     }
     differences
+}
+
+/// A case the wave left undecided, run again with the machine to itself: what still differs.
+fn again_alone(line: &str, name: &str, key: &(String, String, String), kept: &str, again: &[String]) -> Option<String> {
+    eprintln!("{line}\n  — run again alone");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = squall()
+        .arg("run")
+        .args(again)
+        .arg("--report-dir")
+        .arg(dir.path())
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .output()
+        .expect("squall runs");
+    if !matches!(output.status.code(), Some(0 | 1)) {
+        return Some(format!("{line}; run again alone, squall exited {:?}", output.status.code()));
+    }
+    let fresh = read(dir.path());
+    let verdict = verdicts(&fresh).get(key).cloned().unwrap_or_else(|| "not run".to_owned());
+    (verdict != kept).then(|| format!("{line}; run again alone: {name} {verdict}{}", findings(&fresh, &key.2)))
 }
 
 /// The reference, whole, and the clients of the resilience matrix besides OpenAI's and
@@ -184,9 +228,17 @@ fn the_reference_and_the_matrix_clients_kept_reports_agree_with_a_fresh_run() {
     ]);
 }
 
-/// Every run's fresh verdicts equal its kept report's.
+/// Every run's fresh verdicts equal its kept report's; a case the busy wave could not judge is
+/// judged again alone, once every run of the wave has ended.
 fn agree_with_fresh_runs(runs: impl IntoIterator<Item = FreshRun>) {
-    let stale: Vec<String> = runs.into_iter().flat_map(differences).collect();
+    let moved: Vec<Moved> = runs.into_iter().flat_map(differences).collect();
+    let stale: Vec<String> = moved
+        .iter()
+        .filter_map(|moved| match moved {
+            Moved::Stale(line) => Some(line.clone()),
+            Moved::Undecided { line, name, key, kept, again } => again_alone(line, name, key, kept, again),
+        })
+        .collect();
     require(
         stale.is_empty(),
         &format!("kept reports are stale (run scripts/refresh-reports.sh):\n{}", stale.join("\n")),

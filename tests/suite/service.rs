@@ -10,7 +10,7 @@ use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
 use squall_suite::iut::Iut;
 use squall_suite::service::CaseService;
-use squall_suite::{run_suite, Level, Verdict};
+use squall_suite::{run_suite, CaseRecord, Level, Verdict};
 
 use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
@@ -51,8 +51,8 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
     let through_service = judge.judge_all(command, "equality", "events", SEED, &cases, 8);
     let (outcome, judged) = staggered(run_suite(&suite), through_service).await;
     let outcome = outcome.expect("the suite runs");
-    let by_name: BTreeMap<(String, String), Verdict> =
-        outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect();
+    let by_name: BTreeMap<(String, String), &CaseRecord> =
+        outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c)).collect();
 
     let exported = cases["cases"].as_array().expect("cases");
     assert_eq!(judged.len(), exported.len());
@@ -63,8 +63,10 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
         let key = (case["feature"].as_str().unwrap_or("").to_owned(), case["name"].as_str().unwrap_or("").to_owned());
         let through_service: Verdict = serde_json::from_value(verdict["verdict"].clone()).expect("a verdict");
         let by_squall_run = by_name.get(&key).copied();
-        if by_squall_run != Some(through_service) {
-            differ.push(format!("{id}: service {through_service:?}, squall run {by_squall_run:?}: {verdict}"));
+        if by_squall_run.map(|c| c.verdict) != Some(through_service) {
+            // Both sides' records: why each decided as it did.
+            let squall_run = by_squall_run.map(|c| serde_json::to_string(c).unwrap_or_default());
+            differ.push(format!("{id}: service {through_service:?}: {verdict}\nsquall run: {squall_run:?}"));
         }
         service.insert(key.1, through_service);
     }

@@ -219,7 +219,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     Ok(SuiteOutcome {
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
-        calibration: Calibration { lockstep: ctx.lockstep.get().cloned(), ..ctx.calibration.clone() },
+        calibration: Calibration { lockstep: ctx.last_lockstep().await, ..ctx.calibration.clone() },
         clock: clock_mode,
         cases,
         selection: config.profiles.clone(),

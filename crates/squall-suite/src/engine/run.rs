@@ -59,8 +59,9 @@ pub(crate) struct SuiteContext {
     pub calibration: Calibration,
     /// Calibration instances at each scale (for a case that measures the reaction again).
     pub calibration_instances: usize,
-    /// How far a lockstep herd spreads on this machine: measured before the first herd case.
-    pub lockstep: tokio::sync::OnceCell<Lockstep>,
+    /// How far a lockstep herd spread on this machine when last measured: before the first herd
+    /// case, and again before a herd case's slower run.
+    lockstep: tokio::sync::Mutex<Option<Lockstep>>,
     /// Every case's turn on the machine: shared, or alone for a herd.
     turns: MachineTurns,
 }
@@ -95,7 +96,7 @@ impl SuiteContext {
             herd: config.herd,
             calibration,
             calibration_instances: instances,
-            lockstep: tokio::sync::OnceCell::new(),
+            lockstep: tokio::sync::Mutex::new(None),
             turns: MachineTurns::default(),
         }
     }
@@ -115,24 +116,36 @@ impl SuiteContext {
     }
 
     /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual
-    /// clock; not measurable for a client that waits of its own when asked for 1 ms.
-    async fn lockstep(&self) -> &Lockstep {
-        self.lockstep
-            .get_or_init(|| async {
-                if self.calibration.is_virtual_clock() {
-                    return Lockstep::exact();
-                }
-                let reaction = &self.calibration.reaction;
-                if !reaction.unasked_wait_ms.is_empty() || !reaction.unscaled_wait_ms.is_empty() {
-                    return Lockstep::unknown(
-                        "the client waits of its own when asked to wait 1 ms: its herd's spread cannot be told from the machine's",
-                    );
-                }
-                let timeout = self.case_timeout.min(std::time::Duration::from_secs(60));
-                let plan = lockstep::plan(self.time_scale, self.herd, timeout, self.seed);
-                Lockstep::of_run(self.launcher().run(plan).await, self.herd)
-            })
-            .await
+    /// clock; not measurable for a client that waits of its own when asked for 1 ms. Measured
+    /// before the first herd case and kept; measured `again` for a herd case's slower run (the
+    /// machine then, not at the suite's first herd) — and whenever the last measurement failed:
+    /// one herd that could not be run must not leave every later herd case undecided.
+    async fn lockstep(&self, again: bool) -> Lockstep {
+        if self.calibration.is_virtual_clock() {
+            return Lockstep::exact();
+        }
+        let reaction = &self.calibration.reaction;
+        if !reaction.unasked_wait_ms.is_empty() || !reaction.unscaled_wait_ms.is_empty() {
+            return Lockstep::unknown(
+                "the client waits of its own when asked to wait 1 ms: its herd's spread cannot be told from the machine's",
+            );
+        }
+        let mut kept = self.lockstep.lock().await;
+        if let Some(measured) = kept.as_ref().filter(|l| !again && l.spread_ms.is_some()) {
+            return measured.clone();
+        }
+        let timeout = self.case_timeout.min(std::time::Duration::from_secs(60));
+        let plan = lockstep::plan(self.time_scale, self.herd, timeout, self.seed);
+        let measured = Lockstep::of_run(self.launcher().run(plan).await, self.herd);
+        if measured.spread_ms.is_some() || kept.is_none() {
+            *kept = Some(measured.clone());
+        }
+        measured
+    }
+
+    /// The lockstep herd's spread as last measured, for the report (none when no herd ran).
+    pub(crate) async fn last_lockstep(&self) -> Option<Lockstep> {
+        self.lockstep.lock().await.clone()
     }
 }
 
@@ -164,6 +177,8 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
     // Earlier runs at this scale, drawn for a check over random waits; the checks that asked.
     let mut draws: Vec<Observation> = Vec::new();
     let mut drawn_for: Vec<String> = Vec::new();
+    // A herd's slower run is judged against a lockstep herd measured again just before it.
+    let mut lockstep_again = false;
     loop {
         runs += 1;
         // A raised case gets as much more time as it runs slower.
@@ -190,7 +205,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         };
         let Execution { journal, iut, others, real_duration, ended_at_ms } = execution;
         let lockstep = match herd {
-            Some(_) => suite.lockstep().await.spread_ms,
+            Some(_) => suite.lockstep(lockstep_again).await.spread_ms,
             None => None,
         };
         let clock = CaseClock::new(choice.time_scale, reaction.clone())
@@ -223,6 +238,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         // A slower run starts the draws afresh: they are read on one clock.
         draws = Vec::new();
         drawn_for.clear();
+        lockstep_again = herd.is_some();
         // The slower run takes the client to react as fast as either measurement saw it (a
         // calibration taken while the machine was busier cannot fail it on a lower bound).
         let fresh = measure_reaction(suite).await;
