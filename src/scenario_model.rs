@@ -345,6 +345,7 @@ pub struct Fault {
     /// For `reset` over HTTP/2: the RST_STREAM frame's error code (`internal_error` when
     /// absent); over HTTP/1.1 a reset is a TCP RST, which carries no code. For `goaway`: the
     /// GOAWAY's code (`no_error` when absent: a graceful GOAWAY; any other: the connection cut).
+    /// For `refuse`: the RST_STREAM's code (`refused_stream` when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2_code: Option<H2Code>,
 }
@@ -411,17 +412,23 @@ pub enum FaultKind {
     /// complete; with an error code, at once (GOAWAY with that code, then the connection closed;
     /// over HTTP/1.1 a FIN), every reply on the connection cut.
     Goaway,
+    /// The request refused before any byte of a reply: over HTTP/2 RST_STREAM with `h2_code`
+    /// (`refused_stream` when absent, which tells the client the request was never processed
+    /// and is safe to retry, RFC 9113 §8.7), before the response's HEADERS; over HTTP/1.1 the
+    /// connection closed (FIN) with no byte of a reply. It takes no position and no reply.
+    Refuse,
 }
 
 impl FaultKind {
     /// Every fault kind, in the order docs list them.
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 7] = [
         FaultKind::Eof,
         FaultKind::Reset,
         FaultKind::Truncate,
         FaultKind::Stall,
         FaultKind::Garbage,
         FaultKind::Goaway,
+        FaultKind::Refuse,
     ];
 
     /// The kind's name in scenarios (`eof`, `reset`, ...).
@@ -433,6 +440,7 @@ impl FaultKind {
             FaultKind::Stall => "stall",
             FaultKind::Garbage => "garbage",
             FaultKind::Goaway => "goaway",
+            FaultKind::Refuse => "refuse",
         }
     }
 }
@@ -490,6 +498,12 @@ impl Fault {
 }
 
 impl Attempt {
+    /// The code an attempt that refuses its request resets the stream with, if it does.
+    pub fn refusal(&self) -> Option<H2Code> {
+        let fault = self.fault.as_ref().filter(|f| f.kind == FaultKind::Refuse)?;
+        Some(fault.h2_code.unwrap_or(H2Code::RefusedStream))
+    }
+
     /// The status this attempt replies with.
     pub fn status_code(&self) -> u16 {
         self.status.unwrap_or(200)

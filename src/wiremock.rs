@@ -68,7 +68,12 @@ impl ScenarioResponder {
         for (i, attempt) in scenario.attempts.iter().enumerate() {
             let refuse = |what: String| Unsupported { scenario: scenario.name.clone(), attempt: i + 1, what };
             if let Some(fault) = &attempt.fault {
-                if matches!(fault.kind, FaultKind::Reset | FaultKind::Eof | FaultKind::Stall) {
+                // What a WireMock response cannot do: cut the connection, refuse the stream, or
+                // go away (a graceful `goaway` closes the connection after the reply).
+                if matches!(
+                    fault.kind,
+                    FaultKind::Reset | FaultKind::Eof | FaultKind::Stall | FaultKind::Refuse | FaultKind::Goaway
+                ) {
                     return Err(refuse(format!("fault `{}`", fault.kind.as_str())));
                 }
             }

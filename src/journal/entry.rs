@@ -31,6 +31,9 @@ pub enum EndKind {
     Stalled,
     /// Non-SSE bytes were sent, then the body ended (fault `garbage`).
     Garbage,
+    /// The request refused before any byte of a reply (fault `refuse`): over HTTP/2 an
+    /// RST_STREAM before the response's HEADERS, over HTTP/1.1 the connection closed.
+    Refused,
     /// The client closed the connection before the reply ended.
     ClientClosed,
     /// A proxied reply's upstream failed mid-body — it reset, closed early, broke its framing
@@ -51,6 +54,7 @@ impl EndKind {
             EndKind::Truncated => "truncated",
             EndKind::Stalled => "stalled",
             EndKind::Garbage => "garbage",
+            EndKind::Refused => "refused",
             EndKind::ClientClosed => "client_closed",
             EndKind::UpstreamFailed => "upstream_failed",
         }

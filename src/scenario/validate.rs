@@ -275,18 +275,43 @@ fn check_attempt(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioErro
         if let Some(code) = fault.close_code {
             check_close_code(fault.kind, code, &fault_path.key("close_code"))?;
         }
-        if fault.h2_code.is_some() && !matches!(fault.kind, FaultKind::Reset | FaultKind::Goaway) {
+        if fault.h2_code.is_some() && !matches!(fault.kind, FaultKind::Reset | FaultKind::Goaway | FaultKind::Refuse) {
             return Err(ScenarioError::new(
                 fault_path.key("h2_code"),
                 format!(
-                    "`h2_code` only applies to `reset` and `goaway` (HTTP/2's RST_STREAM and GOAWAY), not `{}`",
+                    "`h2_code` only applies to `reset`, `refuse` and `goaway` (HTTP/2's RST_STREAM and GOAWAY), not `{}`",
                     fault.kind.as_str()
                 ),
             ));
         }
+        if fault.kind == FaultKind::Refuse {
+            return check_refusal(attempt, path);
+        }
         check_fault_offset(attempt, &fault_path, fault.point())?;
     }
     Ok(())
+}
+
+/// A `refuse` sends no byte of a reply: it fires before one, so it takes no position and the
+/// attempt scripts no reply for it to cut.
+fn check_refusal(attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioError> {
+    let why = "`refuse` fires before any byte of a reply";
+    if let Some(offset) = attempt.fault.as_ref().and_then(|f| f.offsets_set().first().copied()) {
+        return Err(ScenarioError::new(path.key("fault").key(offset), format!("{why}: it takes no `{offset}`")));
+    }
+    let scripted = [
+        ("status", attempt.status.is_some()),
+        ("stream", attempt.stream.is_some()),
+        ("body", attempt.body.is_some()),
+        ("event_delay_ms", attempt.event_delay_ms.is_some()),
+    ];
+    match scripted.into_iter().find(|(_, set)| *set) {
+        Some((field, _)) => Err(ScenarioError::new(
+            path.key(field),
+            format!("{why}: the attempt has no reply, drop `{field}` (`delay_ms` still delays the refusal)"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A `close_code` belongs to a `truncate` and must be a code a server may send in a close

@@ -39,13 +39,13 @@ mod reply_body;
 mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
+mod stream_reset;
 mod upstream;
 #[cfg(feature = "upstream-tls")]
 mod upstream_tls;
 #[cfg(feature = "websocket")]
 mod websocket;
 
-use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -348,7 +348,7 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             }
             async move {
                 let response = route(&state, switch, request).await;
-                Ok::<_, Infallible>(response.map(|body| Marked::new(body, reply_end)))
+                stream_reset::refusal(response.map(|body| Marked::new(body, reply_end)))
             }
         }
     });

@@ -67,6 +67,12 @@ pub(super) async fn handle(
         }
     };
     let chosen = choose(&run, &entry, client, &request, &parts.headers, arrived);
+    if let Some(code) = chosen.0.script.refusal() {
+        // Refused before anything is sent, and before any upstream is asked.
+        wait_from(&run, arrived, crate::wire::plan::scaled_ms(chosen.0.script.delay_ms.unwrap_or(0), run.time_scale))
+            .await;
+        return super::stream_reset::refuse(entry, code);
+    }
     match &state.upstream {
         Some(upstream) if forwards(&chosen.0.script) => {
             let forward = Forward {

@@ -19,8 +19,8 @@ use http_body::{Frame, SizeHint};
 use super::conn_io::{Kill, KillSwitch};
 use super::entry_handle::EntryHandle;
 use super::playback::{Cue, MoreSteps, Playback};
+use super::stream_reset::{reason_name, StreamReset};
 use crate::journal::EndKind;
-use crate::scenario_model::H2Code;
 use crate::wire::plan::ReplyPlan;
 
 /// Plays a reply plan as an HTTP body.
@@ -84,34 +84,11 @@ impl ScriptedBody {
             }
             Kill::Reset(code) => {
                 self.finish(end, &format!("RST_STREAM {}", reason_name(code)));
-                Some(Err(io::Error::other(StreamReset(h2::Reason::from(code.value()).into()))))
+                Some(Err(io::Error::other(StreamReset::with(code))))
             }
             // A `goaway` with a code is the connection's: the switch fires it (`conn_io`).
             Kill::GoAway(_) => None,
         }
-    }
-}
-
-/// A code as RFC 9113 writes it (`INTERNAL_ERROR`), which is how `h2` prints a reason.
-fn reason_name(code: H2Code) -> String {
-    format!("{:?}", h2::Reason::from(code.value()))
-}
-
-/// A body error that makes hyper reset the stream with its reason: hyper looks for an
-/// `h2::Error` among the error's sources, and an `io::Error` shows only its inner error's
-/// sources, so the `h2::Error` is this wrapper's source.
-#[derive(Debug)]
-struct StreamReset(h2::Error);
-
-impl std::fmt::Display for StreamReset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "scripted fault: RST_STREAM ({})", self.0)
-    }
-}
-
-impl std::error::Error for StreamReset {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
     }
 }
 

@@ -299,6 +299,9 @@ pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: F
     match fault.kind {
         FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
         FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset(fault.h2_code.unwrap_or_default()))),
+        // HTTP replies are refused before they have a plan; a WebSocket's reply has no stream
+        // of its own to refuse, so its connection is reset before the reply's first event.
+        FaultKind::Refuse => steps.push_back(Step::Kill(Kill::Reset(fault.h2_code.unwrap_or(H2Code::RefusedStream)))),
         FaultKind::Truncate => {
             steps.push_back(Step::FaultFired(FaultKind::Truncate));
             steps.push_back(Step::End(EndKind::Truncated));

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use squall::embedded::{MockProvider, ScriptedRun};
-use squall::journal::Protocol;
+use squall::journal::{EndKind, Protocol};
 use squall::scenario::load::from_toml_str;
 
 use crate::kit::suites::take_turn;
@@ -128,6 +128,8 @@ const BEDROCK_CASES: &[(&str, &str)] = &[
     ("goaway_cut", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"goaway\", after_deltas = 2, h2_code = \"internal_error\" }\n"),
     ("garbage", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"garbage\", after_deltas = 1 }\n"),
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2, h2_code = \"cancel\" }\n"),
+    ("refused", "[[attempts]]\nfault = { kind = \"refuse\" }\n"),
+    ("refused_then_ok", "[[attempts]]\nfault = { kind = \"refuse\" }\n[[attempts]]\nstream = { text = \"a b\" }\n"),
 ];
 
 /// Which wire format a checker drives.
@@ -304,6 +306,13 @@ async fn node_aws_sdk_bedrock_runtime_parses_every_reply() {
     let internal = &runs["reset_internal"].journal()[0];
     assert_eq!(internal.end_frame.as_deref(), Some("RST_STREAM INTERNAL_ERROR"), "{internal:?}");
     assert_eq!((eof.protocol, eof.end_frame.as_deref()), (Protocol::Http2, Some("END_STREAM")), "{eof:?}");
+    // The SDK's default strategy retried the refused stream once: two attempts reached squall.
+    let refused = runs["refused_then_ok"].journal();
+    let ends: Vec<_> = refused.iter().map(|e| (e.end, e.end_frame.as_deref())).collect();
+    assert_eq!(
+        ends,
+        [(Some(EndKind::Refused), Some("RST_STREAM REFUSED_STREAM")), (Some(EndKind::Completed), Some("END_STREAM"))]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -45,13 +45,23 @@ async fn h2_connection(origin: &str) -> h2::client::SendRequest<Bytes> {
     client
 }
 
-/// POST `body` to `url` as one stream of `client`'s connection and read it to its end.
-async fn post_stream(client: &h2::client::SendRequest<Bytes>, url: &str, body: serde_json::Value) -> StreamRead {
+/// POST `body` to `url` as one stream of `client`'s connection: its response head, or the
+/// stream's reset before one.
+async fn open_stream(
+    client: &h2::client::SendRequest<Bytes>,
+    url: &str,
+    body: serde_json::Value,
+) -> Result<http::Response<h2::RecvStream>, h2::Error> {
     let mut client = client.clone().ready().await.expect("the connection takes a stream");
     let request = http::Request::post(url).header("content-type", "application/json").body(()).expect("a request");
     let (response, mut send) = client.send_request(request, false).expect("stream opened");
     send.send_data(Bytes::from(body.to_string()), true).expect("request body sent");
-    let response = response.await.expect("response head");
+    response.await
+}
+
+/// POST `body` to `url` as one stream of `client`'s connection and read it to its end.
+async fn post_stream(client: &h2::client::SendRequest<Bytes>, url: &str, body: serde_json::Value) -> StreamRead {
+    let response = open_stream(client, url, body).await.expect("response head");
     let status = response.status().as_u16();
     let mut stream = response.into_body();
     let (mut body, mut reset) = (Vec::new(), None);
@@ -207,11 +217,74 @@ async fn a_reset_stream_leaves_the_other_streams_of_its_connection() {
 async fn an_h2_code_is_named_when_it_is_unknown_or_not_a_reset() {
     for (fault, says) in [
         ("{ kind = \"reset\", h2_code = \"teapot\" }", "unknown variant `teapot`"),
-        ("{ kind = \"eof\", h2_code = \"cancel\" }", "only applies to `reset` and `goaway`"),
+        ("{ kind = \"eof\", h2_code = \"cancel\" }", "only applies to `reset`, `refuse` and `goaway`"),
     ] {
         let toml = format!("name = \"t\"\n[[attempts]]\nstream = {{ text = \"x\" }}\nfault = {fault}\n");
         let error = from_toml_str("t.toml", &toml).expect_err("refused").to_string();
         assert!(error.contains("fault.h2_code") && error.contains(says), "{error}");
+    }
+}
+
+/// A `refuse` resets the stream before any HEADERS, with REFUSED_STREAM unless the scenario
+/// names another code; the retry on the same connection is answered.
+#[tokio::test]
+async fn a_refusal_is_rst_stream_before_the_response_head() {
+    let provider = MockProvider::start().await;
+    for (code, expected) in [("", h2::Reason::REFUSED_STREAM), (", h2_code = \"cancel\"", h2::Reason::CANCEL)] {
+        let toml = format!("name = \"t\"\n[[attempts]]\nfault = {{ kind = \"refuse\"{code} }}\n[[attempts]]\n");
+        let run = run_of(&provider, &toml);
+        let client = h2_connection(provider.server().origin()).await;
+        let url = format!("{}/responses", run.base_url());
+        let refused = open_stream(&client, &url, responses_request()).await.expect_err("no response head");
+        assert_eq!(refused.reason(), Some(expected), "{refused}");
+        let retry = post_stream(&client, &url, responses_request()).await;
+        assert_eq!(retry.event_names().last().map(String::as_str), Some("response.completed"));
+        let journal = run.journal();
+        let frame = format!("RST_STREAM {expected:?}");
+        assert_eq!(
+            (journal[0].fault, journal[0].end, journal[0].status, journal[0].end_frame.as_deref()),
+            (Some(FaultKind::Refuse), Some(EndKind::Refused), None, Some(frame.as_str()))
+        );
+        assert_eq!(journal[0].bytes_sent, 0);
+    }
+}
+
+/// Over HTTP/1.1 a refusal closes the connection with no byte of a reply: a FIN, not a reset.
+#[tokio::test]
+async fn over_http1_a_refusal_closes_the_connection_before_any_byte() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let provider = MockProvider::start().await;
+    let run = run_of(&provider, "name = \"r\"\n[[attempts]]\nfault = { kind = \"refuse\" }\n");
+    let body = responses_request().to_string();
+    let path =
+        run.base_url().split_once("/runs/").map(|(_, rest)| format!("/runs/{rest}/responses")).expect("a run URL");
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: squall\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut socket = TcpStream::connect(provider.server().local_addr()).await.expect("connects");
+    socket.write_all(request.as_bytes()).await.expect("request sent");
+    let mut reply = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), socket.read_to_end(&mut reply)).await;
+    assert_eq!(read.expect("closed in time").expect("a FIN, not a reset"), 0, "{}", String::from_utf8_lossy(&reply));
+    let journal = run.journal();
+    assert_eq!(
+        (journal[0].end, journal[0].status, journal[0].end_frame.as_deref()),
+        (Some(EndKind::Refused), None, None)
+    );
+}
+
+/// A refusal fires before a reply: a position or a scripted reply is refused with its field.
+#[tokio::test]
+async fn a_refusal_with_a_position_or_a_reply_is_named() {
+    for (attempt, field) in [
+        ("fault = { kind = \"refuse\", after_events = 2 }", "attempts[0].fault.after_events"),
+        ("status = 503\nfault = { kind = \"refuse\" }", "attempts[0].status"),
+        ("stream = { text = \"x\" }\nfault = { kind = \"refuse\" }", "attempts[0].stream"),
+    ] {
+        let toml = format!("name = \"t\"\n[[attempts]]\n{attempt}\n");
+        let error = from_toml_str("t.toml", &toml).expect_err("refused").to_string();
+        assert!(error.contains(field) && error.contains("`refuse` fires before any byte of a reply"), "{error}");
     }
 }
 

@@ -6,7 +6,10 @@
 // (adapters/node-aws-bedrock/README.md): RST_STREAM INTERNAL_ERROR raised from the iteration with
 // its code, an early END_STREAM a success with the text so far — and RST_STREAM CANCEL too, which
 // Node's http2 takes for a normal close; a graceful GOAWAY a whole reply, one with a code the
-// session's error raised from the iteration.
+// session's error raised from the iteration; RST_STREAM REFUSED_STREAM before the response head
+// raised from the send (ERR_HTTP2_STREAM_ERROR), which the SDK's default retry strategy retries:
+// @smithy/core's isTransientError names exactly that code and NGHTTP2_REFUSED_STREAM
+// (isNodeJsHttp2TransientError), as RFC 9113 §8.7 allows for a request never processed.
 // Usage: node parse_bedrock.mjs  (reads SQUALL_RUNS: a JSON object of case name -> endpoint)
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { expect, runCases } from "./checker_kit.mjs";
@@ -105,6 +108,23 @@ const cases = {
     // Node's http2 destroys the session: ERR_HTTP2_SESSION_ERROR, "Session closed with error code 2".
     const check = (error) => expect(error.code === "ERR_HTTP2_SESSION_ERROR" && /code 2$/.test(error.message), `${error.code}: ${error.message}`);
     await rejects(() => events("goaway_cut"), check);
+  },
+  async aRefusedStreamIsRaisedFromTheSend() {
+    const check = (error) => expect(error.code === "ERR_HTTP2_STREAM_ERROR" && /NGHTTP2_REFUSED_STREAM/.test(error.message), `${error.code}: ${error.message}`);
+    await rejects(() => events("refused"), check);
+  },
+  async aRefusedStreamIsRetriedByDefault() {
+    // The SDK's own retry strategy (maxAttempts 3 by default); squall's journal counts the attempts.
+    const defaults = new BedrockRuntimeClient({
+      endpoint: runs.refused_then_ok,
+      region: "us-east-1",
+      credentials: { accessKeyId: "AKIASQUALLTEST", secretAccessKey: "squall-test-secret" },
+    });
+    const reply = await defaults.send(new ConverseStreamCommand({ modelId, messages }));
+    const seen = [];
+    for await (const event of reply.stream) seen.push(event);
+    const text = deltas(seen).map((d) => d.text).join("");
+    expect(text === "a b", `text ${JSON.stringify(text)}`);
   },
   async aCorruptedCrcIsAChecksumError() {
     await rejects(() => events("garbage"), (error) => expect(/checksum/i.test(error.message), `${error.name}: ${error.message}`));
