@@ -69,20 +69,23 @@ workspace_tests() {
 step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
 # Messages API, Google's Gemini API, the Responses API over WebSocket, Amazon Bedrock's
-# Converse API and the Responses API over HTTP/2 (h2c), side by side (each mostly waits on
-# scaled sleeps), through the conformance binary the line above built. The first starts alone
-# for 3 s, to measure its client's reaction on a calm machine.
+# Converse API, and the Responses API over HTTP/2 (h2c) and over TLS (HTTP/2 by ALPN), side by
+# side (each mostly waits on scaled sleeps), through the conformance binary the line above
+# built. The first starts alone for 3 s, to measure its client's reaction on a calm machine.
 other_wire_formats() {
   local binary format status=0 pids=()
-  local formats=(chat messages gemini responses-websocket bedrock responses-h2)
+  local formats=(chat messages gemini responses-websocket bedrock responses-h2 responses-tls)
   binary=$(cargo test -p squall-suite --all-features --test conformance --no-run --message-format=json 2>/dev/null \
     | grep '"name":"conformance"' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
   [ -x "$binary" ] || { echo "test.sh: the conformance binary was not found" >&2; return 1; }
   for format in "${formats[@]}"; do
-    # `NAME-h2`: the API NAME over HTTP/2.
-    local http=1.1
-    [ "${format%-h2}" = "$format" ] || http=2
-    SQUALL_REFERENCE_PROVIDER=${format%-h2} SQUALL_REFERENCE_HTTP=$http SQUALL_PROFILES=all "$binary" \
+    # `NAME-h2`: the API NAME over HTTP/2 (h2c); `NAME-tls`: over TLS, HTTP/2 chosen by ALPN.
+    local api=$format http=1.1 tls=false
+    case $format in
+      *-h2) api=${format%-h2} http=2 ;;
+      *-tls) api=${format%-tls} http= tls=true ;;
+    esac
+    SQUALL_REFERENCE_PROVIDER=$api SQUALL_REFERENCE_HTTP=$http SQUALL_TLS=$tls SQUALL_PROFILES=all "$binary" \
       > "target/suite-$format.log" 2>&1 &
     pids+=($!)
     [ "${#pids[@]}" -gt 1 ] || sleep 3
@@ -94,7 +97,7 @@ other_wire_formats() {
   done | tee -a target/test-output.log
   return $status
 }
-step "chat, messages, gemini, websocket, bedrock and HTTP/2 suites" other_wire_formats
+step "chat, messages, gemini, websocket, bedrock, HTTP/2 and TLS suites" other_wire_formats
 echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }

@@ -1,4 +1,5 @@
-//! The connection's socket, wrapped so a reply can kill it with a real FIN or TCP RST.
+//! The connection's socket (plain or under TLS), wrapped so a reply can kill it with a real FIN
+//! or TCP RST.
 //!
 //! hyper owns the socket while it serves a connection. A reply body that reaches a scripted
 //! `eof` or `reset` *arms* the connection's [`KillSwitch`] and stops producing frames. hyper
@@ -31,6 +32,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::h2_frames::{goaway, ClientFrames};
+use super::wire_io::Wire;
 use crate::clock::Clock;
 
 pub(super) use crate::wire::plan::Kill;
@@ -145,11 +147,15 @@ impl KillSwitch {
     }
 }
 
-/// A TCP stream that can be killed mid-reply by its [`KillSwitch`]. The socket is shared with
-/// the connection's hang-up watch (`hang_up.rs`), which it tells each time hyper reads.
+/// A connection (plain or TLS) that can be killed mid-reply by its [`KillSwitch`]: the kill
+/// acts on the TCP socket under it, so under TLS too an `eof` is a FIN (no close_notify: the
+/// peer sees the stream cut) and a `reset` a RST. The socket is shared with the connection's
+/// hang-up watch (`hang_up.rs`), which it tells each time hyper reads.
 #[derive(Debug)]
 pub(super) struct KillableStream {
-    stream: Option<Arc<TcpStream>>,
+    /// The bytes hyper reads and writes; gone once a reset fired.
+    wire: Option<Wire>,
+    socket: Arc<TcpStream>,
     switch: Arc<KillSwitch>,
     reads: Arc<Notify>,
     /// The client's HTTP/2 frames, for the last stream a GOAWAY names.
@@ -157,38 +163,40 @@ pub(super) struct KillableStream {
 }
 
 impl KillableStream {
-    pub(super) fn new(stream: Arc<TcpStream>, switch: Arc<KillSwitch>, reads: Arc<Notify>) -> Self {
-        KillableStream { stream: Some(stream), switch, reads, frames: ClientFrames::default() }
+    pub(super) fn new(wire: Wire, socket: Arc<TcpStream>, switch: Arc<KillSwitch>, reads: Arc<Notify>) -> Self {
+        KillableStream { wire: Some(wire), socket, switch, reads, frames: ClientFrames::default() }
     }
 
-    fn stream(&self) -> io::Result<&TcpStream> {
-        self.stream
-            .as_deref()
+    fn wire(&mut self) -> io::Result<Pin<&mut Wire>> {
+        self.wire
+            .as_mut()
+            .map(Pin::new)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "connection killed by a scripted fault"))
     }
 
     /// Fire the armed fault: a FIN (over HTTP/2 after a GOAWAY, for `goaway`), or a RST by
     /// closing with a zero linger.
     fn fire(&mut self, kill: Kill) -> io::Error {
-        if let Some(stream) = self.stream.take() {
-            let socket = socket2::SockRef::from(&*stream);
-            match kill {
-                Kill::GoAway(code) if self.switch.carries_streams() => {
-                    // Between hyper's frames: everything it buffered was written before this
-                    // flush. 17 bytes into a socket buffer just drained.
-                    let _ = stream.try_write(&goaway(self.frames.last_stream(), code.value()));
-                    let _ = socket.shutdown(Shutdown::Write);
-                    self.stream = Some(stream);
+        let socket = self.socket.clone();
+        let socket = socket2::SockRef::from(&*socket);
+        match kill {
+            Kill::GoAway(code) if self.switch.carries_streams() => {
+                // Between hyper's frames: everything it buffered was written before this
+                // flush. 17 bytes (in a TLS record, under TLS) into a socket buffer just drained.
+                let frame = goaway(self.frames.last_stream(), code.value());
+                if let Ok(mut wire) = self.wire() {
+                    let mut cx = Context::from_waker(std::task::Waker::noop());
+                    let _ = wire.as_mut().poll_write(&mut cx, &frame);
+                    let _ = wire.poll_flush(&mut cx);
                 }
-                Kill::Eof | Kill::GoAway(_) => {
-                    // The FIN goes out now; the socket closes when hyper drops the connection.
-                    let _ = socket.shutdown(Shutdown::Write);
-                    self.stream = Some(stream);
-                }
-                Kill::Reset(_) => {
-                    let _ = socket.set_linger(Some(Duration::ZERO));
-                    drop(stream);
-                }
+                let _ = socket.shutdown(Shutdown::Write);
+            }
+            // The FIN goes out now; the socket closes when hyper drops the connection.
+            Kill::Eof | Kill::GoAway(_) => drop(socket.shutdown(Shutdown::Write)),
+            Kill::Reset(_) => {
+                let _ = socket.set_linger(Some(Duration::ZERO));
+                // The socket closes, with a RST, once its last holder lets go.
+                self.wire = None;
             }
         }
         self.switch.mark_fired();
@@ -200,29 +208,11 @@ impl KillableStream {
     }
 }
 
-/// Retry `io` until the socket is ready for it, as tokio's own `TcpStream` does: a
-/// `WouldBlock` clears the readiness `ready` waits for.
-fn when_ready<T>(
-    cx: &mut Context<'_>,
-    ready: impl Fn(&mut Context<'_>) -> Poll<io::Result<()>>,
-    mut io: impl FnMut() -> io::Result<T>,
-) -> Poll<io::Result<T>> {
-    loop {
-        std::task::ready!(ready(cx))?;
-        match io() {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-            done => return Poll::Ready(done),
-        }
-    }
-}
-
 impl AsyncRead for KillableStream {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
-        let stream = this.stream()?;
         let before = buf.filled().len();
-        // Into the unfilled part as it is: `ReadBuf` is a `BufMut`, nothing is zeroed first.
-        let read = match when_ready(cx, |cx| stream.poll_read_ready(cx), || stream.try_read_buf(buf)) {
+        let read = match this.wire()?.poll_read(cx, buf) {
             Poll::Ready(read) => read,
             Poll::Pending => {
                 if this.switch.carries_streams() {
@@ -233,32 +223,30 @@ impl AsyncRead for KillableStream {
         };
         this.frames.read(&buf.filled()[before..]);
         this.reads.notify_one();
-        Poll::Ready(read.map(|_| ()))
+        Poll::Ready(read)
     }
 }
 
 impl AsyncWrite for KillableStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let stream = self.stream()?;
-        when_ready(cx, |cx| stream.poll_write_ready(cx), || stream.try_write(buf))
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.wire()?.poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let stream = self.stream()?;
-        when_ready(cx, |cx| stream.poll_write_ready(cx), || stream.try_write_vectored(bufs))
+        self.wire()?.poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        true
+        self.wire.as_ref().is_some_and(Wire::is_write_vectored)
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // A socket has nothing of its own to flush; what hyper buffered is written by now.
-        self.stream()?;
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Under TLS, the records still buffered go out first.
+        std::task::ready!(self.wire()?.poll_flush(cx))?;
         // Everything hyper buffered before the body armed the switch is now in the kernel.
         match self.switch.flushed() {
             Some(kill) => Poll::Ready(Err(self.fire(kill))),
@@ -266,10 +254,9 @@ impl AsyncWrite for KillableStream {
         }
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // As tokio's `TcpStream` does: half-close the write side.
-        match self.stream.as_deref() {
-            Some(stream) => Poll::Ready(socket2::SockRef::from(stream).shutdown(Shutdown::Write)),
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.wire.as_mut() {
+            Some(wire) => Pin::new(wire).poll_shutdown(cx),
             None => Poll::Ready(Ok(())),
         }
     }

@@ -40,11 +40,14 @@ mod run_conditions;
 pub(crate) mod runs;
 mod serving_threads;
 mod stream_reset;
+#[cfg(feature = "tls")]
+pub mod tls;
 mod upstream;
 #[cfg(feature = "upstream-tls")]
 mod upstream_tls;
 #[cfg(feature = "websocket")]
 mod websocket;
+mod wire_io;
 
 use std::io;
 use std::net::SocketAddr;
@@ -117,6 +120,10 @@ pub struct ServerConfig {
     /// What journals, delays and stalls are timed by: real time, or a [`crate::clock::VirtualClock`]
     /// shared with in-process clients (served on the caller's runtime, which the clock drives).
     pub clock: Clock,
+    /// Serve over TLS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate; `None`: plain
+    /// HTTP/1.1 and h2c.
+    #[cfg(feature = "tls")]
+    pub tls: Option<tls::ServerTls>,
 }
 
 impl ServerConfig {
@@ -134,6 +141,8 @@ impl ServerConfig {
             judge: None,
             upstream: None,
             clock: Clock::Real,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -145,8 +154,11 @@ pub(crate) struct State {
     pub runs: Runs,
     pub body_limit: usize,
     pub admin_token: Option<String>,
-    /// `http://HOST:PORT`, as clients should use it.
+    /// `http://HOST:PORT` (`https://` over TLS), as clients should use it.
     pub origin: String,
+    /// See [`ServerConfig::tls`].
+    #[cfg(feature = "tls")]
+    tls: Option<tls::ServerTls>,
     /// Connections being served right now.
     pub connections: std::sync::atomic::AtomicUsize,
     /// See [`ServerConfig::header_timeout`].
@@ -200,12 +212,15 @@ impl Server {
         } else {
             local_addr
         };
+        let origin = format!("{}://{host}", scheme(&config));
         let state = Arc::new(State {
             catalogue: config.catalogue,
             runs: Runs::with_limits(config.max_runs, config.journal_max, config.clock),
             body_limit: config.body_limit,
             admin_token: config.admin_token,
-            origin: format!("http://{host}"),
+            origin,
+            #[cfg(feature = "tls")]
+            tls: config.tls,
             connections: std::sync::atomic::AtomicUsize::new(0),
             header_timeout: config.header_timeout,
             heads: Arc::new(HeadWatch::new(config.header_timeout)),
@@ -232,9 +247,16 @@ impl Server {
         self.state.runs.clock()
     }
 
-    /// `http://HOST:PORT`.
+    /// `http://HOST:PORT`, or `https://HOST:PORT` over TLS.
     pub fn origin(&self) -> &str {
         &self.state.origin
+    }
+
+    /// The PEM of the test CA that issued the server's generated certificate, which clients
+    /// must trust to reach it (`None` without TLS, or with a certificate given).
+    #[cfg(feature = "tls")]
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.state.tls.as_ref().and_then(tls::ServerTls::ca_pem)
     }
 
     /// Remove run `id` (the admin API's `DELETE /__squall/runs/{id}`): its base URL answers 404
@@ -303,6 +325,29 @@ impl Drop for Server {
     }
 }
 
+/// The scheme a server's URLs use.
+fn scheme(config: &ServerConfig) -> &'static str {
+    #[cfg(feature = "tls")]
+    if config.tls.is_some() {
+        return "https";
+    }
+    let _ = config;
+    "http"
+}
+
+/// The connection's bytes: plain, or TLS once its handshake is done (`None`: it failed, or
+/// took longer than a request head may).
+async fn wire(state: &State, stream: &Arc<TcpStream>) -> Option<wire_io::Wire> {
+    let tcp = wire_io::SharedTcp(stream.clone());
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &state.tls {
+        let handshake = tokio::time::timeout(state.header_timeout, tls.acceptor().accept(tcp)).await;
+        return handshake.ok()?.ok().map(|tls| wire_io::Wire::Tls(Box::new(tls)));
+    }
+    let _ = state;
+    Some(wire_io::Wire::Plain(tcp))
+}
+
 /// Accept connections until the server stops or is dropped.
 async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<Arc<ServingThreads>>) {
     let mut errors = accept_errors::AcceptErrors::default();
@@ -332,11 +377,12 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
     // Events must leave as soon as they are written, or fault timing would drift.
     let _ = stream.set_nodelay(true);
     let stream = Arc::new(stream);
+    let Some(wire) = wire(&state, &stream).await else { return };
     let reads = Arc::new(tokio::sync::Notify::new());
     let hang_up = HangUp::new(stream.clone(), reads.clone());
     let mut stopping = state.stopping.subscribe();
     let switch = Arc::new(KillSwitch::new(state.runs.clock().clone()));
-    let io = TokioIo::new(KillableStream::new(stream, switch.clone(), reads));
+    let io = TokioIo::new(KillableStream::new(wire, stream, switch.clone(), reads));
     let close_asked = switch.clone();
     let heads = state.heads.watch();
     let service = service_fn({

@@ -69,6 +69,9 @@ fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
         "--clock".to_owned(),
         report.clock.clone(),
     ];
+    if report.tls {
+        args.push("--tls".to_owned());
+    }
     for profile in &report.profiles.judged {
         args.extend(["--profile".to_owned(), profile.id.clone()]);
     }

@@ -36,6 +36,7 @@ mod server_faults; // each fault, seen by a real client over loopback TCP
 mod server_gemini; // the Gemini API under every run
 mod server_http2; // HTTP/2 (h2c) beside HTTP/1.1: every API to curl, each fault frame by frame
 mod server_messages; // the Anthropic Messages API under every run
+mod server_tls; // TLS with ALPN: every API over HTTP/2 and HTTP/1.1, faults under TLS, certificates
 mod server_websocket; // the Responses API over WebSocket
 mod server_wire; // the OpenAI wire format: statuses, headers and bodies as scripted
 mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes

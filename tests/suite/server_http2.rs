@@ -17,7 +17,7 @@ use tokio::net::TcpStream;
 use crate::kit::h2_wire::{frames_until_closed, opened, post_json, Frame, DATA, END_STREAM, HEADERS};
 use crate::kit::harness::{parse_sse, read_body};
 
-fn run_of(provider: &MockProvider, toml: &str) -> ScriptedRun {
+pub(super) fn run_of(provider: &MockProvider, toml: &str) -> ScriptedRun {
     provider.run(from_toml_str("test scenario", toml).expect("valid scenario"))
 }
 
@@ -80,20 +80,17 @@ async fn post_stream(client: &h2::client::SendRequest<Bytes>, url: &str, body: s
     StreamRead { status, body, reset }
 }
 
-fn responses_request() -> serde_json::Value {
+pub(super) fn responses_request() -> serde_json::Value {
     json!({"model": "gpt-test", "input": "hello", "stream": true})
 }
 
-/// Every API squall serves streams over h2c to curl, and the journal says it came over HTTP/2.
-#[tokio::test]
-async fn curl_with_prior_knowledge_streams_every_api() {
-    let provider = MockProvider::start().await;
-    let run = run_of(&provider, "name = \"t\"\n[[attempts]]\nstream = { text = \"over two\" }\n");
+/// A streamed call of every API squall serves on `run`: (API, URL, body, what the complete
+/// stream ends with).
+pub(super) fn every_api_call(run: &ScriptedRun) -> [(&'static str, String, serde_json::Value, &'static str); 6] {
     let root = run.bedrock_base_url().to_owned();
     let base = run.base_url().to_owned();
     let chat = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
-    // (API, URL, body, what the complete stream ends with)
-    let calls = [
+    [
         ("responses", format!("{base}/responses"), responses_request(), "response.completed"),
         ("chat", format!("{base}/chat/completions"), chat.clone(), "[DONE]"),
         (
@@ -105,7 +102,15 @@ async fn curl_with_prior_knowledge_streams_every_api() {
         ("gemini", format!("{root}/v1beta/models/m:streamGenerateContent?alt=sse"), json!({"contents": []}), "STOP"),
         ("bedrock", format!("{root}/model/m/converse-stream"), json!({"messages": []}), "messageStop"),
         ("ollama", format!("{root}/api/chat"), json!({"model": "m", "messages": []}), "\"done\":true"),
-    ];
+    ]
+}
+
+/// Every API squall serves streams over h2c to curl, and the journal says it came over HTTP/2.
+#[tokio::test]
+async fn curl_with_prior_knowledge_streams_every_api() {
+    let provider = MockProvider::start().await;
+    let run = run_of(&provider, "name = \"t\"\n[[attempts]]\nstream = { text = \"over two\" }\n");
+    let calls = every_api_call(&run);
     for (api, url, body, ending) in &calls {
         // tokio's: the server serves on this test's own thread.
         let out = tokio::process::Command::new("curl")

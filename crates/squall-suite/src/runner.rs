@@ -59,6 +59,10 @@ pub struct SuiteConfig {
     pub seed: Option<u64>,
     /// Instances of the implementation each herd case (a feature's `@herd` scenario) runs at once.
     pub herd: u32,
+    /// Serve the implementation over TLS (HTTP/2 and HTTP/1.1 by ALPN), with a certificate of a
+    /// test CA generated for the run, which the implementation is told to trust
+    /// (`SQUALL_CA_FILE` and the variables its clients read: docs/iut-contract.md).
+    pub tls: bool,
     /// Only the cases of this part (`--shard K/N`), by case id; `None`: every case.
     pub shard: Option<Shard>,
     /// Only the cases with these ids (`--case`); empty: every case.
@@ -94,6 +98,8 @@ pub struct SuiteOutcome {
     pub selection: ProfileSelection,
     /// The tag expression the cases were filtered by, if any.
     pub tags: Option<String>,
+    /// Whether the implementation was served over TLS (`--tls`).
+    pub tls: bool,
     /// The implementation's reaction, measured before the cases ran.
     pub calibration: Calibration,
     /// The clock the implementation's processes ran on: `scaled` or `accelerated`.
@@ -173,13 +179,13 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
         Some(expr) => Some(expr.parse().map_err(|e| SuiteError::Usage(format!("--tags {expr:?}: {e}")))?),
         None => None,
     };
-    let server = Server::start({
-        let mut server = ServerConfig::loopback(config.catalogue.clone());
-        server.clock = clock.clone();
-        server
-    })
-    .await
-    .map_err(SuiteError::io("cannot start the squall server"))?;
+    let mut server = ServerConfig::loopback(config.catalogue.clone());
+    server.clock = clock.clone();
+    if config.tls {
+        let tls = squall::server::tls::ServerTls::generated().map_err(|e| SuiteError::Harness(e.to_string()))?;
+        server.tls = Some(tls);
+    }
+    let server = Server::start(server).await.map_err(SuiteError::io("cannot start the squall server"))?;
     let started_at = SystemTime::now();
     let began = Instant::now();
     let host = Host::now();
@@ -220,6 +226,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
         profiles: by_profile(&config.profiles, &requirements),
         requirements,
         calibration: Calibration { lockstep: ctx.last_lockstep().await, ..ctx.calibration.clone() },
+        tls: config.tls,
         clock: clock_mode,
         cases,
         selection: config.profiles.clone(),

@@ -47,6 +47,7 @@ impl SuiteConfig {
             case_timeout: Duration::from_secs_f64(DEFAULT_CASE_TIMEOUT_S),
             seed: None,
             herd: DEFAULT_HERD,
+            tls: false,
             shard: None,
             cases: Vec::new(),
             console: false,
@@ -92,6 +93,8 @@ pub struct SuiteSettings {
     pub seed: Option<u64>,
     /// See [`DEFAULT_HERD`].
     pub herd: Option<u32>,
+    /// Serve the implementation over TLS (default: plain HTTP).
+    pub tls: bool,
     /// The features directory (default: `./features` if present, else the built-in ones).
     pub features: Option<PathBuf>,
     /// The scenario catalogue (default: `./scenarios` if present, else the built-in one).
@@ -148,6 +151,7 @@ impl SuiteSettings {
             concurrency: None,
             seed: None,
             herd: None,
+            tls: false,
             features: None,
             scenarios: None,
             shard: None,
@@ -160,7 +164,8 @@ impl SuiteSettings {
     /// `SQUALL_REFERENCE_MUTANT`), `SQUALL_LEVEL`, `SQUALL_PROFILES` (the profiles judged;
     /// `SQUALL_PROFILE` still works and is deprecated), `SQUALL_TAGS`, `SQUALL_TIME_SCALE`,
     /// `SQUALL_MAX_TIME_SCALE`, `SQUALL_CASE_TIMEOUT`, `SQUALL_CONCURRENCY`, `SQUALL_SEED`,
-    /// `SQUALL_HERD`, `SQUALL_SHARD`, `SQUALL_CASES` (comma-separated case ids).
+    /// `SQUALL_HERD`, `SQUALL_TLS` (`true`: serve over TLS), `SQUALL_SHARD`, `SQUALL_CASES`
+    /// (comma-separated case ids).
     pub fn from_env() -> Result<SuiteSettings, SettingsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -194,6 +199,7 @@ impl SuiteSettings {
         settings.concurrency = parse_var("SQUALL_CONCURRENCY", var("SQUALL_CONCURRENCY"), COUNT)?;
         settings.seed = parse_var("SQUALL_SEED", var("SQUALL_SEED"), "an unsigned integer")?;
         settings.herd = parse_var("SQUALL_HERD", var("SQUALL_HERD"), HERD)?;
+        settings.tls = parse_var::<bool>("SQUALL_TLS", var("SQUALL_TLS"), "true or false")?.unwrap_or(false);
         settings.shard = var("SQUALL_SHARD");
         settings.cases = var("SQUALL_CASES")
             .map(|ids| ids.split(',').map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()).collect())
@@ -264,6 +270,7 @@ impl SuiteSettings {
         config.concurrency = concurrency;
         config.seed = self.seed;
         config.herd = herd;
+        config.tls = self.tls;
         config.shard = shard;
         config.cases = self.cases;
         Ok(Resolved { config, features })

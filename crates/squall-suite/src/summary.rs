@@ -133,6 +133,7 @@ mod tests {
             profiles: vec![],
             calibration: crate::timing::Calibration::assumed(crate::timing::Reaction::exactly(1.0)),
             clock: crate::iut::ClockMode::Scaled,
+            tls: false,
             selection: ProfileSelection::default(),
             tags: Some("@typo".into()),
             started_at: SystemTime::now(),

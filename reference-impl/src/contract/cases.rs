@@ -11,7 +11,7 @@ use super::CaseError;
 use crate::clock::{Clock, ScaledClock};
 use crate::decide::policy::RetryPolicy;
 use crate::mutants::{self, Mutant};
-use crate::provider::{Delta, HttpProvider, ModelRequest, OutputMode};
+use crate::provider::{Delta, HttpProvider, ModelRequest, OutputMode, Transport};
 use crate::run::engine::{AttemptFailure, RetryEngine};
 use crate::run::events::{degraded_event, result_event, EventSink, JsonlEvents};
 use crate::session::{Fallback, Session, SessionConfig, TurnOutcome};
@@ -23,18 +23,20 @@ pub(super) fn clock(env: &CaseEnv) -> Arc<dyn Clock> {
     env.clock.clone().unwrap_or_else(|| Arc::new(ScaledClock::new(env.time_scale)))
 }
 
-fn provider(env: &CaseEnv) -> HttpProvider {
-    let provider = HttpProvider::new(&env.base_url, &env.api_key, env.provider);
-    if env.http2 {
-        provider.over_http2()
-    } else {
-        provider
-    }
+fn provider(env: &CaseEnv) -> Result<HttpProvider, CaseError> {
+    let ca_pem = match &env.ca_file {
+        Some(path) => Some(std::fs::read(path).map_err(CaseError::file("read", path))?),
+        None => None,
+    };
+    let transport = Transport { http: env.http, ca_pem };
+    HttpProvider::new(&env.base_url, &env.api_key, env.provider)
+        .over(&transport)
+        .map_err(|why| CaseError::bad("SQUALL_CA_FILE", &format!("{:?}", env.ca_file), &why))
 }
 
 /// One streamed model call through the retry pipeline (`SQUALL_TASK=stream`).
 pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, CaseError> {
-    let (clock, provider) = (clock(env), provider(env));
+    let (clock, provider) = (clock(env), provider(env)?);
     let provider = &provider;
     let events_path = env.out.join("events.jsonl");
     let events: Arc<dyn EventSink> =
@@ -77,7 +79,7 @@ pub(super) async fn run_stream(env: &CaseEnv, policy: RetryPolicy) -> Result<Val
 /// A deep-research task (`task`) or a main-session turn that may call Task (`main`).
 pub(super) async fn run_session_case(env: &CaseEnv, policy: RetryPolicy) -> Result<Value, CaseError> {
     let workspace = env.out.join("workspace");
-    let mut config = SessionConfig::new(&workspace, provider(env), clock(env));
+    let mut config = SessionConfig::new(&workspace, provider(env)?, clock(env));
     config.policy = policy.clone();
     if env.mutant == Some(Mutant::NoToolOutputBudget) {
         config.tool_output_bytes = usize::MAX;

@@ -9,7 +9,7 @@ use super::CaseError;
 use crate::clock::Clock;
 use crate::decide::policy::{AgentProfile, RetryPolicy};
 use crate::mutants::Mutant;
-use crate::provider::Api;
+use crate::provider::{Api, HttpVersion};
 
 /// What kind of case to run (`SQUALL_TASK`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,9 +51,12 @@ pub struct CaseEnv {
     pub mutant: Option<Mutant>,
     /// `SQUALL_REFERENCE_PROVIDER`: the API the reference speaks (responses, chat, messages, gemini, responses-websocket, bedrock).
     pub provider: Api,
-    /// `SQUALL_REFERENCE_HTTP`: `2` speaks HTTP/2 with prior knowledge (h2c); `1.1` (the
-    /// default) HTTP/1.1. The Responses API's WebSocket is HTTP/1.1 either way.
-    pub http2: bool,
+    /// `SQUALL_REFERENCE_HTTP`: `2` speaks HTTP/2 only (with prior knowledge over cleartext);
+    /// `1.1` HTTP/1.1 only; unset: HTTP/1.1 over cleartext and what ALPN chooses over TLS. The
+    /// Responses API's WebSocket is HTTP/1.1 either way.
+    pub http: HttpVersion,
+    /// `SQUALL_CA_FILE`: the CA certificates (PEM) to trust over TLS (a suite run `--tls`).
+    pub ca_file: Option<PathBuf>,
     /// A clock of the caller's instead of real time scaled by `SQUALL_TIME_SCALE`: squall's
     /// virtual clock, when the reference runs in squall's process (no variable sets it).
     pub clock: Option<Arc<dyn Clock>>,
@@ -101,9 +104,10 @@ impl CaseEnv {
             })?,
             None => Api::default(),
         };
-        let http2 = match set("SQUALL_REFERENCE_HTTP").as_deref() {
-            None | Some("1.1") => false,
-            Some("2") => true,
+        let http = match set("SQUALL_REFERENCE_HTTP").as_deref() {
+            None => HttpVersion::Negotiated,
+            Some("1.1") => HttpVersion::Http1,
+            Some("2") => HttpVersion::Http2,
             Some(other) => return Err(CaseError::bad("SQUALL_REFERENCE_HTTP", other, "expected 1.1 or 2")),
         };
         let mutant = match set("SQUALL_REFERENCE_MUTANT") {
@@ -127,7 +131,8 @@ impl CaseEnv {
             seed: number("SQUALL_SEED")?,
             mutant,
             provider,
-            http2,
+            http,
+            ca_file: set("SQUALL_CA_FILE").map(PathBuf::from),
             clock: None,
         })
     }

@@ -17,6 +17,28 @@ use super::{AttemptContext, AttemptFailure};
 use crate::decide::classify::{classify_status, classify_transport, ProviderError, TransportFailure};
 use crate::decide::gate::AttemptObservation;
 
+/// Which HTTP the reference speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HttpVersion {
+    /// HTTP/1.1 over cleartext; over TLS, what ALPN chooses (HTTP/2 from squall).
+    #[default]
+    Negotiated,
+    /// HTTP/1.1 only.
+    Http1,
+    /// HTTP/2 only: with prior knowledge (h2c) over cleartext.
+    Http2,
+}
+
+/// How the reference reaches the server: its HTTP, and the CA certificates (PEM) it trusts
+/// over TLS.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    /// See [`HttpVersion`].
+    pub http: HttpVersion,
+    /// The PEM of the CAs to trust instead of any built in (squall's test CA).
+    pub ca_pem: Option<Vec<u8>>,
+}
+
 /// A provider over reqwest, speaking one of the [`Api`]s.
 #[derive(Debug, Clone)]
 pub struct HttpProvider {
@@ -37,11 +59,25 @@ impl HttpProvider {
         HttpProvider { client: reqwest::Client::new(), base_url, api_key: api_key.to_owned(), api, websocket }
     }
 
-    /// The same provider speaking HTTP/2 over cleartext with prior knowledge (h2c): every
-    /// attempt a stream on one shared connection.
-    pub fn over_http2(self) -> Self {
-        let client = reqwest::Client::builder().http2_prior_knowledge().build().unwrap_or(self.client);
-        HttpProvider { client, ..self }
+    /// The same provider over `transport`: the HTTP it speaks, and the CA it trusts for an
+    /// `https://` base URL. The error says what could not be set up.
+    pub fn over(self, transport: &Transport) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder();
+        builder = match transport.http {
+            HttpVersion::Negotiated => builder,
+            HttpVersion::Http1 => builder.http1_only(),
+            HttpVersion::Http2 => builder.http2_prior_knowledge(),
+        };
+        if let Some(pem) = &transport.ca_pem {
+            // Only the CA the case names: a test server's certificate is issued by nothing else.
+            let certificates = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("the CA file: {e}"))?;
+            builder = builder.tls_built_in_root_certs(false);
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let client = builder.build().map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        Ok(HttpProvider { client, ..self })
     }
 
     /// One attempt: stream the reply, showing deltas through `display` when `mode` is visible.

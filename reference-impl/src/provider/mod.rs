@@ -26,7 +26,7 @@ use crate::clock::Clock;
 use crate::decide::classify::ProviderError;
 use crate::decide::gate::AttemptObservation;
 
-pub use http::HttpProvider;
+pub use http::{HttpProvider, HttpVersion, Transport};
 
 /// Which model API to speak: OpenAI's Responses or Chat Completions, Anthropic's Messages,
 /// Google's Gemini API, or Amazon Bedrock's Converse API.

@@ -7,6 +7,7 @@ pub(crate) mod cases;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod run;
+mod serve_tls;
 pub(crate) mod signoff;
 pub(crate) mod soak;
 pub(crate) mod stdout;
@@ -86,6 +87,8 @@ pub(crate) enum Command {
         upstream: Option<String>,
         #[command(flatten)]
         upstream_access: UpstreamAccess,
+        #[command(flatten)]
+        tls: serve_tls::TlsArgs,
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
@@ -146,6 +149,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             features,
             upstream,
             upstream_access,
+            tls,
         } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 bail!("--addr {addr} is not a loopback address: squall's endpoints are unauthenticated test doubles; add --allow-remote if you mean it");
@@ -167,7 +171,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (addr, body_limit, admin_token, max_runs);
             (config.journal_max, config.serving, config.header_timeout) = (journal_max, serving, header_timeout);
             (config.judge, config.upstream) = (Some(squall::server::Judge::new(judge)), upstream);
-            serve(config).await
+            config.tls = tls.server_tls()?;
+            serve(config, &tls).await
         }
         Command::Run(args) => run::run(args).await,
         Command::Soak(args) => soak::soak(args).await,
@@ -194,11 +199,17 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn serve(config: ServerConfig) -> anyhow::Result<ExitCode> {
+async fn serve(config: ServerConfig, tls_args: &serve_tls::TlsArgs) -> anyhow::Result<ExitCode> {
     let addr = config.addr;
+    let tls = config.tls.clone();
     let server = Server::start(config).await.with_context(|| format!("cannot listen on {addr}"))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // Before the address line: whoever waits for it may trust the CA at once.
+    if let Some(ca) = tls.map(|tls| tls_args.write_ca(&tls, server.local_addr().port())).transpose()?.flatten() {
+        eprintln!("squall: TLS with a generated test CA; trust {} (SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, AWS_CA_BUNDLE)", ca.display());
+    }
     // The address line is for whoever started the server; serving goes on if nobody reads it.
-    let _ = stdout::line(format_args!("squall listening on http://{}", server.local_addr()));
+    let _ = stdout::line(format_args!("squall listening on {scheme}://{}", server.local_addr()));
     eprintln!(
         "squall: {} scenarios; create a run with POST {}/__squall/runs, or point an SDK at {}/scenarios/<name>/v1; the judge's cases: GET {}/__squall/cases",
         server.scenario_count(),

@@ -77,6 +77,12 @@ pub(crate) struct RunArgs {
     /// own base URL under one run, with SQUALL_CLIENT set to its number (10 to 500).
     #[arg(long, default_value_t = DEFAULT_HERD)]
     pub herd: u32,
+    /// Serve the implementation over TLS: HTTP/2 and HTTP/1.1 by ALPN, with a certificate issued
+    /// by a test CA generated for the run; the implementation is told to trust it through
+    /// SQUALL_CA_FILE, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS, AWS_CA_BUNDLE and
+    /// CURL_CA_BUNDLE (docs/iut-contract.md).
+    #[arg(long)]
+    pub tls: bool,
     /// Real seconds an implementation gets per case before it is killed.
     #[arg(long, default_value_t = DEFAULT_CASE_TIMEOUT_S)]
     pub case_timeout: f64,
@@ -110,6 +116,7 @@ impl RunArgs {
         settings.concurrency = Some(self.concurrency);
         settings.seed = self.seed;
         settings.herd = Some(self.herd);
+        settings.tls = self.tls;
         settings.features = self.features.clone();
         settings.scenarios = self.scenarios.clone();
         settings.shard = self.shard.clone();

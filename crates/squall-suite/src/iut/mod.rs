@@ -212,6 +212,17 @@ pub(crate) fn contract_env(spec: &CaseSpec, out: &Path) -> Vec<(&'static str, St
     env
 }
 
+/// The variables that tell an implementation's clients to trust the CA in `ca_file`, when the
+/// suite serves over TLS: squall's own, then OpenSSL's (Python's `ssl`, curl built on it),
+/// requests', Node's (added to its roots) and the AWS SDKs'.
+pub(crate) fn trust_env(ca_file: &Path) -> Vec<(&'static str, String)> {
+    let path = ca_file.display().to_string();
+    ["SQUALL_CA_FILE", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "AWS_CA_BUNDLE", "CURL_CA_BUNDLE"]
+        .into_iter()
+        .map(|name| (name, path.clone()))
+        .collect()
+}
+
 /// What an implementation left in its output directory: `result.json`, `events.jsonl`, and the
 /// problems reading them.
 pub(crate) fn read_outputs(out: &Path) -> (Option<Value>, Vec<Value>, Vec<String>) {

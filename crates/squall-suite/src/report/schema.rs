@@ -53,6 +53,9 @@ pub struct Report {
     /// written before it was recorded read as `scaled`.
     #[serde(default = "scaled_clock")]
     pub clock: String,
+    /// Whether squall served the implementation over TLS (`squall run --tls`); absent when not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
     /// How the implementation's own time per retry was measured.
     pub calibration: CalibrationReport,
     /// Real seconds each case had before the implementation was killed.
@@ -207,6 +210,7 @@ impl Report {
             time_scale: meta.time_scale,
             max_time_scale: meta.max_time_scale,
             clock: outcome.clock.as_str().to_owned(),
+            tls: outcome.tls,
             calibration: (&outcome.calibration).into(),
             case_timeout_s: meta.case_timeout.as_secs_f64(),
             concurrency: meta.concurrency,
@@ -253,7 +257,10 @@ fn provenance(meta: &ReportMeta, outcome: &SuiteOutcome) -> Provenance {
         crate::settings::parse_iut(&meta.run_as, crate::settings::Source::Flags),
         Ok(crate::iut::Iut::Reference { .. })
     );
-    let clock = if in_process { String::new() } else { format!(" --clock {}", outcome.clock.as_str()) };
+    let mut clock = if in_process { String::new() } else { format!(" --clock {}", outcome.clock.as_str()) };
+    if outcome.tls {
+        clock.push_str(" --tls");
+    }
     let reproduce = |id: &str| {
         format!(
             "squall run --iut {} --level {}{clock} --profile {profiles} --case {}",
@@ -387,6 +394,7 @@ mod tests {
             selection,
             tags: Some("@wire".into()),
             clock: crate::iut::ClockMode::Scaled,
+            tls: true,
             calibration: Calibration {
                 lockstep: Some(Lockstep::exact()),
                 ..Calibration::assumed(Reaction { unscaled_wait_ms: vec![500.0], ..Reaction::exactly(3.0) })

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 pub(crate) use self::clock::ProcessClock;
-use crate::iut::{contract_env, read_outputs, CaseSpec, Iut, IutRun};
+use crate::iut::{contract_env, read_outputs, trust_env, CaseSpec, Iut, IutRun};
 pub(crate) use crate::iut::{Execution, RunPlan};
 use squall::clock::Clock;
 use squall::embedded::ScriptedRun;
@@ -104,6 +104,12 @@ impl<'a> Launcher<'a> {
     async fn start(&self, spec: &CaseSpec, run: &ScriptedRun, clock: &Clock) -> std::io::Result<IutRun> {
         let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
         let mut env = contract_env(spec, out_dir.path());
+        if let Some(ca) = self.server.ca_pem() {
+            // The test CA beside the contract's outputs, under a name no client writes.
+            let ca_file = out_dir.path().join(".squall-ca.pem");
+            std::fs::write(&ca_file, ca)?;
+            env.extend(trust_env(&ca_file));
+        }
         let mut told_time_scale = None;
         let end = match self.implementation {
             Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
