@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use squall::embedded::MockProvider;
+use squall::embedded::{MockProvider, ScriptedRun};
 use squall::journal::{EndKind, Protocol};
 use squall::scenario::Catalogue;
 use squall::server::tls::ServerTls;
@@ -174,6 +174,43 @@ fn squall_serve_tls_writes_the_ca_it_prints() {
     );
 }
 
+/// One run per HTTP/2 fault a checker reads, by the name the checkers use.
+fn http2_fault_runs(provider: &MockProvider) -> Vec<(&'static str, ScriptedRun)> {
+    let stream = "[[attempts]]\nstream = { text = \"a b c d\" }\n";
+    let faults = [
+        ("text", ""),
+        ("reset", "fault = { kind = \"reset\", after_events = 3 }\n"),
+        ("cancel", "fault = { kind = \"reset\", after_events = 3, h2_code = \"cancel\" }\n"),
+        ("eof", "fault = { kind = \"eof\", after_events = 3 }\n"),
+        ("goaway", "fault = { kind = \"goaway\", after_events = 2 }\n"),
+        ("goaway_cut", "fault = { kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }\n"),
+    ];
+    let mut runs: Vec<(&str, ScriptedRun)> = faults
+        .iter()
+        .map(|(name, fault)| (*name, run_of(provider, &format!("name = \"{name}\"\n{stream}{fault}"))))
+        .collect();
+    runs.push(("refused", run_of(provider, "name = \"refused\"\n[[attempts]]\nfault = { kind = \"refuse\" }\n")));
+    runs
+}
+
+/// Run `checker` with `program` on [`http2_fault_runs`] of `provider` (trusting `ca` when
+/// given): it passes, and every request spoke HTTP/2.
+async fn check_http2_faults(program: PathBuf, checker: &str, provider: &MockProvider, ca: Option<&Path>) {
+    let runs = http2_fault_runs(provider);
+    let urls: serde_json::Map<String, serde_json::Value> =
+        runs.iter().map(|(name, run)| ((*name).to_owned(), run.base_url().into())).collect();
+    let mut command = tokio::process::Command::new(program);
+    command.arg(crate::kit::suites::root().join("tests/sdk").join(checker));
+    command.env("SQUALL_RUNS", serde_json::Value::Object(urls).to_string());
+    if let Some(ca) = ca {
+        command.env("SQUALL_CA_FILE", ca);
+    }
+    let output = command.output().await.expect("the checker runs");
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{checker} read a fault otherwise:\n{report}");
+    assert!(runs.iter().all(|(_, run)| run.journal().iter().all(|e| e.protocol == Protocol::Http2)), "{report}");
+}
+
 /// httpx with `http2=True` (h2 under httpcore), trusting the CA through `SQUALL_CA_FILE`, reads
 /// each HTTP/2 fault as `tests/sdk/python/parse_httpx_h2.py` says.
 #[tokio::test(flavor = "multi_thread")]
@@ -181,45 +218,17 @@ fn squall_serve_tls_writes_the_ca_it_prints() {
 async fn httpx_over_tls_reads_each_http2_fault() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (provider, ca) = provider_over(ServerTls::generated().expect("a test certificate"), dir.path()).await;
-    let stream = "[[attempts]]\nstream = { text = \"a b c d\" }\n";
-    let cases = [
-        ("text", String::new()),
-        ("reset", "fault = { kind = \"reset\", after_events = 3 }\n".to_owned()),
-        ("eof", "fault = { kind = \"eof\", after_events = 3 }\n".to_owned()),
-        ("goaway", "fault = { kind = \"goaway\", after_events = 2 }\n".to_owned()),
-        ("goaway_cut", "fault = { kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }\n".to_owned()),
-    ];
-    let mut runs: Vec<(&str, squall::embedded::ScriptedRun)> = cases
-        .iter()
-        .map(|(name, fault)| (*name, run_of(&provider, &format!("name = \"{name}\"\n{stream}{fault}"))))
-        .collect();
-    runs.push(("refused", run_of(&provider, "name = \"refused\"\n[[attempts]]\nfault = { kind = \"refuse\" }\n")));
-    let urls: serde_json::Map<String, serde_json::Value> =
-        runs.iter().map(|(name, run)| ((*name).to_owned(), run.base_url().into())).collect();
-    let checker = crate::kit::suites::root().join("tests/sdk/python/parse_httpx_h2.py");
-    let output = tokio::process::Command::new(super::sdk::python())
-        .arg(checker)
-        .env("SQUALL_RUNS", serde_json::Value::Object(urls).to_string())
-        .env("SQUALL_CA_FILE", &ca)
-        .output()
-        .await
-        .expect("the checker runs");
-    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "httpx read a fault otherwise:\n{report}");
-    assert!(runs.iter().all(|(_, run)| run.journal().iter().all(|e| e.protocol == Protocol::Http2)), "{report}");
+    check_http2_faults(super::sdk::python(), "python/parse_httpx_h2.py", &provider, Some(&ca)).await;
 }
 
-/// A connection that never begins its handshake is closed after the header timeout, as one
-/// that never sends a request head is.
-#[tokio::test]
-async fn a_connection_silent_before_its_handshake_is_closed_after_the_header_timeout() {
-    use tokio::io::AsyncReadExt as _;
-    let mut config = ServerConfig::loopback(Catalogue::default());
-    config.tls = Some(ServerTls::generated().expect("a test certificate"));
-    config.header_timeout = std::time::Duration::from_millis(300);
-    let provider = MockProvider::start_with(config).await;
-    let mut socket = tokio::net::TcpStream::connect(provider.server().local_addr()).await.expect("connects");
-    let mut byte = [0u8; 1];
-    let read = tokio::time::timeout(std::time::Duration::from_secs(10), socket.read(&mut byte)).await;
-    assert!(matches!(read, Ok(Ok(0))), "closed without a byte: {read:?}");
+/// Node's own `http2` module reads each HTTP/2 fault as `tests/sdk/node/parse_node_http2.mjs`
+/// says, over h2c and over TLS alike.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the Node scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn node_http2_reads_each_http2_fault_over_h2c_and_tls() {
+    let plain = MockProvider::start().await;
+    check_http2_faults("node".into(), "node/parse_node_http2.mjs", &plain, None).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (over_tls, ca) = provider_over(ServerTls::generated().expect("a test certificate"), dir.path()).await;
+    check_http2_faults("node".into(), "node/parse_node_http2.mjs", &over_tls, Some(&ca)).await;
 }
