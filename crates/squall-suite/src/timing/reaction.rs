@@ -228,21 +228,48 @@ impl Reaction {
 /// faster one (and beyond the timer's noise), the per-retry policy ms of those waits (their
 /// median at the slower scale as measured, less the fastest gap) — the reaction is then at most
 /// the fastest gap as measured ([`Reaction::bounded_by_fastest`]): a per-retry correction would
-/// take draws below zero.
+/// take draws below zero. The spread is read within each instance and robustly
+/// ([`spread_within_instances`]): a busy machine that holds back one instance, or a few gaps,
+/// of one scale is not a client's draws.
 fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -> Option<Vec<f64>> {
     let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
-    let corrected = |set: &ScaleSamples| by_retry(&[set], unasked).concat();
-    let (at_fast, at_slow) = (corrected(fast), corrected(slow));
-    if at_fast.len() < 4 || at_slow.len() < 4 || slow.time_scale <= fast.time_scale {
+    let count = |set: &ScaleSamples| set.gaps_ms.iter().map(Vec::len).sum::<usize>();
+    if count(fast) < 4 || count(slow) < 4 || slow.time_scale <= fast.time_scale {
         return None;
     }
-    let (spread_fast, spread_slow) = (variance(&at_fast).sqrt(), variance(&at_slow).sqrt());
+    let (spread_fast, spread_slow) = (spread_within_instances(fast, unasked), spread_within_instances(slow, unasked));
     if spread_slow <= 2.0 * spread_fast + TIMER_NOISE_MS {
         return None;
     }
-    let fastest = at_fast.iter().chain(&at_slow).copied().fold(f64::INFINITY, f64::min);
+    let corrected = by_retry(&[fast, slow], unasked).concat();
+    let fastest = corrected.iter().copied().fold(f64::INFINITY, f64::min);
     let at_each_retry = by_retry(&[slow], &[]);
     Some(at_each_retry.iter().map(|gaps| (median(gaps) - fastest).max(0.0) / slow.time_scale).collect())
+}
+
+/// How widely `set`'s gaps (less each retry's wait `unasked`, scaled) spread within their
+/// instances: the median absolute deviation of every gap from its instance's median, as a
+/// standard deviation of a normal spread (× 1.4826). An instance held back as a whole moves its
+/// median, not its deviations; a few late gaps move a median of deviations barely.
+fn spread_within_instances(set: &ScaleSamples, unasked: &[f64]) -> f64 {
+    let deviations: Vec<f64> = set
+        .gaps_ms
+        .iter()
+        .filter(|gaps| gaps.len() > 1)
+        .flat_map(|gaps| {
+            let corrected: Vec<f64> = gaps
+                .iter()
+                .enumerate()
+                .map(|(k, gap)| gap - unasked.get(k).copied().unwrap_or(0.0) * set.time_scale)
+                .collect();
+            let center = median(&corrected);
+            corrected.into_iter().map(move |gap| (gap - center).abs())
+        })
+        .collect();
+    if deviations.is_empty() {
+        return 0.0;
+    }
+    1.4826 * median(&deviations)
 }
 
 /// The corrected gaps of every instance at both scales, by retry.
@@ -459,6 +486,30 @@ mod tests {
         assert!(reaction.low_ms <= 5.0 && reaction.high_ms >= 5.0, "{reaction:?}");
         assert!(reaction.high_ms < 12.0, "no draw is taken for reaction: {reaction:?}");
         assert!(!reaction.unasked_wait_ms.is_empty(), "its waits are named: {reaction:?}");
+    }
+
+    /// A client that spends 20-300 ms of its own before each request, whatever the scale, on a
+    /// busy machine: one instance at the slower scale held back 250 ms on every gap, two late
+    /// gaps of 600 ms more. Its spread is the same at both scales: no draws of its own, and its
+    /// reaction spans its overhead.
+    #[test]
+    fn a_busy_machine_holding_back_one_scale_is_not_a_clients_draws() {
+        let overhead = [
+            [212.0, 48.0, 277.0, 131.0, 95.0, 186.0],
+            [33.0, 264.0, 150.0, 71.0, 240.0, 118.0],
+            [159.0, 27.0, 201.0, 293.0, 62.0, 174.0],
+            [88.0, 226.0, 140.0, 39.0, 255.0, 105.0],
+        ];
+        let rows = |from: usize| -> Vec<Vec<f64>> { (0..4).map(|i| overhead[(i + from) % 4].to_vec()).collect() };
+        let a = ScaleSamples { time_scale: 0.01, gaps_ms: rows(0) };
+        let mut busy = rows(1);
+        busy[0].iter_mut().for_each(|gap| *gap += 250.0);
+        busy[1][2] += 600.0;
+        busy[3][4] += 600.0;
+        let b = ScaleSamples { time_scale: 0.04, gaps_ms: busy };
+        let reaction = Reaction::from_samples(&a, &b);
+        assert!(reaction.unasked_wait_ms.is_empty(), "the machine's delays are not the client's draws: {reaction:?}");
+        assert!(reaction.low_ms < 27.0 && reaction.high_ms > 293.0, "{reaction:?}");
     }
 
     #[test]
