@@ -417,11 +417,15 @@ pub enum FaultKind {
     /// and is safe to retry, RFC 9113 §8.7), before the response's HEADERS; over HTTP/1.1 the
     /// connection closed (FIN) with no byte of a reply. It takes no position and no reply.
     Refuse,
+    /// The connection closed under the reply with no GOAWAY: a FIN that cuts every stream in
+    /// flight on it, as a crashed server or a load balancer dropping the connection does (over
+    /// HTTP/1.1 the same FIN as `eof`).
+    Close,
 }
 
 impl FaultKind {
     /// Every fault kind, in the order docs list them.
-    pub const ALL: [FaultKind; 7] = [
+    pub const ALL: [FaultKind; 8] = [
         FaultKind::Eof,
         FaultKind::Reset,
         FaultKind::Truncate,
@@ -429,6 +433,7 @@ impl FaultKind {
         FaultKind::Garbage,
         FaultKind::Goaway,
         FaultKind::Refuse,
+        FaultKind::Close,
     ];
 
     /// The kind's name in scenarios (`eof`, `reset`, ...).
@@ -441,6 +446,7 @@ impl FaultKind {
             FaultKind::Garbage => "garbage",
             FaultKind::Goaway => "goaway",
             FaultKind::Refuse => "refuse",
+            FaultKind::Close => "close",
         }
     }
 }

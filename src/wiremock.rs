@@ -72,7 +72,12 @@ impl ScenarioResponder {
                 // go away (a graceful `goaway` closes the connection after the reply).
                 if matches!(
                     fault.kind,
-                    FaultKind::Reset | FaultKind::Eof | FaultKind::Stall | FaultKind::Refuse | FaultKind::Goaway
+                    FaultKind::Reset
+                        | FaultKind::Eof
+                        | FaultKind::Stall
+                        | FaultKind::Refuse
+                        | FaultKind::Goaway
+                        | FaultKind::Close
                 ) {
                     return Err(refuse(format!("fault `{}`", fault.kind.as_str())));
                 }

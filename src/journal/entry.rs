@@ -31,6 +31,8 @@ pub enum EndKind {
     Stalled,
     /// Non-SSE bytes were sent, then the body ended (fault `garbage`).
     Garbage,
+    /// The connection closed under the reply with no GOAWAY (fault `close`): a FIN.
+    Closed,
     /// The request refused before any byte of a reply (fault `refuse`): over HTTP/2 an
     /// RST_STREAM before the response's HEADERS, over HTTP/1.1 the connection closed.
     Refused,
@@ -54,6 +56,7 @@ impl EndKind {
             EndKind::Truncated => "truncated",
             EndKind::Stalled => "stalled",
             EndKind::Garbage => "garbage",
+            EndKind::Closed => "closed",
             EndKind::Refused => "refused",
             EndKind::ClientClosed => "client_closed",
             EndKind::UpstreamFailed => "upstream_failed",

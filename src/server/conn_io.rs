@@ -192,7 +192,7 @@ impl KillableStream {
                 let _ = socket.shutdown(Shutdown::Write);
             }
             // The FIN goes out now; the socket closes when hyper drops the connection.
-            Kill::Eof | Kill::GoAway(_) => drop(socket.shutdown(Shutdown::Write)),
+            Kill::Eof | Kill::GoAway(_) | Kill::Close => drop(socket.shutdown(Shutdown::Write)),
             Kill::Reset(_) => {
                 let _ = socket.set_linger(Some(Duration::ZERO));
                 // The socket closes, with a RST, once its last holder lets go.
@@ -201,7 +201,7 @@ impl KillableStream {
         }
         self.switch.mark_fired();
         let kind = match kill {
-            Kill::Eof | Kill::GoAway(_) => io::ErrorKind::BrokenPipe,
+            Kill::Eof | Kill::GoAway(_) | Kill::Close => io::ErrorKind::BrokenPipe,
             Kill::Reset(_) => io::ErrorKind::ConnectionReset,
         };
         io::Error::new(kind, "scripted fault fired")

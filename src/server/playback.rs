@@ -208,6 +208,7 @@ impl Playback {
             Kill::Eof => (Some(FaultKind::Eof), EndKind::Eof),
             Kill::Reset(_) => (Some(FaultKind::Reset), EndKind::Reset),
             Kill::GoAway(_) => (Some(FaultKind::Goaway), EndKind::GoAway),
+            Kill::Close => (Some(FaultKind::Close), EndKind::Closed),
         }
     }
 }

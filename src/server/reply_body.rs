@@ -86,8 +86,9 @@ impl ScriptedBody {
                 self.finish(end, &format!("RST_STREAM {}", reason_name(code)));
                 Some(Err(io::Error::other(StreamReset::with(code))))
             }
-            // A `goaway` with a code is the connection's: the switch fires it (`conn_io`).
-            Kill::GoAway(_) => None,
+            // A `goaway` with a code, and a `close`, are the connection's: the switch fires them
+            // (`conn_io`).
+            Kill::GoAway(_) | Kill::Close => None,
         }
     }
 }
@@ -106,7 +107,7 @@ impl http_body::Body for ScriptedBody {
             if let Some((kill, seen)) = this.settling {
                 std::task::ready!(this.switch.poll_settled_since(cx, seen));
                 this.settling = None;
-                if let Kill::GoAway(_) = kill {
+                if kill.ends_the_connection() {
                     // The connection's: fired at its next flush, which the arming asks for.
                     this.armed = Some(kill);
                     this.switch.arm(kill);
@@ -130,7 +131,9 @@ impl http_body::Body for ScriptedBody {
                     return Poll::Ready(Some(Ok(Frame::data(bytes))));
                 }
                 Some(Cue::Stalling | Cue::StallOver) => {}
-                Some(Cue::Kill(kill @ (Kill::Reset(_) | Kill::GoAway(_)))) if this.switch.carries_streams() => {
+                Some(Cue::Kill(kill @ (Kill::Reset(_) | Kill::GoAway(_) | Kill::Close)))
+                    if this.switch.carries_streams() =>
+                {
                     this.settling = Some((kill, this.switch.flushes()));
                 }
                 Some(Cue::Kill(Kill::Eof)) if this.switch.carries_streams() => {
@@ -171,8 +174,13 @@ impl Drop for ScriptedBody {
             if fault.is_some() {
                 entry.update(|e| e.fault = fault);
             }
-            if let (Kill::GoAway(code), true) = (kill, self.switch.carries_streams()) {
-                entry.update(|e| e.end_frame = Some(format!("GOAWAY {}", reason_name(code))));
+            match (kill, self.switch.carries_streams()) {
+                (Kill::GoAway(code), true) => {
+                    entry.update(|e| e.end_frame = Some(format!("GOAWAY {}", reason_name(code))));
+                }
+                // No frame ended it: the connection's FIN did.
+                (Kill::Close, true) => entry.update(|e| e.end_frame = Some("FIN".to_owned())),
+                _ => {}
             }
             entry.finish(end, fired_at);
         } else if self.playback.in_stall() {

@@ -33,6 +33,16 @@ pub enum Kill {
     /// The whole connection cut: over HTTP/2 a GOAWAY with this code (and the last stream the
     /// client opened) and then a FIN; over HTTP/1.1 a FIN mid-body.
     GoAway(H2Code),
+    /// The whole connection closed with no GOAWAY: a FIN under every stream in flight (over
+    /// HTTP/1.1, as `Eof`).
+    Close,
+}
+
+impl Kill {
+    /// Whether it ends the connection, not one stream of it, over HTTP/2.
+    pub fn ends_the_connection(self) -> bool {
+        matches!(self, Kill::GoAway(_) | Kill::Close)
+    }
 }
 
 /// One thing the reply does.
@@ -324,6 +334,7 @@ pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: F
             }
             code => steps.push_back(Step::Kill(Kill::GoAway(code))),
         },
+        FaultKind::Close => steps.push_back(Step::Kill(Kill::Close)),
     }
     true
 }

@@ -129,6 +129,7 @@ const BEDROCK_CASES: &[(&str, &str)] = &[
     ("garbage", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"garbage\", after_deltas = 1 }\n"),
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_deltas = 2, h2_code = \"cancel\" }\n"),
     ("refused", "[[attempts]]\nfault = { kind = \"refuse\" }\n"),
+    ("closed", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"close\", after_deltas = 2 }\n"),
     ("refused_then_ok", "[[attempts]]\nfault = { kind = \"refuse\" }\n[[attempts]]\nstream = { text = \"a b\" }\n"),
 ];
 

@@ -348,7 +348,7 @@ fn two_streams_then_the_end(provider: &MockProvider, run: &ScriptedRun) -> Vec<F
 
 /// The frames of [`two_streams_then_the_end`] with `fault` on the second stream's run, and its
 /// journal entry.
-async fn goaway_seen(fault: &str) -> (Vec<Frame>, JournalEntry) {
+async fn second_stream_seen(fault: &str) -> (Vec<Frame>, JournalEntry) {
     let provider = MockProvider::start().await;
     let run =
         run_of(&provider, &format!("name = \"g\"\n[[attempts]]\nstream = {{ text = \"a b c\" }}\nfault = {fault}\n"));
@@ -378,7 +378,7 @@ fn body_of(frames: &[Frame], stream: u32) -> String {
 /// connection closes once its streams are done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_goaway_names_the_last_stream_and_lets_the_reply_end() {
-    let (frames, entry) = goaway_seen("{ kind = \"goaway\", after_events = 2 }").await;
+    let (frames, entry) = second_stream_seen("{ kind = \"goaway\", after_events = 2 }").await;
     let goaways: Vec<(u32, u32)> = frames.iter().filter_map(Frame::goaway).collect();
     assert_eq!(goaways, [(0x7fff_ffff, 0), (3, 0)], "{frames:?}");
     assert!(stream_ended(&frames, 3) && body_of(&frames, 3).contains("response.completed"), "{frames:?}");
@@ -392,7 +392,8 @@ async fn a_graceful_goaway_names_the_last_stream_and_lets_the_reply_end() {
 /// scripted events, then the connection closed; the reply never ends its stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_goaway_with_a_code_cuts_the_connection_after_exactly_the_scripted_events() {
-    let (frames, entry) = goaway_seen("{ kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }").await;
+    let (frames, entry) =
+        second_stream_seen("{ kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }").await;
     let goaways: Vec<(u32, u32)> = frames.iter().filter_map(Frame::goaway).collect();
     assert_eq!(goaways, [(3, 2)], "{frames:?}");
     assert!(!stream_ended(&frames, 3), "{frames:?}");
@@ -400,6 +401,20 @@ async fn a_goaway_with_a_code_cuts_the_connection_after_exactly_the_scripted_eve
     assert_eq!(
         (entry.fault, entry.end, entry.events_sent, entry.end_frame.as_deref()),
         (Some(FaultKind::Goaway), Some(EndKind::GoAway), 2, Some("GOAWAY INTERNAL_ERROR"))
+    );
+}
+
+/// A `close`: the connection closed with no GOAWAY right after the scripted events, every
+/// stream of it cut; the journal names no frame but the FIN.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_cuts_the_connection_with_no_goaway_after_exactly_the_scripted_events() {
+    let (frames, entry) = second_stream_seen("{ kind = \"close\", after_events = 2 }").await;
+    assert!(frames.iter().all(|f| f.goaway().is_none()), "{frames:?}");
+    assert!(!stream_ended(&frames, 3), "{frames:?}");
+    assert_eq!(parse_sse(&body_of(&frames, 3)).len(), 2);
+    assert_eq!(
+        (entry.fault, entry.end, entry.events_sent, entry.end_frame.as_deref()),
+        (Some(FaultKind::Close), Some(EndKind::Closed), 2, Some("FIN"))
     );
 }
 
@@ -430,4 +445,12 @@ async fn over_http1_a_goaway_closes_the_connection_after_or_during_the_reply() {
     let read = read_body(post(&cut).await.expect("a response")).await;
     assert!(read.error.is_some() && read.events().len() == 2, "{}", read.error_chain());
     assert_eq!(cut.journal()[0].end, Some(EndKind::GoAway));
+    // A `close` is the same FIN mid-body.
+    let closed = run_of(
+        &provider,
+        "name = \"x\"\n[[attempts]]\nstream = { text = \"a b c\" }\nfault = { kind = \"close\", after_events = 2 }\n",
+    );
+    let read = read_body(post(&closed).await.expect("a response")).await;
+    assert!(read.error.is_some() && read.events().len() == 2, "{}", read.error_chain());
+    assert_eq!(closed.journal()[0].end, Some(EndKind::Closed));
 }

@@ -184,6 +184,7 @@ fn http2_fault_runs(provider: &MockProvider) -> Vec<(&'static str, ScriptedRun)>
         ("eof", "fault = { kind = \"eof\", after_events = 3 }\n"),
         ("goaway", "fault = { kind = \"goaway\", after_events = 2 }\n"),
         ("goaway_cut", "fault = { kind = \"goaway\", after_events = 2, h2_code = \"internal_error\" }\n"),
+        ("closed", "fault = { kind = \"close\", after_events = 3 }\n"),
     ];
     let mut runs: Vec<(&str, ScriptedRun)> = faults
         .iter()

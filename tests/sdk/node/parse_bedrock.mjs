@@ -109,6 +109,12 @@ const cases = {
     const check = (error) => expect(error.code === "ERR_HTTP2_SESSION_ERROR" && /code 2$/.test(error.message), `${error.code}: ${error.message}`);
     await rejects(() => events("goaway_cut"), check);
   },
+  async aConnectionClosedWithNoGoawayIsASuccessWithTheTextSoFar() {
+    // Predicted from Node's http2 (which closes the stream without an error when its session's
+    // socket ends) and the handler, as for CANCEL.
+    const text = deltas(await events("closed")).map((d) => d.text).join("");
+    expect(text === "a b", `text ${JSON.stringify(text)}`);
+  },
   async aRefusedStreamIsRaisedFromTheSend() {
     const check = (error) => expect(error.code === "ERR_HTTP2_STREAM_ERROR" && /NGHTTP2_REFUSED_STREAM/.test(error.message), `${error.code}: ${error.message}`);
     await rejects(() => events("refused"), check);

@@ -2,7 +2,8 @@
 test CA (SQUALL_CA_FILE), and check how it takes each HTTP/2 fault: the protocol ALPN chose,
 a whole stream, RST_STREAM INTERNAL_ERROR raised, an early END_STREAM a silent success with the
 events so far (the client must notice the missing terminal event itself), a graceful GOAWAY a
-whole reply, a GOAWAY with a code raised, REFUSED_STREAM before the head raised.
+whole reply, a GOAWAY with a code raised, the connection closed with no GOAWAY raised ("Server
+disconnected"), REFUSED_STREAM before the head raised.
 Usage: python parse_httpx_h2.py  (reads SQUALL_RUNS: a JSON object of case name -> base URL)"""
 
 import json
@@ -59,6 +60,11 @@ def a_goaway_with_a_code_is_raised():
     expect("ConnectionTerminated" in str(error) and "error_code:2" in str(error), repr(error))
 
 
+def a_connection_closed_with_no_goaway_is_raised():
+    error = raises("closed")
+    expect(isinstance(error, httpx.RemoteProtocolError) and "disconnected" in str(error), repr(error))
+
+
 def a_refused_stream_is_raised():
     error = raises("refused")
     expect(isinstance(error, httpx.RemoteProtocolError) and "error_code:7" in str(error), repr(error))
@@ -72,6 +78,7 @@ run_cases(
         an_early_end_stream_is_a_silent_success,
         a_graceful_goaway_lets_the_reply_end,
         a_goaway_with_a_code_is_raised,
+        a_connection_closed_with_no_goaway_is_raised,
         a_refused_stream_is_raised,
     ],
 )
