@@ -16,8 +16,9 @@
 //! The conformance suite that judges clients against PRD-0006 is the `squall-suite` crate
 //! (`crates/squall-suite`), the `squall` command line `squall-cli` (`crates/squall-cli`).
 //!
-//! Features (none by default): `websocket` for the Responses API over WebSocket, `upstream-tls`
-//! for a proxied `https://` upstream, `wiremock` the wiremock-rs bridge.
+//! Features (none by default): `websocket` for the Responses API over WebSocket, `tls` to serve
+//! over TLS (HTTP/2 and HTTP/1.1 by ALPN, [`server::tls`]), `upstream-tls` for a proxied
+//! `https://` upstream, `wiremock` the wiremock-rs bridge.
 
 pub mod clock;
 pub mod embedded;

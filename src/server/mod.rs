@@ -41,6 +41,7 @@ pub(crate) mod runs;
 mod serving_threads;
 mod stream_reset;
 #[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 mod upstream;
 #[cfg(feature = "upstream-tls")]
