@@ -1,7 +1,8 @@
 //! The `squall` binary of this build.
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use super::suites::{root, take_turn_blocking};
 
@@ -20,4 +21,34 @@ pub(crate) fn squall() -> Command {
 pub(crate) fn squall_run(args: &[&str], dir: &Path) -> Output {
     let _one = take_turn_blocking();
     squall().arg("run").args(args).arg("--report-dir").arg(dir).current_dir(root()).output().expect("squall runs")
+}
+
+/// `squall serve` as a process, with the address its first line gave.
+pub(crate) struct Served {
+    pub child: Child,
+    /// `http://HOST:PORT`, or `https://` over TLS.
+    pub origin: String,
+}
+
+/// The server goes with the test, passed or failed.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `squall serve --addr 127.0.0.1:0 ARGS`, once it has printed its address.
+pub(crate) fn serve(args: &[&str]) -> Served {
+    let mut child = squall()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("line");
+    let origin = first.trim().strip_prefix("squall listening on ").expect("the listening line").to_owned();
+    Served { child, origin }
 }

@@ -5,10 +5,9 @@
 //! deleted run's replies are waited for, and SIGTERM stops the server gracefully. Each test
 //! fails without its fix (docs/hardening.md).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::num::NonZeroUsize;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -17,7 +16,7 @@ use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
 use squall::server::Serving;
 
-use crate::kit::command::squall;
+use crate::kit::command::{serve, Served};
 use crate::kit::harness::{json_reply, require};
 use crate::kit::server::create_run;
 use crate::kit::server::server_with;
@@ -334,39 +333,11 @@ async fn an_open_stream_holds_one_descriptor_and_its_hang_up_is_still_seen() {
 /// Longer than the hang-up watch's grace for bytes hyper has not read (100 ms).
 const GRACE_AND_MORE: Duration = Duration::from_millis(400);
 
-/// `squall serve` as a process, with its address.
-struct Served {
-    child: Child,
-    origin: String,
-}
-
-/// The server goes with the test, passed or failed.
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Served {
     /// A run of the inline `scenario`, as the admin API describes it.
     async fn create_run(&self, scenario: Value) -> Value {
         create_run(&self.origin, &json!({"scenario": scenario})).await.1
     }
-}
-
-fn serve(args: &[&str]) -> Served {
-    let mut child = squall()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("line");
-    let origin = first.trim().strip_prefix("squall listening on ").expect("the listening line").to_owned();
-    Served { child, origin }
 }
 
 /// The process's peak resident memory so far, in KiB.

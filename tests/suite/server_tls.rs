@@ -4,9 +4,7 @@
 //! CA is refused at the handshake while others are served; a certificate given as PEM files
 //! serves, and a file that cannot serve is named; `squall serve --tls` writes the CA it prints.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::journal::{EndKind, Protocol};
@@ -15,7 +13,7 @@ use squall::server::tls::ServerTls;
 use squall::server::ServerConfig;
 
 use super::server_http2::{every_api_call, responses_request, run_of};
-use crate::kit::command::squall;
+use crate::kit::command::{serve, squall};
 
 /// A provider serving over `tls`, and the generated CA's file (in `dir`) clients trust.
 async fn provider_over(tls: ServerTls, dir: &Path) -> (MockProvider, PathBuf) {
@@ -143,16 +141,8 @@ async fn a_certificate_given_serves_and_a_file_that_cannot_is_named() {
 fn squall_serve_tls_writes_the_ca_it_prints() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ca = dir.path().join("squall-ca.pem");
-    let mut child = squall()
-        .args(["serve", "--addr", "127.0.0.1:0", "--tls", "--tls-ca-out"])
-        .arg(&ca)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("squall serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the address line");
-    let origin = line.trim().strip_prefix("squall listening on ").expect("the address line").to_owned();
+    let served = serve(&["--tls", "--tls-ca-out", &ca.display().to_string()]);
+    let origin = served.origin.clone();
     let pem = std::fs::read_to_string(&ca).unwrap_or_default();
     let models = std::process::Command::new("curl")
         .args(["-sS", "--cacert"])
@@ -160,9 +150,8 @@ fn squall_serve_tls_writes_the_ca_it_prints() {
         .arg(format!("{origin}/scenarios/stall-then-ok/v1/models"))
         .output()
         .expect("curl runs");
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(origin.starts_with("https://127.0.0.1:"), "{line}");
+    drop(served);
+    assert!(origin.starts_with("https://127.0.0.1:"), "{origin}");
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
     assert!(models.status.success(), "{}", String::from_utf8_lossy(&models.stderr));
     let refused = squall().args(["serve", "--tls-cert", "x.pem"]).output().expect("squall runs");
