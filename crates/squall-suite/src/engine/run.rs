@@ -116,7 +116,8 @@ impl SuiteContext {
     }
 
     /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual
-    /// clock; not measurable for a client that waits of its own when asked for 1 ms. Measured
+    /// clock; not measurable for a client that waits of its own when asked for 1 ms, longer
+    /// than a busy machine spreads a steady client's retries at the suite's scale. Measured
     /// before the first herd case and kept; measured `again` for a herd case's slower run (the
     /// machine then, not at the suite's first herd) — and whenever the last measurement failed:
     /// one herd that could not be run must not leave every later herd case undecided.
@@ -124,8 +125,7 @@ impl SuiteContext {
         if self.calibration.is_virtual_clock() {
             return Lockstep::exact();
         }
-        let reaction = &self.calibration.reaction;
-        if !reaction.unasked_wait_ms.is_empty() || !reaction.unscaled_wait_ms.is_empty() {
+        if self.calibration.reaction.waits_of_its_own_at(self.time_scale) {
             return Lockstep::unknown(
                 "the client waits of its own when asked to wait 1 ms: its herd's spread cannot be told from the machine's",
             );
