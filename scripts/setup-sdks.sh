@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs libfaketime's faketime program (Debian's package, for the sped-up clock's tests) and the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
 # target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm`, `google-genai`, `ollama` and `boto3` packages in a venv (with
-# pytest and the pytest-squall integration, installed from integrations/python), the npm `openai`,
+# pytest, and maturin for the squall wheel), the npm `openai`,
 # `@anthropic-ai/sdk`, `@google/genai`, `ollama` and `@aws-sdk/client-bedrock-runtime` packages; the Node adapters' own pinned packages
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
 # JS, the AWS SDK for JavaScript's Bedrock client), which the SDK report checks run; and the JavaScript
@@ -37,9 +37,16 @@ if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@a
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
 
-if ! "$sdk/python/bin/python" -c 'import pytest, pytest_squall' 2>/dev/null; then
-  echo "setup-sdks: installing pytest and the pytest-squall integration into $sdk/python"
-  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -e "$root/integrations/python"
+# maturin builds the squall wheel (scripts/build-wheel.sh; scripts/test.sh installs it here, with
+# the pytest plugin), and pytest's own wheels are kept for the wheel's tests, which install it with
+# pytest into fresh venvs offline, as a user would.
+if [ ! -x "$sdk/python/bin/maturin" ]; then
+  echo "setup-sdks: installing maturin into $sdk/python"
+  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0
+fi
+if ! ls "$sdk/wheels"/pytest-9.2.0-*.whl >/dev/null 2>&1; then
+  echo "setup-sdks: keeping pytest's wheels in $sdk/wheels"
+  "$sdk/python/bin/pip" download --quiet --disable-pip-version-check --only-binary=:all: -d "$sdk/wheels" pytest==9.2.0
 fi
 
 if [ ! -d "$root/integrations/js/examples/node_modules/vitest" ] || [ ! -d "$root/integrations/js/examples/node_modules/typescript" ]; then

@@ -58,6 +58,9 @@ if ! wait "$sdk_setup_pid"; then
   echo "test.sh: installing the SDKs failed (target/setup-sdks.log above)" >&2
   exit 1
 fi
+# The squall wheel (the executable, its finder, the pytest plugin), into the SDK venv where the
+# pytest tests run; the wheel's own tests install it elsewhere too. Mostly the debug build reused.
+step "the Python wheel" scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" > /dev/null
 # Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
 # quick tests go on while they wait for it (a waiting test holds a thread).
 # The slow tests (whole suites, the SDKs) are `#[ignore]`d with the reason, for the quick loop:

@@ -112,19 +112,27 @@ pub(crate) fn independent_command(bug: Option<&str>) -> String {
 /// on `PATH` (pyenv's costs 50 ms of CPU a start), with its compiled modules kept under
 /// `target/pycache` even where `PYTHONDONTWRITEBYTECODE` is set (compiling the independent
 /// implementation on every start costs as much again). The suites start thousands of Python
-/// processes; on 2 cores this halves the CPU they take.
+/// processes; on 2 cores this halves the CPU they take. A shell command's words.
 pub(crate) fn python() -> &'static str {
     static PYTHON: OnceLock<String> = OnceLock::new();
     PYTHON.get_or_init(|| {
+        let cache = target_dir().join("pycache");
+        format!("PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX='{}' '{}'", cache.display(), python_interpreter())
+    })
+}
+
+/// The path of the `python3` on `PATH` as it names itself (`sys.executable`; `python3` when it
+/// cannot say).
+pub(crate) fn python_interpreter() -> &'static str {
+    static INTERPRETER: OnceLock<String> = OnceLock::new();
+    INTERPRETER.get_or_init(|| {
         let found = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
-        let interpreter = match found {
+        match found {
             Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => {
                 String::from_utf8_lossy(out.stdout.trim_ascii()).into_owned()
             }
             _ => "python3".to_owned(),
-        };
-        let cache = target_dir().join("pycache");
-        format!("PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX='{}' '{interpreter}'", cache.display())
+        }
     })
 }
 

@@ -23,6 +23,7 @@ mod mutation_matrix; // every broken implementation is rejected on exactly the r
 mod proxy; // squall in front of an upstream: forwarded, faults placed in the upstream's stream
 mod proxy_failures; // an upstream that never answers, goes silent, resets or breaks its framing
 mod proxy_tls; // squall in front of an `https://` upstream
+mod python_wheel; // the squall wheel as pip installs it: its executable found anywhere, pytest starting it alone
 mod recording; // what an upstream answers becomes a scenario that replays it
 mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff
 mod reference_tasks; // sessions and Task(deep-research) against scripted runs

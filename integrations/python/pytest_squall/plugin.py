@@ -20,7 +20,8 @@ class SquallShouldWarning(UserWarning):
 def pytest_addoption(parser):
     group = parser.getgroup("squall", "squall's judge as a service")
     group.addoption("--squall-url", help="a running squall server (default: $SQUALL_URL, else one is started)")
-    group.addoption("--squall-bin", help="the squall executable to start (default: $SQUALL_BIN, else squall on the PATH)")
+    group.addoption("--squall-bin", help="the squall executable to start (default: $SQUALL_BIN, else the one "
+                                         "the squall wheel installed, else squall on the PATH)")
     group.addoption("--squall-profile", help="the profiles whose cases run (prd-0006 by default; all; seed-002, ...)")
     group.addoption("--squall-level", help="what the client reports: wire (result only, the default) or events")
     group.addoption("--squall-tags", help="only the cases matching a tag expression, e.g. '@REQ-0006-001'")

@@ -2,21 +2,23 @@
 
 import atexit
 import os
-import shutil
 import subprocess
+
+from squall import SquallNotFound, find_squall_bin
 
 
 def find_or_start(url=None, binary=None):
     """The server at `url` (or $SQUALL_URL); else a `squall serve` started on a free port and
-    stopped when Python exits. `binary` (or $SQUALL_BIN, else `squall` on the PATH) is the
-    squall executable."""
+    stopped when Python exits. `binary` (or $SQUALL_BIN, else the one installed with the squall
+    wheel, else `squall` on the PATH) is the squall executable."""
     url = url or os.environ.get("SQUALL_URL")
     if url:
         return url.rstrip("/")
-    binary = binary or os.environ.get("SQUALL_BIN") or shutil.which("squall")
-    if not binary:
-        raise RuntimeError("no squall server: pass --squall-url (or SQUALL_URL), or put squall on the PATH "
-                           "(or pass --squall-bin / SQUALL_BIN) so that one is started")
+    try:
+        binary = binary or os.environ.get("SQUALL_BIN") or find_squall_bin()
+    except SquallNotFound as missing:
+        raise RuntimeError(f"no squall server: pass --squall-url (or SQUALL_URL), or --squall-bin=PATH (or SQUALL_BIN) "
+                           f"so that one is started; {missing}") from None
     process = subprocess.Popen([binary, "serve", "--addr", "127.0.0.1:0"], stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
     atexit.register(_stop, process)
