@@ -144,7 +144,7 @@ export class Entry {
 export interface SquallOptions {
   /** A running server (default $SQUALL_URL); else one is started. */
   url?: string;
-  /** The squall executable to start (default $SQUALL_BIN, else `squall` on the PATH). */
+  /** The squall executable to start (default [`squallBinary()`]). */
   bin?: string;
   profile?: string;
   level?: "wire" | "events";
@@ -170,6 +170,12 @@ export function squall(options?: SquallOptions): Promise<{
   calibrations: Map<string, string>;
   stop(): void;
 }>;
+
+/** The npm package carrying this platform's squall executable, e.g. `squall-linux-x64`. */
+export const platformPackage: string;
+
+/** $SQUALL_BIN, else the executable [`platformPackage`] carries, else `squall` (on the PATH). */
+export function squallBinary(): string;
 
 /** The server at `url` (or $SQUALL_URL); else `squall serve` started from `bin`. */
 export function findOrStart(options?: { url?: string; bin?: string }): Promise<{ url: string; stop(): void }>;

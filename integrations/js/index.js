@@ -7,6 +7,7 @@
 // No dependencies: fetch and child_process. Types: index.d.ts.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 // Captured before any test scales the timers: a case's own timeout is real time.
 const realSetTimeout = globalThis.setTimeout;
@@ -55,16 +56,33 @@ export class Judge {
   }
 }
 
+/** The npm package that carries the squall executable for this platform (`squall-linux-x64`, …),
+ * installed beside squall-judge as one of its optionalDependencies. */
+export const platformPackage = `squall-${process.platform}-${process.arch}`;
+
+/** The squall executable to start: $SQUALL_BIN, else the one this platform's package carries
+ * (found as Node resolves packages, wherever npm, pnpm or yarn put it), else `squall` on the PATH. */
+export function squallBinary() {
+  if (process.env.SQUALL_BIN) return process.env.SQUALL_BIN;
+  const executable = process.platform === "win32" ? "squall.exe" : "squall";
+  try {
+    return createRequire(import.meta.url).resolve(`${platformPackage}/bin/${executable}`);
+  } catch {
+    return executable;
+  }
+}
+
 /** The server at `url` (or $SQUALL_URL); else `squall serve` started on a free port from `bin`
- * (or $SQUALL_BIN, else `squall` on the PATH), with `stop()` to end it. */
-export async function findOrStart({ url = process.env.SQUALL_URL, bin = process.env.SQUALL_BIN ?? "squall" } = {}) {
+ * (default [`squallBinary()`]), with `stop()` to end it. */
+export async function findOrStart({ url = process.env.SQUALL_URL, bin = squallBinary() } = {}) {
   if (url) return { url: url.replace(/\/$/, ""), stop() {} };
   const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "ignore"] });
   const started = new Promise((resolve, reject) => {
     server.once("error", (error) => {
       const missing = error.code === "ENOENT"
-        ? `\`${bin}\` is not an executable here (not on the PATH, or no such file): give a running server's URL ` +
-          "(squall({ url }) or $SQUALL_URL), or the squall executable (squall({ bin }) or $SQUALL_BIN)"
+        ? `\`${bin}\` is not an executable here (not on the PATH, or no such file; no ${platformPackage} ` +
+          "package installed): give a running server's URL (squall({ url }) or $SQUALL_URL), or the squall " +
+          "executable (squall({ bin }) or $SQUALL_BIN)"
         : error.message;
       reject(new Error(`cannot start squall serve: ${missing}`));
     });

@@ -20,6 +20,7 @@ mod integrations_first_hour; // a new user's first hour with pytest and vitest: 
 mod journal; // the journal: complete under every ending, with timings a client can trust
 mod layout; // the library stays light, and no crate has an import circle
 mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
+mod npm_packages; // squall-judge and the executable's package, installed offline by npm and found alone
 mod proxy; // squall in front of an upstream: forwarded, faults placed in the upstream's stream
 mod proxy_failures; // an upstream that never answers, goes silent, resets or breaks its framing
 mod proxy_tls; // squall in front of an `https://` upstream
@@ -27,6 +28,7 @@ mod python_wheel; // the squall wheel as pip installs it: its executable found a
 mod recording; // what an upstream answers becomes a scenario that replays it
 mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff
 mod reference_tasks; // sessions and Task(deep-research) against scripted runs
+mod release_archive; // the archive cargo binstall downloads holds squall where its metadata says
 mod reports; // `squall run`'s four report files agree; a kept report renders again
 mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
 mod run_conditions; // outages, chaos and quotas over real HTTP

@@ -1,6 +1,9 @@
 // A typed test against squall-judge's declarations: `npm run check:types` (tsc --strict) must
 // accept it. Not run: it is what a TypeScript user's test file looks like.
-import { squall, SquallVerdictError, type Case, type ClientOutcome } from "squall-judge";
+import { platformPackage, squall, squallBinary, SquallVerdictError, type Case, type ClientOutcome } from "squall-judge";
+
+/** Where the executable squall-judge starts comes from: its package, or $SQUALL_BIN. */
+export const executable: { from: string; path: string } = { from: platformPackage, path: squallBinary() };
 
 async function streamOnce(c: Case): Promise<ClientOutcome> {
   const reply = await fetch(`${c.baseURL}/responses`, {
