@@ -15,6 +15,7 @@ mod embedded_api; // `squall::embedded`: runs scripted in code, the journal asse
 mod hardening; // security defaults, bad input, load
 mod herd_server; // a herd on one run: each client's base URL, attempts counted per client
 mod independent_iut; // an independent correct implementation passes every profile (slow)
+mod init; // `squall init`: adapters written as kept, never over a file; then the printed command judges a real SDK
 mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
 mod integrations_first_hour; // a new user's first hour with pytest and vitest: rootdir, one case alone, warnings, types
 mod journal; // the journal: complete under every ending, with timings a client can trust

@@ -1,15 +1,17 @@
 //! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
-//! ([`run`]), `soak` ([`soak`]), `cases` ([`cases`]), `report merge` ([`report`]),
+//! ([`run`]), `init` ([`init`]), `soak` ([`soak`]), `cases` ([`cases`]), `report merge` ([`report`]),
 //! `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
 pub(crate) mod cases;
+pub(crate) mod init;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod run;
 mod serve_tls;
 pub(crate) mod signoff;
 pub(crate) mod soak;
+mod starters;
 pub(crate) mod stdout;
 
 use std::net::SocketAddr;
@@ -92,6 +94,9 @@ pub(crate) enum Command {
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
+    /// Write an adapter for a real client (the official SDKs, the Vercel AI SDK, LangChain, …)
+    /// into this project and print the command that judges it; never overwrites a file.
+    Init(init::InitArgs),
     /// List the cases the judge as a service judges: `--format json` gives each one's scenario,
     /// client settings and checks (docs/service.md).
     Cases(cases::CasesArgs),
@@ -178,6 +183,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Soak(args) => soak::soak(args).await,
         Command::Record(args) => record::record(args).await,
         Command::Cases(args) => cases::cases(args),
+        Command::Init(args) => init::init(args),
         Command::Report { command } => report::report(command),
         #[cfg(feature = "reference")]
         Command::ReferenceIut => {
