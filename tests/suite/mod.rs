@@ -12,6 +12,7 @@ mod committed_reports; // the kept reports agree with fresh runs, and the matrix
 mod conformance_suite; // the suite itself: the IUT contract's external path, levels, crashes, hangs (slow)
 mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded
 mod embedded_api; // `squall::embedded`: runs scripted in code, the journal asserted on
+mod github_action; // the GitHub Action's steps with a fake runner: install, judge, summary, comment, exit code
 mod hardening; // security defaults, bad input, load
 mod herd_server; // a herd on one run: each client's base URL, attempts counted per client
 mod independent_iut; // an independent correct implementation passes every profile (slow)
