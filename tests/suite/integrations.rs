@@ -1,5 +1,5 @@
 //! The judge as a service from other languages' test runners, with real clients: the pytest
-//! plugin driving the official openai Python SDK, squall-judge under node:test driving the
+//! plugin (from the squall wheel, starting the wheel's squall) driving the official openai Python SDK, squall-judge under node:test driving the
 //! official openai npm package, and under vitest driving the Vercel AI SDK
 //! (`integrations/`). Each run fails where its client breaks PRD-0006, names the failing checks
 //! in its own output, and — for the two SDKs whose adapters have kept reports — gives every
@@ -69,9 +69,12 @@ fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
     let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
+    // As a user runs it: the plugin starts the squall the wheel installed beside it (no
+    // --squall-bin, no SQUALL_BIN, none on PATH).
     let output = Command::new(python())
         .args(["-m", "pytest", "integrations/python/examples/test_openai_sdk.py", "-q", "-p", "no:cacheprovider"])
-        .arg(format!("--squall-bin={}", squall_bin()))
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("SQUALL_BIN")
         .arg("--squall-tags=@REQ-0006-001")
         .arg(format!("--squall-verdicts={}", file.display()))
         .current_dir(root())

@@ -1,12 +1,13 @@
 //! squall's npm packages as a user installs them: `scripts/build-npm.sh` packs squall-judge and
 //! this platform's squall-PLATFORM (carrying the executable); `npm install` of the two tarballs
 //! into a fresh project works offline with `--ignore-scripts`, and there squall-judge finds the
-//! executable by itself (no `SQUALL_BIN`, nothing on `PATH`) and starts a judge with it.
+//! executable by itself (no `SQUALL_BIN`, nothing on `PATH`) and starts a judge with it; the
+//! vitest example (the Vercel AI SDK) runs there as in the README, with no `SQUALL_BIN` either.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::integrations::text;
+use super::integrations::{examples_js, text};
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
 use crate::kit::suites::root;
@@ -46,7 +47,7 @@ console.log(JSON.stringify({ platformPackage, binary, version, cases: cases.case
 "#;
 
 #[test]
-#[ignore = "packs a 90 MB executable and installs it with npm; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn npm_installs_squall_judge_and_its_executable_offline_and_finds_it() {
     let tarballs = packed();
     let project = tempfile::tempdir().expect("a project");
@@ -77,4 +78,35 @@ fn npm_installs_squall_judge_and_its_executable_offline_and_finds_it() {
     );
     require(seen["version"] == format!("squall {}", env!("CARGO_PKG_VERSION")), &said);
     require(seen["cases"].as_u64().is_some_and(|n| n > 0), &said);
+    vitest_example_runs_without_squall_bin(dir);
+}
+
+/// The vitest example in that project: its packages (the AI SDK, vitest) linked from the
+/// examples' install (npm would fetch them), squall-judge and the executable as installed
+/// above; two cases of REQ-0006-001, each judged through the executable squall-judge found.
+fn vitest_example_runs_without_squall_bin(dir: &Path) {
+    let examples = examples_js();
+    std::fs::create_dir_all(dir.join("node_modules")).expect("node_modules");
+    for package in ["ai", "@ai-sdk", "vitest"] {
+        std::os::unix::fs::symlink(examples.join("node_modules").join(package), dir.join("node_modules").join(package))
+            .expect("links");
+    }
+    std::fs::copy(examples.join("ai-sdk.test.mjs"), dir.join("ai-sdk.test.mjs")).expect("the example");
+    let output = Command::new(node())
+        .args([
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "ai-sdk.test.mjs",
+            "-t",
+            "status-400-is-final|status-503-is-retried",
+        ])
+        .env("PATH", "/usr/bin:/bin")
+        .env("SQUALL_TAGS", "@REQ-0006-001")
+        .env_remove("SQUALL_BIN")
+        .env_remove("SQUALL_URL")
+        .current_dir(dir)
+        .output()
+        .expect("vitest runs");
+    let said = succeeded(output, "the vitest example");
+    require(said.contains("Tests  2 passed"), &said);
 }
