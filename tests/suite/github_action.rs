@@ -84,14 +84,14 @@ fn name_of_path() -> &'static str {
 
 /// A release directory as the Action downloads from: `v<version>/squall-<version>-<target>.tar.gz`.
 fn release_dir(runner: &Runner) -> PathBuf {
-    let made = Command::new(root().join("scripts/release-archive.sh")).args(["--binary", squall_bin()]).output();
-    let made = made.expect("release-archive.sh runs");
-    require(made.status.success(), &text(&made));
-    let archive = PathBuf::from(String::from_utf8_lossy(&made.stdout).trim());
     let releases = runner.file("releases");
     let version_dir = releases.join(format!("v{}", env!("CARGO_PKG_VERSION")));
-    std::fs::create_dir_all(&version_dir).expect("a release");
-    std::fs::copy(&archive, version_dir.join(archive.file_name().expect("a name"))).expect("copied");
+    let made = Command::new(root().join("scripts/release-archive.sh"))
+        .args(["--binary", squall_bin(), "--out"])
+        .arg(&version_dir)
+        .output();
+    let made = made.expect("release-archive.sh runs");
+    require(made.status.success(), &text(&made));
     releases
 }
 

@@ -29,7 +29,11 @@ fn the_release_archive_holds_squall_where_binstall_looks() {
 
     let host = String::from_utf8(Command::new("rustc").arg("-vV").output().expect("rustc runs").stdout).expect("UTF-8");
     let target = host.lines().find_map(|l| l.strip_prefix("host: ")).expect("the host triple").to_owned();
-    let made = Command::new(root().join("scripts/release-archive.sh")).args(["--binary", squall_bin()]).output();
+    let out = tempfile::tempdir().expect("tempdir");
+    let made = Command::new(root().join("scripts/release-archive.sh"))
+        .args(["--binary", squall_bin(), "--out"])
+        .arg(out.path())
+        .output();
     let made = made.expect("release-archive.sh runs");
     require(made.status.success(), &text(&made));
     let archive = PathBuf::from(String::from_utf8_lossy(&made.stdout).trim());
