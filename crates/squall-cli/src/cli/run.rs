@@ -158,9 +158,11 @@ pub(crate) async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if std::io::stderr().is_terminal() {
         eprint!("\r\x1b[2K");
     }
-    eprintln!("squall run: {}", outcome.calibration.summary());
+    let calibration = outcome.calibration.summary();
+    eprintln!("squall run: {calibration}");
     if let (Some(clock), ClockMode::Auto) = (&outcome.calibration.clock, config.clock) {
-        if outcome.clock == ClockMode::Scaled {
+        // Said once: the calibration's line names the clock when it measured something.
+        if outcome.clock == ClockMode::Scaled && !calibration.contains(clock.as_str()) {
             eprintln!("squall run: --clock auto: the client's clock is {clock}");
         }
     }
