@@ -2,53 +2,33 @@
 //! real TCP sockets that squall can kill mid-reply.
 //!
 //! - `/__squall/...` — the admin API (`admin`), and the judge as a service's cases and verdicts
-//!   (`judge_api`, carried to the suite's judge as [`CaseJudge`]'s types)
-//! - `/runs/{id}/v1/...` — a run's model endpoints (`model_api`; `GET /responses` upgraded to a
-//!   WebSocket: `websocket`); a herd's client `k` uses
-//!   `/runs/{id}/clients/{k}/v1/...` (`base_path`)
+//!   (`admin::judge_api`, carried to the suite's judge as [`CaseJudge`]'s types)
+//! - `/runs/{id}/v1/...` — a run's model endpoints (`model`: each reply played, run-wide
+//!   conditions, quotas; `GET /responses` upgraded to a WebSocket: `model::websocket`); a herd's
+//!   client `k` uses `/runs/{id}/clients/{k}/v1/...` (`model::base_path`)
 //! - `/scenarios/{name}/v1/...` — a shared run per catalogue scenario, for quick manual use
+//!
+//! Below HTTP, `connection`: sockets squall can kill, TLS, deadlines, HTTP/2's frames and limits.
+//! In front of a real provider, `upstream`: forwarding, faults placed in its stream, recording.
 //!
 //! Start one in-process with [`Server::start`]; `squall serve` does the same from the CLI.
 
-mod accept_errors;
 mod admin;
-mod base_path;
-mod case_judge;
-mod conn_io;
-mod entry_handle;
-mod h2_frames;
-mod h2_limits;
-// Public for the fuzz targets, hidden: what outside code scripts against is the admin API
-// (docs/server.md), not its parser.
-#[doc(hidden)]
-pub mod create_run;
-mod hang_up;
-mod head_deadline;
+mod connection;
 mod http_util;
-mod journal_out;
-mod judge_api;
-mod model_api;
-mod plain_upstream;
-mod playback;
-mod proxied_body;
-mod recording;
-// Public for the benches' timing of the quota's decision, hidden.
-#[doc(hidden)]
-pub mod quota;
-mod reply_body;
-mod run_conditions;
+mod model;
 pub(crate) mod runs;
-mod serving_threads;
-mod stream_reset;
+mod upstream;
+
+// Public for the fuzz targets and the benches, hidden: what outside code scripts against is the
+// admin API (docs/server.md), not its parser, nor the quota's arithmetic.
+#[doc(hidden)]
+pub use admin::create_run;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
-pub mod tls;
-mod upstream;
-#[cfg(feature = "upstream-tls")]
-mod upstream_tls;
-#[cfg(feature = "websocket")]
-mod websocket;
-mod wire_io;
+pub use connection::tls;
+#[doc(hidden)]
+pub use model::quota;
 
 use std::io;
 use std::net::SocketAddr;
@@ -63,17 +43,17 @@ use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use self::base_path::{split_base, MAX_CLIENTS};
-pub use self::case_judge::{
+pub use self::admin::case_judge::{
     CaseJudge, CaseRunRequest, CasesQuery, Judge, JudgedRun, PostedEvents, PostedOutcome, PreparedRun, Refusal, RunUrls,
 };
-use self::conn_io::{KillSwitch, KillableStream};
-use self::hang_up::HangUp;
-use self::head_deadline::{HeadWatch, Marked};
+use self::connection::conn_io::{KillSwitch, KillableStream};
+use self::connection::hang_up::HangUp;
+use self::connection::head_deadline::{HeadWatch, Marked};
+pub use self::connection::serving_threads::Serving;
+use self::connection::serving_threads::ServingThreads;
 use self::http_util::{openai_error, ResponseBody};
+use self::model::base_path::{split_base, MAX_CLIENTS};
 use self::runs::{Run, Runs};
-pub use self::serving_threads::Serving;
-use self::serving_threads::ServingThreads;
 pub use self::upstream::{BadUpstream, Upstream, DEFAULT_UPSTREAM_READ_TIMEOUT};
 use crate::clock::Clock;
 use crate::scenario::limits::check_time_scale;
@@ -124,7 +104,7 @@ pub struct ServerConfig {
     /// Serve over TLS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate; `None`: plain
     /// HTTP/1.1 and h2c.
     #[cfg(feature = "tls")]
-    pub tls: Option<tls::ServerTls>,
+    pub tls: Option<connection::tls::ServerTls>,
 }
 
 impl ServerConfig {
@@ -159,7 +139,7 @@ pub(crate) struct State {
     pub origin: String,
     /// See [`ServerConfig::tls`].
     #[cfg(feature = "tls")]
-    tls: Option<tls::ServerTls>,
+    tls: Option<connection::tls::ServerTls>,
     /// Connections being served right now.
     pub connections: std::sync::atomic::AtomicUsize,
     /// See [`ServerConfig::header_timeout`].
@@ -177,12 +157,12 @@ pub(crate) struct State {
 impl State {
     /// The OpenAI base URL of a run.
     pub(crate) fn base_url(&self, run_id: &str) -> String {
-        base_path::base_url(&self.origin, run_id, None)
+        model::base_path::base_url(&self.origin, run_id, None)
     }
 
     /// The Anthropic base URL of a run: without `/v1`, which Anthropic's SDKs append.
     pub(crate) fn anthropic_base_url(&self, run_id: &str) -> String {
-        base_path::anthropic_base_url(&self.origin, run_id, None)
+        model::base_path::anthropic_base_url(&self.origin, run_id, None)
     }
 }
 
@@ -257,7 +237,7 @@ impl Server {
     /// must trust to reach it (`None` without TLS, or with a certificate given).
     #[cfg(feature = "tls")]
     pub fn ca_pem(&self) -> Option<&str> {
-        self.state.tls.as_ref().and_then(tls::ServerTls::ca_pem)
+        self.state.tls.as_ref().and_then(connection::tls::ServerTls::ca_pem)
     }
 
     /// Remove run `id` (the admin API's `DELETE /__squall/runs/{id}`): its base URL answers 404
@@ -338,20 +318,20 @@ fn scheme(config: &ServerConfig) -> &'static str {
 
 /// The connection's bytes: plain, or TLS once its handshake is done (`None`: it failed, or
 /// took longer than a request head may).
-async fn wire(state: &State, stream: &Arc<TcpStream>) -> Option<wire_io::Wire> {
-    let tcp = wire_io::SharedTcp(stream.clone());
+async fn wire(state: &State, stream: &Arc<TcpStream>) -> Option<connection::wire_io::Wire> {
+    let tcp = connection::wire_io::SharedTcp(stream.clone());
     #[cfg(feature = "tls")]
     if let Some(tls) = &state.tls {
         let handshake = tokio::time::timeout(state.header_timeout, tls.acceptor().accept(tcp)).await;
-        return handshake.ok()?.ok().map(|tls| wire_io::Wire::Tls(Box::new(tls)));
+        return handshake.ok()?.ok().map(|tls| connection::wire_io::Wire::Tls(Box::new(tls)));
     }
     let _ = state;
-    Some(wire_io::Wire::Plain(tcp))
+    Some(connection::wire_io::Wire::Plain(tcp))
 }
 
 /// Accept connections until the server stops or is dropped.
 async fn accept(listener: TcpListener, state: Arc<State>, threads: Option<Arc<ServingThreads>>) {
-    let mut errors = accept_errors::AcceptErrors::default();
+    let mut errors = connection::accept_errors::AcceptErrors::default();
     loop {
         match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -395,14 +375,14 @@ async fn serve_connection(stream: TcpStream, state: Arc<State>) {
             }
             async move {
                 let response = route(&state, switch, request).await;
-                stream_reset::refusal(response.map(|body| Marked::new(body, reply_end)))
+                connection::stream_reset::refusal(response.map(|body| Marked::new(body, reply_end)))
             }
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // The header timeout is `heads`' (hyper's own makes a timer for every request).
     builder.http1().keep_alive(true).header_read_timeout(None);
-    h2_limits::apply(&mut builder.http2());
+    connection::h2_limits::apply(&mut builder.http2());
     // With upgrades: `GET /responses` may become a WebSocket (`websocket`).
     let connection = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(connection);
@@ -441,12 +421,12 @@ async fn model_request(
     state: &State,
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
-    base: base_path::BasePath<'_>,
+    base: model::base_path::BasePath<'_>,
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
     if asks_websocket(&request, base.rest) {
         #[cfg(feature = "websocket")]
-        return websocket::open(switch, run, base.client, (request, state.header_timeout)).await;
+        return model::websocket::open(switch, run, base.client, (request, state.header_timeout)).await;
         #[cfg(not(feature = "websocket"))]
         return http_util::openai_error(
             StatusCode::NOT_IMPLEMENTED,
@@ -455,7 +435,7 @@ async fn model_request(
             None,
         );
     }
-    model_api::handle(state, switch, run, base, request).await
+    model::handle(state, switch, run, base, request).await
 }
 
 /// Whether `request` asks to open a WebSocket on `/responses`.

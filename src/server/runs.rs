@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::case_judge::CaseRun;
-use super::quota::QuotaBuckets;
+use super::admin::case_judge::CaseRun;
+use super::model::quota::QuotaBuckets;
 use crate::clock::Clock;
 use crate::journal::Api;
 use crate::journal::Journal;
@@ -29,7 +29,7 @@ pub(crate) struct Run {
     #[cfg(feature = "websocket")]
     sockets: std::sync::atomic::AtomicU32,
     /// The upstream's replies to forwarded requests, for the run's recording.
-    pub(crate) replies: Arc<super::recording::RecordedReplies>,
+    pub(crate) replies: Arc<super::upstream::recording::RecordedReplies>,
     /// Replies rendered once per script slot, API and form (`None`: render per request).
     templates: Mutex<HashMap<TemplateKey, Option<Arc<ReplyTemplate>>>>,
     /// Each track's attempts' headers, parsed (the default track last, as routing numbers it).

@@ -160,7 +160,7 @@ impl Refusal {
     }
 }
 
-/// A [`CaseJudge`] for [`super::ServerConfig::judge`].
+/// A [`CaseJudge`] for [`crate::server::ServerConfig::judge`].
 #[derive(Clone)]
 pub struct Judge(Arc<dyn Judging>);
 
@@ -178,11 +178,11 @@ impl fmt::Debug for Judge {
 }
 
 /// A ticket, as the server keeps it.
-pub(super) type Ticket = Box<dyn Any + Send + Sync>;
+pub(in crate::server) type Ticket = Box<dyn Any + Send + Sync>;
 
 /// A [`CaseJudge`] with its types erased, as the server holds it: answers as JSON, tickets as
 /// `Any` (each judge gets back only tickets it made).
-pub(super) trait Judging: Send + Sync + fmt::Debug {
+pub(in crate::server) trait Judging: Send + Sync + fmt::Debug {
     fn cases(&self, query: &CasesQuery) -> Result<Value, Refusal>;
     fn prepare(&self, case: &str, request: &CaseRunRequest) -> Result<PreparedRun<Ticket>, Refusal>;
     fn welcome(&self, ticket: &Ticket, urls: &RunUrls) -> Value;
@@ -213,7 +213,7 @@ impl<J: CaseJudge> Judging for J {
 }
 
 impl Judge {
-    pub(super) fn judging(&self) -> &dyn Judging {
+    pub(in crate::server) fn judging(&self) -> &dyn Judging {
         self.0.as_ref()
     }
 }
@@ -225,12 +225,12 @@ fn to_json(value: &impl Serialize) -> Result<Value, Refusal> {
 /// A case run's ticket and, once judged, its verdict: kept with the run (and gone with it).
 #[derive(Debug)]
 pub(crate) struct CaseRun {
-    pub(super) ticket: Ticket,
-    pub(super) verdict: OnceLock<Value>,
+    pub(in crate::server) ticket: Ticket,
+    pub(in crate::server) verdict: OnceLock<Value>,
 }
 
 impl CaseRun {
-    pub(super) fn new(ticket: Ticket) -> CaseRun {
+    pub(in crate::server) fn new(ticket: Ticket) -> CaseRun {
         CaseRun { ticket, verdict: OnceLock::new() }
     }
 }

@@ -19,14 +19,14 @@ use crate::scenario::FaultKind;
 use crate::wire::plan::{Kill, Step};
 
 /// Where steps come from once a plan's are played: an upstream's stream, read as it arrives
-/// (`super::proxied_body`). `Ready(None)`: no more.
-pub(super) trait MoreSteps: Send + Sync + std::fmt::Debug {
+/// (`crate::server::upstream::proxied_body`). `Ready(None)`: no more.
+pub(in crate::server) trait MoreSteps: Send + Sync + std::fmt::Debug {
     fn poll_more(&mut self, cx: &mut Context<'_>) -> Poll<Option<VecDeque<Step>>>;
 }
 
 /// What the transport does next.
 #[derive(Debug, PartialEq)]
-pub(super) enum Cue {
+pub(in crate::server) enum Cue {
     /// Send these bytes, which complete `events` events (`terminal`: the terminal success
     /// event). `ending`: nothing but this ending comes after them (its fault, if any, is
     /// recorded already), so the reply's end is taken as they go out.
@@ -53,7 +53,7 @@ enum Stall {
 
 /// A plan's steps, played in time against its journal entry.
 #[derive(Debug)]
-pub(super) struct Playback {
+pub(in crate::server) struct Playback {
     steps: VecDeque<Step>,
     /// Steps that come after the plan's, as they become known.
     more: Option<Box<dyn MoreSteps>>,
@@ -69,43 +69,43 @@ pub(super) struct Playback {
 }
 
 impl Playback {
-    pub(super) fn new(steps: VecDeque<Step>, entry: EntryHandle) -> Self {
+    pub(in crate::server) fn new(steps: VecDeque<Step>, entry: EntryHandle) -> Self {
         Playback { steps, more: None, timer: None, deadline: None, stall: Stall::None, upstream_failed: false, entry }
     }
 
     /// A playback whose steps come from `more` as they become known.
-    pub(super) fn streaming(more: Box<dyn MoreSteps>, entry: EntryHandle) -> Self {
+    pub(in crate::server) fn streaming(more: Box<dyn MoreSteps>, entry: EntryHandle) -> Self {
         Playback { more: Some(more), ..Playback::new(VecDeque::new(), entry) }
     }
 
     /// The journal entry it plays against.
-    pub(super) fn entry(&mut self) -> &mut EntryHandle {
+    pub(in crate::server) fn entry(&mut self) -> &mut EntryHandle {
         &mut self.entry
     }
 
     /// Whether its journal entry is completed.
-    pub(super) fn entry_finished(&self) -> bool {
+    pub(in crate::server) fn entry_finished(&self) -> bool {
         self.entry.is_finished()
     }
 
     /// Whether the reply is silent in a stall now.
-    pub(super) fn in_stall(&self) -> bool {
+    pub(in crate::server) fn in_stall(&self) -> bool {
         self.stall != Stall::None
     }
 
     /// Whether nothing is left to play.
-    pub(super) fn is_done(&self) -> bool {
+    pub(in crate::server) fn is_done(&self) -> bool {
         self.steps.is_empty() && self.more.is_none()
     }
 
     /// The next cue, once its time comes; `None` when the plan is played out.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub(super) async fn next(&mut self) -> Option<Cue> {
+    pub(in crate::server) async fn next(&mut self) -> Option<Cue> {
         poll_fn(|cx| self.poll_cue(cx)).await
     }
 
     /// The next cue, once its time comes; `Ready(None)` when the plan is played out.
-    pub(super) fn poll_cue(&mut self, cx: &mut Context<'_>) -> Poll<Option<Cue>> {
+    pub(in crate::server) fn poll_cue(&mut self, cx: &mut Context<'_>) -> Poll<Option<Cue>> {
         loop {
             if let Some(timer) = self.timer.as_mut() {
                 std::task::ready!(Pin::new(timer).poll(cx));
@@ -200,7 +200,7 @@ impl Playback {
 impl Playback {
     /// The fault a kill records, if it was one, and how the reply it kills ends: an upstream's
     /// failure passed on is no fault of squall's.
-    pub(super) fn kill_ending(&self, kill: Kill) -> (Option<FaultKind>, EndKind) {
+    pub(in crate::server) fn kill_ending(&self, kill: Kill) -> (Option<FaultKind>, EndKind) {
         if self.upstream_failed {
             return (None, EndKind::UpstreamFailed);
         }

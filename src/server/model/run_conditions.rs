@@ -3,18 +3,18 @@
 //! reply's headers) or refuses it with a 429; else chaos may take it. The decisions themselves
 //! are in [`crate::scenario::conditions`] and [`super::quota`]; here they become replies.
 
-use super::runs::Run;
 use crate::journal::Api;
 use crate::scenario::conditions::{chaos_taking, outage_taking, Place};
 use crate::scenario::routing::{ReplySlot, TrackScript};
 use crate::scenario::validate::output_deltas;
 use crate::scenario::ChaosOutcome;
 use crate::scenario::{Attempt, ErrorSpec, Fault, FaultKind, FaultPoint};
+use crate::server::runs::Run;
 use crate::wire::estimate_tokens;
 use std::borrow::Cow;
 
 /// The track, attempt and script a request gets.
-pub(super) struct Chosen<'a> {
+pub(in crate::server) struct Chosen<'a> {
     /// The track's position, as routing numbers it.
     pub track: usize,
     pub track_name: &'a str,
@@ -39,7 +39,7 @@ impl Chosen<'_> {
 
 /// `chosen` as the run's conditions leave it, for a request arriving `policy_ms` into the run
 /// with `input_tokens` of input, speaking `api`.
-pub(super) fn apply_conditions<'a>(
+pub(in crate::server) fn apply_conditions<'a>(
     run: &Run,
     track: &TrackScript<'a>,
     chosen: Chosen<'a>,

@@ -9,11 +9,11 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 
-use super::base_path;
 use super::case_judge::{CaseRun, CasesQuery, Judge, JudgedRun, Refusal, RunUrls};
-use super::http_util::{json, openai_error, read_body, ResponseBody};
-use super::runs::Run;
-use super::State;
+use crate::server::http_util::{json, openai_error, read_body, ResponseBody};
+use crate::server::model::base_path;
+use crate::server::runs::Run;
+use crate::server::State;
 
 impl Refusal {
     fn response(&self) -> Response<ResponseBody> {
@@ -28,7 +28,7 @@ impl Refusal {
 }
 
 /// `GET /__squall/cases`.
-pub(super) fn cases(state: &State, request: &Request<Incoming>) -> Response<ResponseBody> {
+pub(in crate::server) fn cases(state: &State, request: &Request<Incoming>) -> Response<ResponseBody> {
     let Some(judge) = judge_of(state) else { return no_judge() };
     let mut query = CasesQuery::default();
     for (key, value) in request.uri().query().map(|q| url_pairs(q).collect::<Vec<_>>()).unwrap_or_default() {
@@ -46,7 +46,11 @@ pub(super) fn cases(state: &State, request: &Request<Incoming>) -> Response<Resp
 }
 
 /// `POST /__squall/cases/{case}/runs`.
-pub(super) async fn create_case_run(state: &State, case: &str, request: Request<Incoming>) -> Response<ResponseBody> {
+pub(in crate::server) async fn create_case_run(
+    state: &State,
+    case: &str,
+    request: Request<Incoming>,
+) -> Response<ResponseBody> {
     let Some(judge) = judge_of(state) else { return no_judge() };
     let body = match read_json(state, request).await {
         Ok(body) => body,
@@ -79,7 +83,11 @@ pub(super) async fn create_case_run(state: &State, case: &str, request: Request<
 const SETTLE: Duration = Duration::from_secs(1);
 
 /// `POST /__squall/runs/{id}/verdict`.
-pub(super) async fn post_verdict(state: &State, run: &Run, request: Request<Incoming>) -> Response<ResponseBody> {
+pub(in crate::server) async fn post_verdict(
+    state: &State,
+    run: &Run,
+    request: Request<Incoming>,
+) -> Response<ResponseBody> {
     let Some(judge) = judge_of(state) else { return no_judge() };
     let Some(case) = run.case.get() else { return not_a_case_run(run) };
     if case.verdict.get().is_some() {
@@ -107,7 +115,7 @@ pub(super) async fn post_verdict(state: &State, run: &Run, request: Request<Inco
 }
 
 /// `GET /__squall/runs/{id}/verdict`.
-pub(super) fn get_verdict(run: &Run) -> Response<ResponseBody> {
+pub(in crate::server) fn get_verdict(run: &Run) -> Response<ResponseBody> {
     let Some(case) = run.case.get() else { return not_a_case_run(run) };
     match case.verdict.get() {
         Some(verdict) => json(StatusCode::OK, verdict),
@@ -181,7 +189,7 @@ fn url_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
 }
 
 /// `text` with `%XX` escapes decoded and `+` read as a space.
-pub(super) fn percent_decode(text: &str) -> String {
+pub(in crate::server) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -35,21 +35,21 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
-use super::conn_io::KillSwitch;
 use super::entry_handle::EntryHandle;
-use super::http_util::{openai_error, ResponseBody};
-use super::model_api::{answer, choose, insert_reply_headers, render_and_wait, Accepted};
 use super::playback::{Cue, Playback};
-use super::runs::Run;
+use super::{answer, choose, insert_reply_headers, render_and_wait, Accepted};
 use crate::journal::{Api, Arrival, EndKind, Protocol, RecordedHeaders};
 use crate::scenario::routing::{select, RequestView};
+use crate::server::connection::conn_io::KillSwitch;
+use crate::server::http_util::{openai_error, ResponseBody};
+use crate::server::runs::Run;
 use crate::wire::plan::{Span, GARBAGE_FRAME};
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 
 /// Open a socket for `client` on `run` (closed once idle for `idle`), or refuse it: with a 400 when the handshake is not a
 /// WebSocket version 13 one, with the next attempt's status reply when it has one.
-pub(super) async fn open(
+pub(in crate::server) async fn open(
     switch: Arc<KillSwitch>,
     run: Arc<Run>,
     client: Option<u32>,

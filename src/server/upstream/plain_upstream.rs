@@ -88,15 +88,19 @@ async fn connect(authority: &str, timeout: Duration) -> Result<TcpStream, String
 }
 
 /// An upstream's reply as it starts: its status and headers, and its body still to be read.
-pub(super) struct PlainReply {
-    pub(super) status: StatusCode,
-    pub(super) headers: HeaderMap,
-    pub(super) body: PlainBody,
+pub(in crate::server) struct PlainReply {
+    pub(in crate::server) status: StatusCode,
+    pub(in crate::server) headers: HeaderMap,
+    pub(in crate::server) body: PlainBody,
 }
 
 /// Send `request` (a whole HTTP/1.1 request: head and body) to `authority` and read the reply's
 /// head; its body is read as it is polled.
-pub(super) async fn send(authority: &str, request: &[u8], connect_timeout: Duration) -> Result<PlainReply, String> {
+pub(in crate::server) async fn send(
+    authority: &str,
+    request: &[u8],
+    connect_timeout: Duration,
+) -> Result<PlainReply, String> {
     if let Some(pooled) = checkout(authority) {
         match exchange(authority, pooled, request).await {
             Ok(reply) => return Ok(reply),
@@ -270,7 +274,7 @@ struct Connection {
 }
 
 /// A reply's body, read from the upstream's connection as it is polled.
-pub(super) struct PlainBody {
+pub(in crate::server) struct PlainBody {
     /// `None` once the body has ended (the connection pooled or closed).
     connection: Option<Connection>,
     /// Bytes read and not yet passed on.
@@ -288,7 +292,7 @@ impl std::fmt::Debug for PlainBody {
 
 impl PlainBody {
     /// The next bytes of the body, `None` at its end, or why it broke.
-    pub(super) fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
+    pub(in crate::server) fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
         loop {
             match self.decode() {
                 Err(why) => {

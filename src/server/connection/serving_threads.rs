@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 /// Where a server's connections are served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Serving {
-    /// On the tokio runtime that called [`super::Server::start`] (in-process use, tests).
+    /// On the tokio runtime that called [`crate::server::Server::start`] (in-process use, tests).
     #[default]
     CallerRuntime,
     /// On this many threads of the server's own, one single-threaded runtime each
@@ -34,7 +34,7 @@ impl Serving {
 
 /// The running threads; dropping this stops them (and the connections they serve).
 #[derive(Debug)]
-pub(super) struct ServingThreads {
+pub(in crate::server) struct ServingThreads {
     runtimes: Vec<Handle>,
     next: AtomicUsize,
     /// Dropping these ends each thread's `block_on`, which drops its runtime.
@@ -43,7 +43,7 @@ pub(super) struct ServingThreads {
 
 impl ServingThreads {
     /// Start `count` threads named `squall-serve-N`.
-    pub(super) fn start(count: NonZeroUsize) -> io::Result<Self> {
+    pub(in crate::server) fn start(count: NonZeroUsize) -> io::Result<Self> {
         let mut runtimes = Vec::with_capacity(count.get());
         let mut stops = Vec::with_capacity(count.get());
         for n in 0..count.get() {
@@ -60,7 +60,7 @@ impl ServingThreads {
 
     /// Serve `stream` on the next thread. The socket leaves the accepting runtime's reactor and
     /// joins the serving thread's.
-    pub(super) fn serve<F, Fut>(&self, stream: TcpStream, serve: F)
+    pub(in crate::server) fn serve<F, Fut>(&self, stream: TcpStream, serve: F)
     where
         F: FnOnce(TcpStream) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,

@@ -2,8 +2,19 @@
 //! `POST /chat/completions`, Anthropic's `POST /messages`, Google's
 //! `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`, and `GET /models`. Each request is
 //! journaled on arrival, routed to a track, answered with the track's next scripted attempt —
-//! unless a run-wide condition (outage, quota, chaos: `super::run_conditions`) answers instead —
+//! unless a run-wide condition (outage, quota, chaos: `self::run_conditions`) answers instead —
 //! and played by a [`ScriptedBody`].
+
+pub(in crate::server) mod base_path;
+pub(in crate::server) mod entry_handle;
+pub(in crate::server) mod playback;
+// Public for the benches' timing of the quota's decision, hidden (re-exported as `server::quota`).
+#[doc(hidden)]
+pub mod quota;
+mod reply_body;
+mod run_conditions;
+#[cfg(feature = "websocket")]
+pub(in crate::server) mod websocket;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -16,21 +27,21 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
-use super::base_path::BasePath;
-use super::conn_io::KillSwitch;
-use super::entry_handle::EntryHandle;
+use self::base_path::BasePath;
+use self::entry_handle::EntryHandle;
+use self::reply_body::ScriptedBody;
+use self::run_conditions::{apply_conditions, Chosen};
 use super::http_util::{declares_too_large, model_api_error, read_body, BodyError, ResponseBody};
-use super::proxied_body::{Recording, UpstreamSteps};
-use super::reply_body::ScriptedBody;
-use super::run_conditions::{apply_conditions, Chosen};
 use super::runs::{Run, TemplateKey};
-use super::upstream::Upstream;
 use super::State;
 use crate::journal::{Arrival, EndKind, Protocol, RecordedHeaders, UpstreamCall};
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::{select, ReplySlot, RequestView};
 use crate::scenario::FaultKind;
 use crate::scenario_model::Attempt;
+use crate::server::connection::conn_io::KillSwitch;
+use crate::server::upstream::proxied_body::{Recording, UpstreamSteps};
+use crate::server::upstream::Upstream;
 use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
 use crate::journal::Api;
@@ -71,7 +82,7 @@ pub(super) async fn handle(
         // Refused before anything is sent, and before any upstream is asked.
         wait_from(&run, arrived, crate::wire::plan::scaled_ms(chosen.0.script.delay_ms.unwrap_or(0), run.time_scale))
             .await;
-        return super::stream_reset::refuse(entry, code);
+        return crate::server::connection::stream_reset::refuse(entry, code);
     }
     match &state.upstream {
         Some(upstream) if forwards(&chosen.0.script) => {
@@ -228,7 +239,7 @@ impl Forward<'_> {
                 return reply_directly(entry, model_api_error(Some(request.api), status, &message, code));
             }
         };
-        let super::upstream::UpstreamResponse { status, headers: upstream_headers, body } = upstream;
+        let crate::server::upstream::UpstreamResponse { status, headers: upstream_headers, body } = upstream;
         let after_ms = sent.elapsed().as_secs_f64() * 1000.0;
         entry.update(|e| {
             e.status = Some(status.as_u16());

@@ -13,7 +13,7 @@ use tokio::net::TcpStream;
 /// A TCP stream shared with the connection's hang-up watch, read and written as tokio's own
 /// `TcpStream` is.
 #[derive(Debug, Clone)]
-pub(super) struct SharedTcp(pub(super) Arc<TcpStream>);
+pub(in crate::server) struct SharedTcp(pub(in crate::server) Arc<TcpStream>);
 
 /// Retry `io` until the socket is ready for it, as tokio's own `TcpStream` does: a
 /// `WouldBlock` clears the readiness `ready` waits for.
@@ -71,7 +71,7 @@ impl AsyncWrite for SharedTcp {
 
 /// A connection's bytes: plain, or TLS over the same socket.
 #[derive(Debug)]
-pub(super) enum Wire {
+pub(in crate::server) enum Wire {
     Plain(SharedTcp),
     #[cfg(feature = "tls")]
     Tls(Box<tokio_rustls::server::TlsStream<SharedTcp>>),

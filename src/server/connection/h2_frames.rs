@@ -22,7 +22,7 @@ enum Reading {
 
 /// Follows the frames a client sends, one read at a time.
 #[derive(Debug)]
-pub(super) struct ClientFrames {
+pub(in crate::server) struct ClientFrames {
     reading: Reading,
     head: [u8; 9],
     last_stream: u32,
@@ -36,7 +36,7 @@ impl Default for ClientFrames {
 
 impl ClientFrames {
     /// Follow the next bytes the client sent.
-    pub(super) fn read(&mut self, mut bytes: &[u8]) {
+    pub(in crate::server) fn read(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             match self.reading {
                 Reading::NotHttp2 => return,
@@ -67,7 +67,7 @@ impl ClientFrames {
     }
 
     /// The highest stream a client's HEADERS opened; 0 before any.
-    pub(super) fn last_stream(&self) -> u32 {
+    pub(in crate::server) fn last_stream(&self) -> u32 {
         self.last_stream
     }
 
@@ -87,7 +87,7 @@ impl ClientFrames {
 }
 
 /// A GOAWAY frame naming `last_stream` with error code `code`, without debug data.
-pub(super) fn goaway(last_stream: u32, code: u32) -> [u8; 17] {
+pub(in crate::server) fn goaway(last_stream: u32, code: u32) -> [u8; 17] {
     let mut frame = [0u8; 17];
     frame[..9].copy_from_slice(&[0, 0, 8, GOAWAY, 0, 0, 0, 0, 0]);
     frame[9..13].copy_from_slice(&(last_stream & 0x7fff_ffff).to_be_bytes());

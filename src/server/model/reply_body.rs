@@ -16,16 +16,16 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 
-use super::conn_io::{Kill, KillSwitch};
 use super::entry_handle::EntryHandle;
 use super::playback::{Cue, MoreSteps, Playback};
-use super::stream_reset::{reason_name, StreamReset};
 use crate::journal::EndKind;
+use crate::server::connection::conn_io::{Kill, KillSwitch};
+use crate::server::connection::stream_reset::{reason_name, StreamReset};
 use crate::wire::plan::ReplyPlan;
 
 /// Plays a reply plan as an HTTP body.
 #[derive(Debug)]
-pub(super) struct ScriptedBody {
+pub(in crate::server) struct ScriptedBody {
     playback: Playback,
     exact_len: Option<u64>,
     armed: Option<Kill>,
@@ -36,7 +36,7 @@ pub(super) struct ScriptedBody {
 }
 
 impl ScriptedBody {
-    pub(super) fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
+    pub(in crate::server) fn new(plan: ReplyPlan, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
         ScriptedBody {
             playback: Playback::new(plan.steps, entry),
             exact_len: plan.exact_len,
@@ -47,7 +47,7 @@ impl ScriptedBody {
     }
 
     /// A body whose steps come from `more` as they become known.
-    pub(super) fn streaming(more: Box<dyn MoreSteps>, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
+    pub(in crate::server) fn streaming(more: Box<dyn MoreSteps>, switch: Arc<KillSwitch>, entry: EntryHandle) -> Self {
         ScriptedBody {
             playback: Playback::streaming(more, entry),
             exact_len: None,

@@ -98,7 +98,7 @@ impl ServerTls {
         Ok(path.to_owned())
     }
 
-    pub(super) fn acceptor(&self) -> &TlsAcceptor {
+    pub(in crate::server) fn acceptor(&self) -> &TlsAcceptor {
         &self.acceptor
     }
 }

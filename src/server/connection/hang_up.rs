@@ -25,11 +25,11 @@ use tokio::sync::Notify;
 
 /// How long bytes may wait for hyper before the watch takes them for bytes it will not read
 /// while it answers (hyper reads arrived bytes within microseconds when it reads at all).
-pub(super) const GRACE: Duration = Duration::from_millis(100);
+pub(in crate::server) const GRACE: Duration = Duration::from_millis(100);
 
 /// Watches one connection for its client hanging up.
 #[derive(Debug)]
-pub(super) struct HangUp {
+pub(in crate::server) struct HangUp {
     stream: Arc<TcpStream>,
     /// Notified by the connection's reader each time hyper reads.
     reads: Arc<Notify>,
@@ -37,12 +37,12 @@ pub(super) struct HangUp {
 
 impl HangUp {
     /// A watch on `stream`, whose reader notifies `reads` as hyper reads.
-    pub(super) fn new(stream: Arc<TcpStream>, reads: Arc<Notify>) -> Self {
+    pub(in crate::server) fn new(stream: Arc<TcpStream>, reads: Arc<Notify>) -> Self {
         HangUp { stream, reads }
     }
 
     /// Resolves once the client has closed its side of the connection or reset it.
-    pub(super) async fn happened(&self) {
+    pub(in crate::server) async fn happened(&self) {
         loop {
             let Ok(ready) = self.stream.ready(Interest::READABLE).await else {
                 // The watch itself failed: leave the connection to hyper.

@@ -12,7 +12,7 @@ const QUIET_FOR: Duration = Duration::from_secs(1);
 
 /// Failures since the last line, and when that line was said.
 #[derive(Debug, Default)]
-pub(super) struct AcceptErrors {
+pub(in crate::server) struct AcceptErrors {
     said_at: Option<Instant>,
     unsaid: u64,
 }
@@ -20,7 +20,7 @@ pub(super) struct AcceptErrors {
 impl AcceptErrors {
     /// The line to print for `error` with `open` connections open, or `None` while the last line
     /// is less than a second old (the failure is counted for the next one).
-    pub(super) fn line(&mut self, error: &io::Error, open: usize, now: Instant) -> Option<String> {
+    pub(in crate::server) fn line(&mut self, error: &io::Error, open: usize, now: Instant) -> Option<String> {
         if self.said_at.is_some_and(|at| now.duration_since(at) < QUIET_FOR) {
             self.unsaid += 1;
             return None;

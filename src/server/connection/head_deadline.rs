@@ -21,18 +21,18 @@ use tokio::time::Instant;
 
 /// Every open connection's deadline, swept by [`HeadWatch::sweep`].
 #[derive(Debug)]
-pub(super) struct HeadWatch {
+pub(in crate::server) struct HeadWatch {
     timeout: Duration,
     open: Mutex<Vec<Weak<Shared>>>,
 }
 
 impl HeadWatch {
-    pub(super) fn new(timeout: Duration) -> Self {
+    pub(in crate::server) fn new(timeout: Duration) -> Self {
         HeadWatch { timeout, open: Mutex::new(Vec::new()) }
     }
 
     /// The deadline of a connection opened now.
-    pub(super) fn watch(&self) -> HeadDeadline {
+    pub(in crate::server) fn watch(&self) -> HeadDeadline {
         let deadline = HeadDeadline::new(Instant::now());
         self.open.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::downgrade(&deadline.0));
         deadline
@@ -44,7 +44,7 @@ impl HeadWatch {
     }
 
     /// Close the connections whose wait for a head has run out, for as long as the server runs.
-    pub(super) async fn sweep(self: Arc<Self>) {
+    pub(in crate::server) async fn sweep(self: Arc<Self>) {
         let mut ticks = tokio::time::interval(self.every());
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -63,7 +63,7 @@ impl HeadWatch {
 
 /// One connection's wait for request heads.
 #[derive(Debug, Clone)]
-pub(super) struct HeadDeadline(Arc<Shared>);
+pub(in crate::server) struct HeadDeadline(Arc<Shared>);
 
 #[derive(Debug)]
 struct Shared {
@@ -83,12 +83,12 @@ impl HeadDeadline {
     }
 
     /// Ready when the sweep finds the wait for a head run out: the connection is to be closed.
-    pub(super) fn timed_out(&self) -> Notified<'_> {
+    pub(in crate::server) fn timed_out(&self) -> Notified<'_> {
         self.0.timed_out.notified()
     }
 
     /// A request's head came: no head is awaited until the reply `ReplyEnd` marks ends.
-    pub(super) fn head_came(&self) -> ReplyEnd {
+    pub(in crate::server) fn head_came(&self) -> ReplyEnd {
         self.0.replying.fetch_add(1, Ordering::Relaxed);
         ReplyEnd(self.clone())
     }
@@ -109,7 +109,7 @@ impl Shared {
 
 /// Marks the end of a reply when dropped (with its body, or with the request when no reply came).
 #[derive(Debug)]
-pub(super) struct ReplyEnd(HeadDeadline);
+pub(in crate::server) struct ReplyEnd(HeadDeadline);
 
 impl Drop for ReplyEnd {
     fn drop(&mut self) {
@@ -122,13 +122,13 @@ impl Drop for ReplyEnd {
 
 /// A reply's body that marks the reply's end when hyper drops it (sent, or given up).
 #[derive(Debug)]
-pub(super) struct Marked<B> {
+pub(in crate::server) struct Marked<B> {
     body: B,
     _end: ReplyEnd,
 }
 
 impl<B> Marked<B> {
-    pub(super) fn new(body: B, end: ReplyEnd) -> Self {
+    pub(in crate::server) fn new(body: B, end: ReplyEnd) -> Self {
         Marked { body, _end: end }
     }
 }

@@ -21,7 +21,7 @@ use rustls_pki_types::CertificateDer;
 
 /// A pooled HTTPS client for one upstream, its trusted roots fixed when the server starts.
 #[derive(Clone)]
-pub(super) struct TlsClient {
+pub(in crate::server) struct TlsClient {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// CA certificates trusted besides Mozilla's roots (for `Debug`).
     extra_roots: usize,
@@ -36,7 +36,10 @@ impl std::fmt::Debug for TlsClient {
 impl TlsClient {
     /// A client trusting Mozilla's roots and the `extra` CA certificates, giving the upstream
     /// `connect_timeout` to accept a connection.
-    pub(super) fn new(extra: &[CertificateDer<'static>], connect_timeout: Duration) -> Result<TlsClient, String> {
+    pub(in crate::server) fn new(
+        extra: &[CertificateDer<'static>],
+        connect_timeout: Duration,
+    ) -> Result<TlsClient, String> {
         let mut roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         for (n, certificate) in extra.iter().enumerate() {
             roots.add(certificate.clone()).map_err(|e| format!("CA certificate {} cannot be trusted: {e}", n + 1))?;
@@ -57,7 +60,7 @@ impl TlsClient {
     }
 
     /// Send one request over TLS.
-    pub(super) async fn request(
+    pub(in crate::server) async fn request(
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<hyper::Response<Incoming>, hyper_util::client::legacy::Error> {
@@ -66,7 +69,7 @@ impl TlsClient {
 }
 
 /// The certificates of a PEM file, or why there are none: the file's name in every message.
-pub(super) fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+pub(in crate::server) fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let text = std::fs::read(path).map_err(|e| format!("cannot read the CA file {}: {e}", path.display()))?;
     let certificates = CertificateDer::pem_slice_iter(&text)
         .collect::<Result<Vec<_>, _>>()

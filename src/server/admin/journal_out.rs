@@ -10,16 +10,16 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::{Response, StatusCode};
 use serde_json::{json, Value};
 
-use super::http_util::ResponseBody;
-use super::runs::Run;
 use crate::journal::KeptEntry;
+use crate::server::http_util::ResponseBody;
+use crate::server::runs::Run;
 
 /// Entries serialised ahead of the socket: one waiting while hyper writes the one before.
 const AHEAD: usize = 1;
 
 /// The journal of `run` as JSON: `id`, `scenario`, `time_scale`, `dropped`, any `extra` fields,
 /// then `requests`, oldest first.
-pub(super) fn journal_response(run: &Run, entries: Vec<KeptEntry>, extra: Value) -> Response<ResponseBody> {
+pub(in crate::server) fn journal_response(run: &Run, entries: Vec<KeptEntry>, extra: Value) -> Response<ResponseBody> {
     let mut head = json!({
         "id": run.id,
         "scenario": run.scenario.name,

@@ -1,6 +1,14 @@
 //! The admin API under `/__squall/` (public contract, `docs/server.md`): create, inspect and
 //! delete runs, list scenarios, health.
 
+// Public for the fuzz targets, hidden (re-exported as `server::create_run`): what outside code
+// scripts against is the admin API (docs/server.md), not its parser.
+pub(in crate::server) mod case_judge;
+#[doc(hidden)]
+pub mod create_run;
+mod journal_out;
+pub(in crate::server) mod judge_api;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,10 +16,9 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
-use super::create_run::{parse_create_run, CreateRunError};
+use self::create_run::{parse_create_run, CreateRunError};
+use self::journal_out::journal_response;
 use super::http_util::{declares_too_large, json, openai_error, read_body, BodyError, ResponseBody};
-use super::journal_out::journal_response;
-use super::judge_api;
 use super::runs::Run;
 use super::State;
 use crate::journal::KeptEntry;

@@ -13,31 +13,31 @@ use crate::journal::{EndKind, Journal, JournalEntry, RecordedHeaders};
 /// A request's journal entry, completed exactly once: explicitly, or as `client_closed` when
 /// dropped unfinished (the client went away while the server was still working on it).
 #[derive(Debug)]
-pub(super) struct EntryHandle {
+pub(in crate::server) struct EntryHandle {
     journal: Arc<Journal>,
     index: usize,
     done: bool,
 }
 
 impl EntryHandle {
-    pub(super) fn new(journal: Arc<Journal>, index: usize) -> Self {
+    pub(in crate::server) fn new(journal: Arc<Journal>, index: usize) -> Self {
         EntryHandle { journal, index, done: false }
     }
 
     /// The entry's position in the journal.
-    pub(super) fn index(&self) -> usize {
+    pub(in crate::server) fn index(&self) -> usize {
         self.index
     }
 
-    pub(super) fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
+    pub(in crate::server) fn update(&self, change: impl FnOnce(&mut JournalEntry)) {
         self.journal.update(self.index, change);
     }
 
-    pub(super) fn record_response_headers(&self, headers: RecordedHeaders) {
+    pub(in crate::server) fn record_response_headers(&self, headers: RecordedHeaders) {
         self.journal.record_response_headers(self.index, headers);
     }
 
-    pub(super) fn finish(&mut self, end: EndKind, at: Instant) {
+    pub(in crate::server) fn finish(&mut self, end: EndKind, at: Instant) {
         if !self.done {
             self.done = true;
             self.journal.finish(self.index, end, at);
@@ -45,23 +45,23 @@ impl EntryHandle {
     }
 
     /// Complete the entry now, on the journal's clock.
-    pub(super) fn finish_now(&mut self, end: EndKind) {
+    pub(in crate::server) fn finish_now(&mut self, end: EndKind) {
         let now = self.journal.now();
         self.finish(end, now);
     }
 
     /// Whether the entry is completed.
-    pub(super) fn is_finished(&self) -> bool {
+    pub(in crate::server) fn is_finished(&self) -> bool {
         self.done
     }
 
     /// The clock the entry's journal reads.
-    pub(super) fn clock(&self) -> &Clock {
+    pub(in crate::server) fn clock(&self) -> &Clock {
         self.journal.clock()
     }
 
     /// The wall time the run's client reads now (dates sent to it are in its frame).
-    pub(super) fn client_wall_now(&self) -> std::time::SystemTime {
+    pub(in crate::server) fn client_wall_now(&self) -> std::time::SystemTime {
         self.journal.client_wall_now()
     }
 }

@@ -7,9 +7,15 @@
 //! `host`; with a key of squall's own (`SQUALL_UPSTREAM_KEY`) the client's credentials are
 //! dropped and the key is sent as the API expects it (`Authorization: Bearer`, `x-api-key`,
 //! `x-goog-api-key`). `http://` upstreams (a gateway, a local model server, another squall)
-//! and `https://` ones (a provider itself: TLS in [`super::upstream_tls`], with Mozilla's roots
+//! and `https://` ones (a provider itself: TLS in [`self::upstream_tls`], with Mozilla's roots
 //! and any CA given with `--upstream-ca`). An `http://` upstream is spoken to directly
-//! ([`super::plain_upstream`]); an `https://` one through hyper's client and rustls.
+//! ([`self::plain_upstream`]); an `https://` one through hyper's client and rustls.
+
+mod plain_upstream;
+pub(in crate::server) mod proxied_body;
+pub(in crate::server) mod recording;
+#[cfg(feature = "upstream-tls")]
+mod upstream_tls;
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,7 +25,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 
-use super::plain_upstream::{self, PlainBody};
+use self::plain_upstream::PlainBody;
 use crate::journal::Api;
 use crate::journal::CREDENTIAL_HEADERS;
 
@@ -49,7 +55,7 @@ pub struct Upstream {
     read_timeout: Duration,
     /// The client of an `https://` upstream, its trusted roots fixed with it.
     #[cfg(feature = "upstream-tls")]
-    tls: Option<super::upstream_tls::TlsClient>,
+    tls: Option<self::upstream_tls::TlsClient>,
 }
 
 /// How squall speaks to the upstream.
@@ -193,7 +199,7 @@ impl Upstream {
         }
         #[cfg(feature = "upstream-tls")]
         {
-            let roots = super::upstream_tls::read_certificates(ca_file).map_err(bad)?;
+            let roots = self::upstream_tls::read_certificates(ca_file).map_err(bad)?;
             self.clone().with_roots(&roots).map_err(bad)
         }
         #[cfg(not(feature = "upstream-tls"))]
@@ -206,7 +212,7 @@ impl Upstream {
         match self.scheme {
             Scheme::Http => Ok(self),
             Scheme::Https => {
-                Ok(Upstream { tls: Some(super::upstream_tls::TlsClient::new(extra, CONNECT_TIMEOUT)?), ..self })
+                Ok(Upstream { tls: Some(self::upstream_tls::TlsClient::new(extra, CONNECT_TIMEOUT)?), ..self })
             }
         }
     }

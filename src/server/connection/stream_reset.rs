@@ -10,19 +10,19 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::Response;
 
-use super::entry_handle::EntryHandle;
-use super::http_util::ResponseBody;
 use crate::journal::{EndKind, Protocol};
 use crate::scenario::{FaultKind, H2Code};
+use crate::server::http_util::ResponseBody;
+use crate::server::model::entry_handle::EntryHandle;
 
 /// An error whose source is the `h2::Error` with `code`: as a body's error or a service's, it
 /// makes hyper reset the stream with that code. (An `io::Error` shows only its inner error's
 /// sources, so the `h2::Error` is this wrapper's source.)
 #[derive(Debug)]
-pub(super) struct StreamReset(h2::Error);
+pub(in crate::server) struct StreamReset(h2::Error);
 
 impl StreamReset {
-    pub(super) fn with(code: H2Code) -> StreamReset {
+    pub(in crate::server) fn with(code: H2Code) -> StreamReset {
         StreamReset(h2::Reason::from(code.value()).into())
     }
 }
@@ -40,7 +40,7 @@ impl std::error::Error for StreamReset {
 }
 
 /// A code as RFC 9113 writes it (`INTERNAL_ERROR`), which is how `h2` prints a reason.
-pub(super) fn reason_name(code: H2Code) -> String {
+pub(in crate::server) fn reason_name(code: H2Code) -> String {
     format!("{:?}", h2::Reason::from(code.value()))
 }
 
@@ -50,7 +50,7 @@ struct Refused(H2Code);
 
 /// Refuse the request journaled as `entry` with `code`: the entry ends `refused` now (over
 /// HTTP/2 naming the frame), and the response carries the mark [`refusal`] reads.
-pub(super) fn refuse(mut entry: EntryHandle, code: H2Code) -> Response<ResponseBody> {
+pub(in crate::server) fn refuse(mut entry: EntryHandle, code: H2Code) -> Response<ResponseBody> {
     entry.update(|e| {
         e.fault = Some(FaultKind::Refuse);
         if e.protocol == Protocol::Http2 {
@@ -64,7 +64,7 @@ pub(super) fn refuse(mut entry: EntryHandle, code: H2Code) -> Response<ResponseB
 }
 
 /// The response to send, or — for a refused request — the error hyper refuses it with.
-pub(super) fn refusal<B>(response: Response<B>) -> Result<Response<B>, StreamReset> {
+pub(in crate::server) fn refusal<B>(response: Response<B>) -> Result<Response<B>, StreamReset> {
     match response.extensions().get::<Refused>() {
         Some(Refused(code)) => Err(StreamReset::with(*code)),
         None => Ok(response),

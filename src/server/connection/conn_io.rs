@@ -35,7 +35,7 @@ use super::h2_frames::{goaway, ClientFrames};
 use super::wire_io::Wire;
 use crate::clock::Clock;
 
-pub(super) use crate::wire::plan::Kill;
+pub(in crate::server) use crate::wire::plan::Kill;
 
 #[derive(Debug, Default)]
 struct SwitchState {
@@ -51,7 +51,7 @@ struct SwitchState {
 
 /// Shared between a connection's socket wrapper and the reply bodies served on it.
 #[derive(Debug, Default)]
-pub(super) struct KillSwitch {
+pub(in crate::server) struct KillSwitch {
     state: Mutex<SwitchState>,
     /// The connection speaks HTTP/2: faults end streams, not the connection.
     streams: AtomicBool,
@@ -63,22 +63,22 @@ pub(super) struct KillSwitch {
 
 impl KillSwitch {
     /// A switch whose firing is timed by `clock`.
-    pub(super) fn new(clock: Clock) -> Self {
+    pub(in crate::server) fn new(clock: Clock) -> Self {
         KillSwitch { state: Mutex::default(), streams: AtomicBool::new(false), close: Notify::new(), clock }
     }
 
     /// Mark the connection as one that carries HTTP/2 streams.
-    pub(super) fn carry_streams(&self) {
+    pub(in crate::server) fn carry_streams(&self) {
         self.streams.store(true, Ordering::Relaxed);
     }
 
     /// Whether the connection carries HTTP/2 streams, whose faults end one stream each.
-    pub(super) fn carries_streams(&self) -> bool {
+    pub(in crate::server) fn carries_streams(&self) -> bool {
         self.streams.load(Ordering::Relaxed)
     }
 
     /// Ask for the connection to be killed at the next flush.
-    pub(super) fn arm(&self, kill: Kill) {
+    pub(in crate::server) fn arm(&self, kill: Kill) {
         let reader = {
             let mut state = self.lock();
             state.armed = Some(kill);
@@ -90,22 +90,22 @@ impl KillSwitch {
     }
 
     /// Ask for the connection to close once its replies in progress end.
-    pub(super) fn close_gracefully(&self) {
+    pub(in crate::server) fn close_gracefully(&self) {
         self.close.notify_one();
     }
 
     /// Ready when a reply has asked for the connection to close gracefully.
-    pub(super) async fn closing(&self) {
+    pub(in crate::server) async fn closing(&self) {
         self.close.notified().await;
     }
 
     /// When the armed fault fired, if it has.
-    pub(super) fn fired_at(&self) -> Option<Instant> {
+    pub(in crate::server) fn fired_at(&self) -> Option<Instant> {
         self.lock().fired_at
     }
 
     /// How many times the connection has flushed so far.
-    pub(super) fn flushes(&self) -> u64 {
+    pub(in crate::server) fn flushes(&self) -> u64 {
         self.lock().flushes
     }
 
@@ -115,7 +115,7 @@ impl KillSwitch {
     /// queued frames before it flushes again. An HTTP/2 `reset` or `goaway` waits for this,
     /// because `h2` drops a stream's frames still queued when the stream is reset, and a GOAWAY
     /// squall writes goes out at a flush.
-    pub(super) fn poll_settled_since(&self, cx: &mut Context<'_>, seen: u64) -> Poll<()> {
+    pub(in crate::server) fn poll_settled_since(&self, cx: &mut Context<'_>, seen: u64) -> Poll<()> {
         let reader = {
             let mut state = self.lock();
             if state.flushes > seen + 1 {
@@ -152,7 +152,7 @@ impl KillSwitch {
 /// peer sees the stream cut) and a `reset` a RST. The socket is shared with the connection's
 /// hang-up watch (`hang_up.rs`), which it tells each time hyper reads.
 #[derive(Debug)]
-pub(super) struct KillableStream {
+pub(in crate::server) struct KillableStream {
     /// The bytes hyper reads and writes; gone once a reset fired.
     wire: Option<Wire>,
     socket: Arc<TcpStream>,
@@ -163,7 +163,12 @@ pub(super) struct KillableStream {
 }
 
 impl KillableStream {
-    pub(super) fn new(wire: Wire, socket: Arc<TcpStream>, switch: Arc<KillSwitch>, reads: Arc<Notify>) -> Self {
+    pub(in crate::server) fn new(
+        wire: Wire,
+        socket: Arc<TcpStream>,
+        switch: Arc<KillSwitch>,
+        reads: Arc<Notify>,
+    ) -> Self {
         KillableStream { wire: Some(wire), socket, switch, reads, frames: ClientFrames::default() }
     }
 

@@ -19,18 +19,18 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 
-use super::playback::MoreSteps;
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
-use super::upstream::UpstreamBody;
+use super::UpstreamBody;
 use crate::journal::Api;
 use crate::scenario_model::{Fault, FaultPoint, H2Code};
+use crate::server::model::playback::MoreSteps;
 use crate::wire::plan::{splice_fault, Kill, Step};
 use crate::wire::real_stream::{classify, first_event, first_event_len};
 use crate::wire::recorded_reply::UpstreamReply;
 
 /// The steps of an upstream's reply, made as its body arrives.
 #[derive(Debug)]
-pub(super) struct UpstreamSteps {
+pub(in crate::server) struct UpstreamSteps {
     body: UpstreamBody,
     api: Api,
     /// `text/event-stream`: counted event by event; otherwise one whole body.
@@ -56,10 +56,10 @@ pub(super) struct UpstreamSteps {
 
 /// A reply being recorded: where it goes, and what came so far.
 #[derive(Debug)]
-pub(super) struct Recording {
-    pub(super) store: std::sync::Arc<RecordedReplies>,
-    pub(super) index: usize,
-    pub(super) reply: UpstreamReply,
+pub(in crate::server) struct Recording {
+    pub(in crate::server) store: std::sync::Arc<RecordedReplies>,
+    pub(in crate::server) index: usize,
+    pub(in crate::server) reply: UpstreamReply,
 }
 
 impl Drop for UpstreamSteps {
@@ -71,7 +71,7 @@ impl Drop for UpstreamSteps {
 }
 
 impl UpstreamSteps {
-    pub(super) fn new(
+    pub(in crate::server) fn new(
         body: UpstreamBody,
         (api, streamed): (Api, bool),
         fault: Option<Fault>,
