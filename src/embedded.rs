@@ -22,6 +22,7 @@
 
 use std::sync::Arc;
 
+use crate::api::Api;
 use crate::journal::{EndKind, JournalEntry};
 use crate::scenario::{Catalogue, Scenario, ScenarioError};
 use crate::server::runs::Run;
@@ -114,41 +115,61 @@ impl ScriptedRun {
         self.run.journal.set_client_frame(frame);
     }
 
-    /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`).
-    pub fn base_url(&self) -> &str {
-        &self.base_url
+    /// The base URL a client of `api` is given: `…/v1` for OpenAI's APIs (Responses, Chat
+    /// Completions), whose SDKs take the `/v1` in their `base_url`; the run's root for the
+    /// others, whose clients append their own path (`/v1/messages`,
+    /// `/v1beta/models/{model}:generateContent`, `/api/chat`, `/model/{modelId}/converse-stream`).
+    /// The getters below are this for one vendor's SDK parameter each.
+    pub fn url(&self, api: Api) -> &str {
+        match api {
+            Api::Responses | Api::Chat => &self.base_url,
+            Api::Messages | Api::Gemini | Api::OllamaChat | Api::OllamaGenerate | Api::Bedrock | Api::BedrockInvoke => {
+                self.root()
+            }
+        }
     }
 
-    /// Use as an Anthropic SDK's `base_url`: the run's URL without `/v1`, which the SDK
-    /// appends (`{base_url}/v1/messages`).
-    pub fn anthropic_base_url(&self) -> &str {
+    /// The run's URL without `/v1`.
+    fn root(&self) -> &str {
         self.base_url.strip_suffix("/v1").unwrap_or(&self.base_url)
     }
 
-    /// Use as a google-genai SDK's `base_url` (`http_options`, or `GOOGLE_GEMINI_BASE_URL`): the
-    /// run's URL without `/v1`, to which the SDK appends `/v1beta/models/{model}:generateContent`.
+    /// Use as the OpenAI SDK's `base_url` (it ends in `/v1`): `url(Api::Responses)`.
+    pub fn base_url(&self) -> &str {
+        self.url(Api::Responses)
+    }
+
+    /// Use as an Anthropic SDK's `base_url`, to which the SDK appends `/v1/messages`:
+    /// `url(Api::Messages)`.
+    pub fn anthropic_base_url(&self) -> &str {
+        self.url(Api::Messages)
+    }
+
+    /// Use as a google-genai SDK's `base_url` (`http_options`, or `GOOGLE_GEMINI_BASE_URL`), to
+    /// which the SDK appends `/v1beta/models/{model}:generateContent`: `url(Api::Gemini)`.
     pub fn gemini_base_url(&self) -> &str {
-        self.anthropic_base_url()
+        self.url(Api::Gemini)
     }
 
     /// Use as the openai SDKs' `AzureOpenAI` `azure_endpoint` (or `AZURE_OPENAI_ENDPOINT`): the
-    /// run's URL without `/v1`, to which the client appends
-    /// `/openai/deployments/{model}/chat/completions?api-version=…`.
+    /// run's root, to which the client appends
+    /// `/openai/deployments/{model}/chat/completions?api-version=…` (Chat Completions on Azure's
+    /// paths, which `url(Api::Chat)`, with `/v1`, is not).
     pub fn azure_openai_endpoint(&self) -> &str {
-        self.anthropic_base_url()
+        self.root()
     }
 
-    /// Use as an ollama client's `host` (or `OLLAMA_HOST`): the run's URL without `/v1`, to which
-    /// the client appends `/api/chat` and `/api/generate`.
+    /// Use as an ollama client's `host` (or `OLLAMA_HOST`), to which the client appends
+    /// `/api/chat` and `/api/generate`: `url(Api::OllamaChat)`.
     pub fn ollama_host(&self) -> &str {
-        self.anthropic_base_url()
+        self.url(Api::OllamaChat)
     }
 
     /// Use as a Bedrock Runtime client's endpoint (boto3's `endpoint_url`, the AWS SDKs'
-    /// `endpoint`, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`): the run's URL without `/v1`, to which the
-    /// client appends `/model/{modelId}/converse-stream`.
+    /// `endpoint`, `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`), to which the client appends
+    /// `/model/{modelId}/converse-stream`: `url(Api::Bedrock)`.
     pub fn bedrock_base_url(&self) -> &str {
-        self.anthropic_base_url()
+        self.url(Api::Bedrock)
     }
 
     /// On a server with an upstream (docs/proxy.md): the scenario that replays what the upstream
@@ -170,7 +191,7 @@ impl ScriptedRun {
     /// requests are journaled with its number (`JournalEntry::client`) and count their attempts
     /// on their own, while outages, chaos and quota are shared by the whole run.
     pub fn client_base_url(&self, client: u32) -> String {
-        format!("{}/clients/{client}/v1", self.anthropic_base_url())
+        format!("{}/clients/{client}/v1", self.root())
     }
 
     /// The run's id, as the admin API names it (`/__squall/runs/{id}`).

@@ -5,6 +5,7 @@
 //!
 //! Read it in the order data flows:
 //!
+//! - [`api`] — the model APIs squall speaks, by name
 //! - [`scenario`] — the scripted behaviour of a run (the public scenario format), its builders,
 //!   loading with located errors, validation and limits
 //! - [`wire`] — what each API sends: events, objects, errors, and the plan of a reply
@@ -20,6 +21,7 @@
 //! over TLS (HTTP/2 and HTTP/1.1 by ALPN, [`server::tls`]), `upstream-tls` for a proxied
 //! `https://` upstream, `wiremock` the wiremock-rs bridge.
 
+pub mod api;
 pub mod clock;
 pub mod embedded;
 pub mod journal;

@@ -15,7 +15,7 @@ use ::wiremock::{Request, Respond, ResponseTemplate};
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario::headers::parse_header_template;
 use crate::scenario::routing::TrackScript;
 use crate::scenario::{AfterScript, Attempt, FaultKind, Scenario};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::api::Api;
+use crate::api::Api;
 use super::recorded::RecordedHeaders;
 use crate::scenario_model::FaultKind;
 

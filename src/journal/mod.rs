@@ -8,7 +8,6 @@
 //! dropped and counted, so a soak of millions of requests cannot exhaust memory. An entry keeps
 //! its index for life; `dropped` says how many came before the first one kept.
 
-mod api;
 mod entry;
 mod kept;
 mod recorded;
@@ -22,11 +21,12 @@ use tokio::time::Instant;
 
 use crate::clock::{ClientFrame, Clock};
 
-pub use self::api::Api;
 pub use self::entry::{Arrival, EndKind, JournalEntry, Protocol, UpstreamCall};
 pub use self::kept::KeptEntry;
 use self::recorded::Recorded;
 pub use self::recorded::{RecordedHeaders, CREDENTIAL_HEADERS};
+/// Which API a request spoke (defined at the bottom of the library, [`crate::api`]).
+pub use crate::api::Api;
 
 /// The entries a journal keeps unless told otherwise.
 pub const DEFAULT_JOURNAL_MAX: usize = 10_000;

@@ -7,7 +7,7 @@ use super::limits::{
     check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
     MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
 };
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario_model::ChaosOutcome;
 use crate::scenario_model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
 use crate::wire::ReplyContext;

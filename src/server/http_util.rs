@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 
-use crate::journal::Api;
+use crate::api::Api;
 use crate::wire::errors::error_body;
 use crate::wire::{anthropic_errors, gemini_errors};
 

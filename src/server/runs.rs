@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use super::admin::case_judge::CaseRun;
 use super::model::quota::QuotaBuckets;
+use crate::api::Api;
 use crate::clock::Clock;
-use crate::journal::Api;
 use crate::journal::Journal;
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::ReplySlot;

@@ -48,11 +48,11 @@ impl<'a> BedrockCall<'a> {
     }
 
     /// The API the call speaks.
-    pub(crate) fn api(self) -> crate::journal::Api {
+    pub(crate) fn api(self) -> crate::api::Api {
         if self.invoke {
-            crate::journal::Api::BedrockInvoke
+            crate::api::Api::BedrockInvoke
         } else {
-            crate::journal::Api::Bedrock
+            crate::api::Api::Bedrock
         }
     }
 }
@@ -322,10 +322,7 @@ mod tests {
             Some(BedrockCall { model: "anthropic.claude-3-haiku-20240307-v1%3A0", stream: true, invoke: false })
         );
         assert_eq!(BedrockCall::at_path("/model//converse"), None);
-        assert_eq!(
-            BedrockCall::at_path("/model/m/invoke").map(BedrockCall::api),
-            Some(crate::journal::Api::BedrockInvoke)
-        );
+        assert_eq!(BedrockCall::at_path("/model/m/invoke").map(BedrockCall::api), Some(crate::api::Api::BedrockInvoke));
         assert_eq!(BedrockCall::at_path("/model/m/invoke-with-response-stream").map(|c| c.stream), Some(true));
         assert_eq!(BedrockCall::at_path("/model/m/count-tokens"), None);
     }

@@ -9,7 +9,7 @@
 //! events or JSON bodies (the crate's `responses`, `chat`, `messages`, `gemini`, `errors`,
 //! `anthropic_errors` and `gemini_errors` modules), and [`reply`] turns a scripted attempt into a plan — the bytes,
 //! the waits and the fault — which the server plays on a socket. What outside code needs is
-//! public: [`reply::build_reply`] (for a [`crate::journal::Api`]: which API a request spoke), [`ReplyContext`], [`SseEvent`], [`estimate_tokens`].
+//! public: [`reply::build_reply`] (for a [`crate::api::Api`]: which API a request spoke), [`ReplyContext`], [`SseEvent`], [`estimate_tokens`].
 
 pub(crate) mod anthropic_errors;
 pub(crate) mod bedrock;

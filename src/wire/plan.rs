@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_delta_offset_means_the_same_output_in_every_api() {
-        use crate::journal::Api;
+        use crate::api::Api;
         use crate::scenario_model::StreamSpec;
         use crate::wire::ReplyContext;
         let spec = StreamSpec { text: Some("alpha beta gamma omega".into()), ..StreamSpec::default() };

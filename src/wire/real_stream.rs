@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::event_stream::{first_message_len, read_message, Message, MessageType};
 use super::Framing;
-use crate::journal::Api;
+use crate::api::Api;
 
 /// What one complete SSE event of `api`'s stream is, read from its `data:` lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

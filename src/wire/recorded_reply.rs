@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::event_stream::{read_message, MessageType};
 use super::real_stream::{classify, first_event_len};
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario_model::{
     Attempt, ErrorSpec, FailureEvent, Fault, FaultKind, FaultPoint, FunctionCallSpec, StreamFailure, StreamSpec,
 };

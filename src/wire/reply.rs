@@ -17,7 +17,7 @@ use super::{
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
-use crate::journal::Api;
+use crate::api::Api;
 
 /// What each API sends for a scripted reply.
 impl Api {
@@ -298,7 +298,7 @@ pub(crate) fn azure_openai_path(path: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::azure_openai_path;
-    use crate::journal::Api;
+    use crate::api::Api;
 
     #[test]
     fn azure_openai_paths_are_the_openai_apis() {

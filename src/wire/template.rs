@@ -16,7 +16,7 @@ use super::last_fill::{Filled, LastFill};
 use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
 use super::reply::{render, Rendered, Reply};
 use super::ReplyContext;
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario_model::Attempt;
 
 /// The id seed sentinel: ids are `resp_<seed>`, `msg_<seed>`, ...

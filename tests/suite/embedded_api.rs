@@ -1,5 +1,6 @@
 //! The embedded API (`squall::embedded`): scripting runs in code and asserting on the journal.
 
+use squall::api::Api;
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
@@ -96,4 +97,54 @@ fn the_delta_builders_break_before_output_or_after_n_pieces() {
     assert_eq!((before.kind, before.point()), (FaultKind::Eof, FaultPoint::Deltas(0)));
     let after = Attempt::text("a b c").breaks_after_deltas(FaultKind::Reset, 2).fault.expect("a fault");
     assert_eq!((after.kind, after.point()), (FaultKind::Reset, FaultPoint::Deltas(2)));
+}
+
+/// The path a client of `api` appends to `run.url(api)`, and a body of its own form.
+fn path_and_body(api: Api) -> (&'static str, serde_json::Value) {
+    let messages = serde_json::json!([{"role": "user", "content": "hi"}]);
+    match api {
+        Api::Responses => ("/responses", serde_json::json!({"model": "m", "input": "hi"})),
+        Api::Chat => ("/chat/completions", serde_json::json!({"model": "m", "messages": messages})),
+        Api::Messages => ("/v1/messages", serde_json::json!({"model": "m", "max_tokens": 9, "messages": messages})),
+        Api::Gemini => (
+            "/v1beta/models/g:generateContent",
+            serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}),
+        ),
+        Api::OllamaChat => ("/api/chat", serde_json::json!({"model": "m", "messages": messages, "stream": false})),
+        Api::OllamaGenerate => ("/api/generate", serde_json::json!({"model": "m", "prompt": "hi", "stream": false})),
+        Api::Bedrock => {
+            ("/model/m/converse", serde_json::json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}]}))
+        }
+        Api::BedrockInvoke => (
+            "/model/m/invoke",
+            serde_json::json!({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": messages}),
+        ),
+    }
+}
+
+/// `run.url(api)` is where a client of each API points: its own path appended, the request is
+/// answered and journaled as that API; the vendor getters are the same URLs.
+#[tokio::test]
+async fn a_runs_url_for_each_api_is_where_that_apis_clients_point() {
+    let provider = MockProvider::start().await;
+    let run = provider.run(Scenario::named("ok").attempt(Attempt::text("hello")));
+    let client = reqwest::Client::new();
+    for api in Api::ALL {
+        let (path, body) = path_and_body(api);
+        let reply = client.post(format!("{}{path}", run.url(api))).json(&body).send().await.expect("sent");
+        assert_eq!(reply.status(), 200, "{api:?} at {}{path}", run.url(api));
+        let _ = reply.bytes().await;
+        let last = run.journal().into_iter().last().expect("journaled");
+        assert_eq!(last.api, Some(api), "{api:?} at {}{path}", run.url(api));
+    }
+    assert_eq!(run.base_url(), run.url(Api::Responses));
+    assert!(run.base_url().ends_with("/v1"));
+    for (getter, api) in [
+        (run.anthropic_base_url(), Api::Messages),
+        (run.gemini_base_url(), Api::Gemini),
+        (run.ollama_host(), Api::OllamaChat),
+        (run.bedrock_base_url(), Api::Bedrock),
+    ] {
+        assert_eq!(getter, run.url(api));
+    }
 }

@@ -44,7 +44,7 @@ use crate::server::upstream::proxied_body::{Recording, UpstreamSteps};
 use crate::server::upstream::Upstream;
 use crate::wire::recorded_reply::{UpstreamReply, KEPT_HEADERS};
 
-use crate::journal::Api;
+use crate::api::Api;
 use crate::wire::bedrock::BedrockCall;
 use crate::wire::gemini::GeminiCall;
 use crate::wire::reply::build_reply;

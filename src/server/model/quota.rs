@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario::Quota;
 
 /// One bucket: `capacity` units that refill at `capacity` per minute of policy time.

@@ -3,7 +3,7 @@
 //! reply's headers) or refuses it with a 429; else chaos may take it. The decisions themselves
 //! are in [`crate::scenario::conditions`] and [`super::quota`]; here they become replies.
 
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario::conditions::{chaos_taking, outage_taking, Place};
 use crate::scenario::routing::{ReplySlot, TrackScript};
 use crate::scenario::validate::output_deltas;

@@ -26,7 +26,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 
 use self::plain_upstream::PlainBody;
-use crate::journal::Api;
+use crate::api::Api;
 use crate::journal::CREDENTIAL_HEADERS;
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1), and those squall sets itself.

@@ -21,7 +21,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::UpstreamBody;
-use crate::journal::Api;
+use crate::api::Api;
 use crate::scenario_model::{Fault, FaultPoint, H2Code};
 use crate::server::model::playback::MoreSteps;
 use crate::wire::plan::{splice_fault, Kill, Step};

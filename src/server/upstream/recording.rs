@@ -79,7 +79,7 @@ fn within_limits(mut attempt: Attempt) -> Attempt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::Api;
+    use crate::api::Api;
     use crate::scenario::validate::validate;
 
     /// A compact upstream (Chat chunks of one character, no ids) can send more deltas in the

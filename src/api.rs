@@ -1,5 +1,6 @@
-//! The model APIs squall speaks, by name: what a journal entry says a request spoke. What each
-//! API sends for a reply is the wire's (`crate::wire::reply`).
+//! The model APIs squall speaks, by name: the bottom of the library, below the wire (what each
+//! API sends for a reply: `crate::wire::reply`), the server (which path speaks which), the
+//! journal (what a request spoke) and a run's base URLs ([`crate::embedded::ScriptedRun::url`]).
 
 use serde::{Deserialize, Serialize};
 
