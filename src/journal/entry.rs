@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::api::Api;
 use super::recorded::RecordedHeaders;
+use crate::api::Api;
 use crate::scenario_model::FaultKind;
 
 /// How a reply ended.

@@ -174,8 +174,8 @@ fn two_files_that_name_each_other_are_found_and_a_module_and_its_part_are_not() 
     let graph: BTreeMap<String, BTreeSet<String>> = [
         ("runner".to_owned(), BTreeSet::from(["settings".to_owned()])),
         ("settings".to_owned(), BTreeSet::from(["runner".to_owned()])),
-        ("timing".to_owned(), BTreeSet::from(["timing::asks".to_owned()])),
-        ("timing::asks".to_owned(), BTreeSet::from(["timing".to_owned()])),
+        ("timing".to_owned(), BTreeSet::from(["timing::wait_asks".to_owned()])),
+        ("timing::wait_asks".to_owned(), BTreeSet::from(["timing".to_owned()])),
     ]
     .into();
     assert_eq!(files_naming_each_other(&graph), ["runner <-> settings"]);

@@ -17,7 +17,7 @@ use crate::clauses::Clause;
 use crate::iut::TaskKind;
 use crate::requirements::ProfileSelection;
 use crate::steps::when::PROMPT;
-use crate::timing::{asks, calibration};
+use crate::timing::{calibration, wait_asks};
 use crate::verdict::{Level, Strength};
 use squall::scenario::{Catalogue, Scenario};
 
@@ -256,12 +256,12 @@ pub(crate) fn calibration_case(time_scale: f64, herd_run: bool) -> CalibrationCa
         client: ClientSettings {
             task: TaskKind::Stream.as_str().to_owned(),
             prompt: "Calibrate".to_owned(),
-            max_retries: Some(asks::RETRIES as u32),
+            max_retries: Some(wait_asks::RETRIES as u32),
             agent_profile: "default".to_owned(),
             fallback: None,
             time_scale,
         },
-        scenario: asks::scenario(),
+        scenario: wait_asks::scenario(),
         herd_run,
     }
 }

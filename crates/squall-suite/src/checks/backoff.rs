@@ -17,13 +17,13 @@ pub(super) const CHECKS: &[Check] = &[
             "at least 3 waits; the longest ≥ 4× the first; below the cap each ≥ 2× the wait two retries before"
                 .to_owned()
         },
-        Timing { margin: |_| EXPONENTIAL, measure: grow_exponentially },
+        Timing { margin: |_| EXPONENTIAL, measure: measure_growth },
     ),
     Check::timed(
         r"^the waits level off at a cap$",
         Level::Wire,
         |_| format!("the last three waits each ≤ {LEVEL_RATIO}× the one before"),
-        Timing { margin: |_| CAP, measure: level_off },
+        Timing { margin: |_| CAP, measure: measure_level_off },
     ),
     Check::timed(
         r"^the first (\d+) waits follow 1 s × 2\^n plus a jitter between 0 and 1 s$",
@@ -162,13 +162,13 @@ fn compared((waits, noise): (Vec<f64>, f64), test: fn(&[f64], f64, f64) -> bool)
 }
 
 /// Growth, over this run's waits and the case's earlier draws' ([`growth_over`]).
-fn grow_exponentially(observation: &Observation, _: &Args) -> Timed {
+fn measure_growth(observation: &Observation, _: &Args) -> Timed {
     let (runs, noise) = drawn_waits(observation);
     growth_over(&runs, noise)
 }
 
 /// A cap, over this run's waits and the case's earlier draws' ([`cap_over`]).
-fn level_off(observation: &Observation, _: &Args) -> Timed {
+fn measure_level_off(observation: &Observation, _: &Args) -> Timed {
     let (runs, noise) = drawn_waits(observation);
     cap_over(&runs, noise)
 }

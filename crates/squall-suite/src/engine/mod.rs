@@ -17,8 +17,8 @@ mod calibrate;
 pub(crate) mod judge;
 mod launch;
 pub(crate) mod liveness;
+mod machine_turns;
 mod run;
-mod turns;
 
 pub(crate) use calibrate::{calibrate_clock, Measure};
 pub(crate) use judge::{judge, Judging, Stage};

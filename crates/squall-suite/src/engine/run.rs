@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::calibrate::{calibrate, Measure};
 use super::judge::{judge, Judgement, Judging, Stage};
 use super::launch::{Execution, Launcher, ProcessClock, RunPlan};
-use super::turns::MachineTurns;
+use super::machine_turns::MachineTurns;
 use crate::cases::CasePlan;
 use crate::checks::Observation;
 use crate::iut::{CaseSpec, Iut};

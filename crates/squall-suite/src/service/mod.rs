@@ -23,8 +23,8 @@ use super::checks::Observation;
 use super::engine::{judge, Judging, Stage};
 use super::requirements::ProfileSelection;
 use super::settings::{DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE, DEFAULT_TIME_SCALE, HERD_SIZES};
-use super::timing::asks::{self, gaps_after_asks};
 use super::timing::lockstep;
+use super::timing::wait_asks::{self, gaps_after_asks};
 use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs, MOMENT};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
@@ -100,7 +100,7 @@ impl CaseService {
         };
         let scenario = match request.herd {
             Some(_) => lockstep::scenario(time_scale),
-            None => asks::scenario(),
+            None => wait_asks::scenario(),
         };
         PreparedRun { scenario, time_scale, herd: request.herd, ticket }
     }
@@ -254,7 +254,7 @@ impl CaseJudge for CaseService {
             time_scale: ticket.time_scale,
             profile: setup.profile.clone(),
             fallback: setup.fallback.clone(),
-            max_retries: if plan.is_some() { setup.max_retries } else { Some(asks::RETRIES as u32) },
+            max_retries: if plan.is_some() { setup.max_retries } else { Some(wait_asks::RETRIES as u32) },
             seed: ticket.seed,
             client: None,
             timeout: Duration::ZERO,

@@ -13,10 +13,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::allowance::{Allowance, MOMENT};
-use super::asks::{self, gaps_after_asks, scenario};
 use super::lockstep::Lockstep;
 use super::reach;
 use super::reaction::{Reaction, ScaleSamples};
+use super::wait_asks::{self, gaps_after_asks, scenario};
 use crate::iut::Iut;
 use crate::iut::{Execution, RunPlan};
 
@@ -201,7 +201,7 @@ impl CalibrationPlan {
         let mut runs: Vec<RunPlan> = runs
             .map(|(n, time_scale)| RunPlan {
                 scenario: scenario(),
-                spec: asks::spec(
+                spec: wait_asks::spec(
                     format!("squall calibration {n} at {time_scale}"),
                     time_scale,
                     self.timeout,

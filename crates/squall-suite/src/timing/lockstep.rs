@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::asks::{self, gaps_after_asks};
+use super::wait_asks::{self, gaps_after_asks};
 use crate::iut::{Execution, RunPlan};
 use squall::journal::JournalEntry;
 use squall::scenario::Scenario;
@@ -85,13 +85,13 @@ impl Lockstep {
 /// The real time each of the lockstep herd's 429s asks for, in order: a herd case's first retry
 /// comes 5-20 ms after its failure at 1/100 and 100-400 ms at 1/5 (seed 002's first wait,
 /// "第 1 次 | 1-2 秒"; 0.5 s in the OpenAI and Anthropic SDKs), in the middle of the herd's start.
-pub(crate) const ASKED_REAL_MS: [f64; asks::RETRIES] = [12.5, 25.0, 50.0, 100.0, 200.0, 400.0];
+pub(crate) const ASKED_REAL_MS: [f64; wait_asks::RETRIES] = [12.5, 25.0, 50.0, 100.0, 200.0, 400.0];
 
 /// What a lockstep herd runs at `time_scale`: the calibration with [`ASKED_REAL_MS`] as policy
 /// time, each ask never over the 30 s a quota asks and clients honour.
 pub(crate) fn scenario(time_scale: f64) -> Scenario {
     let asked_ms = ASKED_REAL_MS.map(|real| (real / time_scale).min(30_000.0).round() as u64);
-    asks::asking_each(&asked_ms)
+    wait_asks::asking_each(&asked_ms)
 }
 
 /// The run that measures a lockstep herd of `herd` instances at `time_scale`, each given `timeout`
@@ -99,7 +99,7 @@ pub(crate) fn scenario(time_scale: f64) -> Scenario {
 pub(crate) fn plan(time_scale: f64, herd: u32, timeout: Duration, seed: Option<u64>) -> RunPlan {
     RunPlan {
         scenario: scenario(time_scale),
-        spec: asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed),
+        spec: wait_asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed),
         herd: Some(herd),
     }
 }

@@ -3,7 +3,7 @@
 //! its machine, so what a client spends of its own per retry is measured and taken out:
 //!
 //! - `calibration` — runs the implementation on retries that ask for no wait, at two scales;
-//!   `asks` — that scenario: 429s asking for a wait, and the gaps that follow them
+//!   `wait_asks` — that scenario: 429s asking for a wait, and the gaps that follow them
 //! - `allowance` — what a busy machine may add to a client's spans, and which outcome it fakes
 //! - `reaction` — the statistics: the client's reaction interval from those samples
 //! - `reach` — whether a sped-up clock reached the client, told before anything is judged
@@ -14,13 +14,13 @@
 //! The method and its guarantees are in `docs/requirements.md` ("Timing").
 
 pub(crate) mod allowance;
-pub(crate) mod asks;
 pub(crate) mod calibration;
 pub(crate) mod estimate;
 pub(crate) mod lockstep;
 pub(crate) mod margin;
 pub(crate) mod reach;
 pub(crate) mod reaction;
+pub(crate) mod wait_asks;
 
 pub use allowance::{Allowance, Lengthened, MOMENT, STALL};
 pub use calibration::{Calibration, CannotStart};

@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use super::asks::{self, gaps_after_asks};
+use super::wait_asks::{self, gaps_after_asks};
 use crate::iut::{Execution, RunPlan};
 use squall::scenario::{Attempt, Scenario};
 
@@ -33,7 +33,7 @@ pub(crate) fn plan(time_scale: f64, timeout: Duration, seed: Option<u64>) -> Run
             scenario.attempt(Attempt::status(429).header("retry-after", &ASKED_S.to_string()))
         })
         .attempt(Attempt::text("probed"));
-    let mut spec = asks::spec(format!("squall clock probe at {time_scale}"), time_scale, timeout, seed);
+    let mut spec = wait_asks::spec(format!("squall clock probe at {time_scale}"), time_scale, timeout, seed);
     spec.max_retries = Some(ASKS as u32);
     RunPlan { scenario, spec, herd: None }
 }

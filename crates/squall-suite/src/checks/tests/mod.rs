@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 mod drawn;
-mod written;
+mod written_evidence;
 
 use super::{tables, Observation, StepChecks};
 use crate::report::schema::Report;
@@ -120,7 +120,7 @@ fn the_checks_give_the_kept_reports_verdicts_again_from_their_evidence() {
 #[test]
 fn the_written_evidence_gets_the_verdicts_it_was_written_for() {
     let mut wrong = Vec::new();
-    for (step, observation, expected) in written::cases() {
+    for (step, observation, expected) in written_evidence::cases() {
         let verdicts: Vec<Verdict> = StepChecks::for_step(step)
             .expect(step)
             .judge(&observation, Level::Tasks, false)
@@ -145,7 +145,7 @@ fn every_check_is_judged_on_recorded_or_written_evidence() {
             }
         }
     }
-    for (step, _, _) in written::cases() {
+    for (step, _, _) in written_evidence::cases() {
         exercised.extend(patterns_of(step));
     }
     let unexercised: Vec<&str> =
