@@ -45,7 +45,7 @@ impl Runner {
     /// The PATH a later step sees: what `$GITHUB_PATH` added, then a runner's own programs
     /// (Python's, and the system's).
     fn path(&self) -> String {
-        let mut path: Vec<String> = self.read(name_of_path()).lines().rev().map(str::to_owned).collect();
+        let mut path: Vec<String> = self.read(GITHUB_PATH_FILE).lines().rev().map(str::to_owned).collect();
         let python = Path::new(python_interpreter()).parent().map(|p| p.display().to_string());
         path.extend(python);
         path.push("/usr/bin:/bin".to_owned());
@@ -61,7 +61,7 @@ impl Runner {
             .env("PATH", self.path())
             .env("HOME", self.dir.path())
             .env("RUNNER_TEMP", self.file("temp"))
-            .env("GITHUB_PATH", self.file(name_of_path()))
+            .env("GITHUB_PATH", self.file(GITHUB_PATH_FILE))
             .env("GITHUB_OUTPUT", self.file("github_output"))
             .env("GITHUB_STEP_SUMMARY", self.file("summary.md"))
             .env("GITHUB_EVENT_PATH", self.file("event.json"));
@@ -77,10 +77,8 @@ impl Runner {
     }
 }
 
-/// The file `$GITHUB_PATH` names.
-fn name_of_path() -> &'static str {
-    "github_path"
-}
+/// The file `$GITHUB_PATH` names, in the job's directory.
+const GITHUB_PATH_FILE: &str = "github_path";
 
 /// A release directory as the Action downloads from: `v<version>/squall-<version>-<target>.tar.gz`.
 fn release_dir(runner: &Runner) -> PathBuf {
@@ -110,7 +108,7 @@ fn the_actions_steps_install_squall_judge_summarise_and_fail_as_squall_run_does(
     );
     require(installed.status.success(), &text(&installed));
     require(text(&installed).contains(&format!("squall {}", env!("CARGO_PKG_VERSION"))), &text(&installed));
-    let path = runner.read(name_of_path());
+    let path = runner.read(GITHUB_PATH_FILE);
     require(Path::new(path.trim()).join("squall").is_file(), &path);
 
     // The reference on two cases: exit code 0, its verdicts in the summary, the PR's number kept.
@@ -186,13 +184,7 @@ fn action_yml_declares_and_passes_every_input_its_scripts_read() {
 #[ignore = "needs the wheel scripts/test.sh builds (cargo test -- --include-ignored)"]
 fn the_action_installs_squall_from_the_wheel_into_a_venv_of_its_own() {
     let runner = Runner::new();
-    let wheels = root().join("target/wheels");
-    let wheel = std::fs::read_dir(&wheels)
-        .expect("target/wheels")
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"));
-    let wheel = wheel.expect("a wheel: scripts/build-wheel.sh --dev");
+    let wheel = super::python_wheel::wheel();
     let installed = runner.step(
         "install.sh",
         &[
@@ -204,6 +196,6 @@ fn the_action_installs_squall_from_the_wheel_into_a_venv_of_its_own() {
         ],
     );
     require(installed.status.success(), &text(&installed));
-    let path = runner.read(name_of_path());
+    let path = runner.read(GITHUB_PATH_FILE);
     require(path.trim() == runner.file("temp/squall-venv/bin").display().to_string(), &path);
 }

@@ -10,18 +10,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::integrations::text;
+use super::sdk::sdk_dir;
 use crate::kit::harness::require;
 use crate::kit::suites::{python_interpreter, root, take_turn_blocking};
 
 /// A `PATH` without squall on it: the system's programs only.
 const BARE_PATH: &str = "/usr/bin:/bin";
 
-fn sdk_dir() -> PathBuf {
-    std::env::var_os("SQUALL_SDK_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target/sdk"))
-}
-
 /// The wheel scripts/test.sh built.
-fn wheel() -> PathBuf {
+pub(super) fn wheel() -> PathBuf {
     let dir = root().join("target/wheels");
     let found = std::fs::read_dir(&dir).into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
         p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("squall-") && n.ends_with(".whl"))

@@ -26,7 +26,8 @@ const CASES: &[(&str, &str)] = &[
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 4 }\n"),
 ];
 
-fn sdk_dir() -> PathBuf {
+/// Where scripts/setup-sdks.sh installed the SDKs (`SQUALL_SDK_DIR`, else target/sdk).
+pub(super) fn sdk_dir() -> PathBuf {
     std::env::var_os("SQUALL_SDK_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::kit::suites::root().to_path_buf().join("target/sdk"))
