@@ -19,6 +19,8 @@ pub(crate) const ACK: u8 = 0x1;
 pub(crate) const END_HEADERS: u8 = 0x4;
 /// The error code HTTP/2 gives a peer that generates too much load (RFC 9113 §7).
 pub(crate) const ENHANCE_YOUR_CALM: u32 = 0xb;
+/// The error code of a stream refused before any processing, safe to retry (RFC 9113 §8.7).
+pub(crate) const REFUSED_STREAM: u32 = 0x7;
 
 /// One frame as read: its type, flags, stream and payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,8 +67,9 @@ pub(crate) fn get_root() -> Vec<u8> {
     block
 }
 
-/// The frames of a JSON `POST` to `path` on stream `stream`: HEADERS, then the body's DATA.
-pub(crate) fn post_json(stream: u32, path: &str, body: &str) -> Vec<u8> {
+/// The HEADERS frame that opens a JSON `POST` to `path` on stream `stream`, its body still to
+/// come: the stream stays open until the body's DATA ends it.
+pub(crate) fn post_head(stream: u32, path: &str) -> Vec<u8> {
     // :method POST and :scheme http from the static table; :path and :authority literal with
     // their static names (indexes 4 and 1).
     let mut block = vec![0x83, 0x86, 0x04, u8::try_from(path.len()).expect("a short path")];
@@ -74,8 +77,20 @@ pub(crate) fn post_json(stream: u32, path: &str, body: &str) -> Vec<u8> {
     block.extend([0x01, 9]);
     block.extend_from_slice(b"localhost");
     block.extend(literal("content-type", "application/json"));
-    let mut out = frame(HEADERS, END_HEADERS, stream, &block);
+    frame(HEADERS, END_HEADERS, stream, &block)
+}
+
+/// The frames of a JSON `POST` to `path` on stream `stream`: HEADERS, then the body's DATA.
+pub(crate) fn post_json(stream: u32, path: &str, body: &str) -> Vec<u8> {
+    let mut out = post_head(stream, path);
     out.extend(frame(DATA, END_STREAM, stream, body.as_bytes()));
+    out
+}
+
+/// One SETTINGS parameter: its identifier and value (RFC 9113 §6.5.1).
+pub(crate) fn setting(id: u16, value: u32) -> Vec<u8> {
+    let mut out = id.to_be_bytes().to_vec();
+    out.extend_from_slice(&value.to_be_bytes());
     out
 }
 

@@ -1,8 +1,8 @@
 //! A hostile HTTP/2 client, written frame by frame, cannot hurt squall: the rapid-reset attack
 //! (CVE-2023-44487), a CONTINUATION flood and an HPACK bomb are each cut off with GOAWAY
-//! ENHANCE_YOUR_CALM, a PING flood leaves memory bounded, and another connection is served
-//! meanwhile (docs/hardening.md,
-//! `src/server/h2_limits.rs`).
+//! ENHANCE_YOUR_CALM, PING and SETTINGS floods leave memory bounded, a stream past the
+//! advertised limit is refused alone, and another connection is served meanwhile
+//! (docs/hardening.md, `src/server/connection/h2_limits.rs`).
 
 use std::io::Write;
 use std::time::Duration;
@@ -13,8 +13,8 @@ use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Scenario};
 
 use crate::kit::h2_wire::{
-    frame, get_root, goaway_code, literal, opened, write_until_closed, CONTINUATION, END_HEADERS, END_STREAM,
-    ENHANCE_YOUR_CALM, HEADERS, PING, RST_STREAM,
+    frame, frames_until_closed, get_root, goaway_code, literal, opened, post_head, setting, write_until_closed,
+    CONTINUATION, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM, HEADERS, PING, REFUSED_STREAM, RST_STREAM, SETTINGS,
 };
 
 /// A calm client on a connection of its own is served while the hostile one is cut off.
@@ -99,20 +99,18 @@ async fn an_hpack_bomb_is_refused() {
     assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
 }
 
-/// PINGs written without reading a single ACK: once squall's ACKs back up it stops reading
-/// (`h2` answers one PING at a time), so the flood stalls in the sockets' buffers instead of
-/// squall's memory, and others are served meanwhile. Of 64 MiB of PINGs, no more than the
-/// loopback buffers hold (a few MiB each way) is taken before the client's writes block.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_ping_flood_is_held_back_not_buffered() {
+/// Frames that each ask for an answer, written without reading one: `h2` answers one at a time
+/// and stops reading while its answer waits, so the flood stalls in the sockets' buffers instead
+/// of squall's memory, and others are served meanwhile. Of 64 MiB, no more than the loopback
+/// buffers hold (a few MiB each way) is taken before the client's writes block.
+async fn a_flood_is_held_back(one: Vec<u8>) {
     const FLOOD: usize = 64 << 20;
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
     let hostile = tokio::task::spawn_blocking(move || {
         let mut socket = opened(addr);
         socket.set_write_timeout(Some(Duration::from_secs(2))).expect("a write timeout");
-        let ping = frame(PING, 0, 0, &[7; 8]);
-        let piece: Vec<u8> = ping.iter().copied().cycle().take(ping.len() * 4096).collect();
+        let piece: Vec<u8> = one.iter().copied().cycle().take(one.len() * 4096).collect();
         let mut written = 0;
         while written < FLOOD {
             match socket.write(&piece) {
@@ -124,5 +122,48 @@ async fn a_ping_flood_is_held_back_not_buffered() {
     });
     a_calm_client_is_served(&provider).await;
     let (_socket, written) = hostile.await.expect("joined");
-    assert!(written < FLOOD / 2, "squall took {} MiB of PINGs it could not answer", written >> 20);
+    assert!(written < FLOOD / 2, "squall took {} MiB of frames it could not answer", written >> 20);
+}
+
+/// A PING flood: each PING asks for an ACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_flood_is_held_back_not_buffered() {
+    a_flood_is_held_back(frame(PING, 0, 0, &[7; 8])).await;
+}
+
+/// A SETTINGS flood: each SETTINGS (here the default header table size, again and again) asks
+/// for an ACK, and `h2` acknowledges one before it reads the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_flood_is_held_back_not_buffered() {
+    const HEADER_TABLE_SIZE: u16 = 0x1;
+    a_flood_is_held_back(frame(SETTINGS, 0, 0, &setting(HEADER_TABLE_SIZE, 4096))).await;
+}
+
+/// One stream more than the 200 squall advertises (SETTINGS_MAX_CONCURRENT_STREAMS), each held
+/// open by a request head whose body never comes: the 201st is refused with RST_STREAM
+/// REFUSED_STREAM (a refusal a client may retry) and nothing else is, the connection is not
+/// closed for it, and another connection is served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_past_the_advertised_limit_is_refused() {
+    const ADVERTISED: u32 = 200;
+    let provider = MockProvider::start().await;
+    let run = provider.run_scaled(Scenario::named("held").attempt(Attempt::text("fine")), 1.0);
+    let origin = provider.server().origin().to_owned();
+    let path = format!("{}/responses", run.base_url().strip_prefix(&origin).expect("a run under the origin"));
+    let addr = provider.server().local_addr();
+    let hostile = tokio::task::spawn_blocking(move || {
+        let mut socket = opened(addr);
+        let heads: Vec<u8> = (0..=ADVERTISED).flat_map(|n| post_head(2 * n + 1, &path)).collect();
+        socket.write_all(&heads).expect("the heads");
+        frames_until_closed(&mut socket, Duration::from_secs(2))
+    });
+    a_calm_client_is_served(&provider).await;
+    let frames = hostile.await.expect("joined");
+    let resets: Vec<(u32, u32)> = frames
+        .iter()
+        .filter(|f| f.kind == RST_STREAM)
+        .map(|f| (f.stream, u32::from_be_bytes(f.payload[..4].try_into().expect("a code"))))
+        .collect();
+    assert_eq!(resets, [(2 * ADVERTISED + 1, REFUSED_STREAM)], "the resets squall sent");
+    assert!(frames.iter().all(|f| f.goaway().is_none()), "the connection was closed: {frames:?}");
 }

@@ -3,7 +3,7 @@
 //! they are `#[ignore]`d for the quick loop and run by scripts/test.sh.
 
 mod abuse; // a hostile client: slowloris, floods, resets mid-request; the journal still agrees with the wire
-mod abuse_http2; // a hostile HTTP/2 client: rapid reset, CONTINUATION and PING floods, an HPACK bomb
+mod abuse_http2; // a hostile HTTP/2 client: rapid reset, CONTINUATION, PING and SETTINGS floods, an HPACK bomb, too many streams
 mod admin_api; // the admin API: runs created by name or inline, read, deleted; errors that name the field
 mod catalogue; // the shipped scenario catalogue loads and covers every fault
 mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
