@@ -23,6 +23,7 @@
 use std::sync::Arc;
 
 use crate::api::Api;
+use crate::clock::TimeScale;
 use crate::journal::{EndKind, JournalEntry};
 use crate::scenario::{Catalogue, Scenario, ScenarioError};
 use crate::server::runs::Run;
@@ -61,15 +62,15 @@ impl MockProvider {
     /// the end of its stream, ...), with the message [`MockProvider::try_run`] returns.
     #[track_caller]
     pub fn run(&self, scenario: Scenario) -> ScriptedRun {
-        self.run_scaled(scenario, 1.0)
+        self.run_scaled(scenario, TimeScale::REAL)
     }
 
     /// A run whose delays and stalls are multiplied by `time_scale`.
     ///
     /// # Panics
-    /// When the scenario or the time scale is invalid; see [`MockProvider::try_run_scaled`].
+    /// When the scenario is invalid; see [`MockProvider::try_run_scaled`].
     #[track_caller]
-    pub fn run_scaled(&self, scenario: Scenario, time_scale: f64) -> ScriptedRun {
+    pub fn run_scaled(&self, scenario: Scenario, time_scale: TimeScale) -> ScriptedRun {
         match self.try_run_scaled(scenario, time_scale) {
             Ok(run) => run,
             Err(e) => panic!("squall cannot serve this scenario: {e}"),
@@ -78,12 +79,12 @@ impl MockProvider {
 
     /// A run scripted by `scenario`, or why the server could not serve it.
     pub fn try_run(&self, scenario: Scenario) -> Result<ScriptedRun, ScenarioError> {
-        self.try_run_scaled(scenario, 1.0)
+        self.try_run_scaled(scenario, TimeScale::REAL)
     }
 
-    /// A run whose delays and stalls are multiplied by `time_scale` (in (0, 100]), or why the
-    /// server could not serve it: the same checks as a scenario file or the admin API.
-    pub fn try_run_scaled(&self, scenario: Scenario, time_scale: f64) -> Result<ScriptedRun, ScenarioError> {
+    /// A run whose delays and stalls are multiplied by `time_scale`, or why the server could
+    /// not serve it: the same checks as a scenario file or the admin API.
+    pub fn try_run_scaled(&self, scenario: Scenario, time_scale: TimeScale) -> Result<ScriptedRun, ScenarioError> {
         ScriptedRun::on(&self.server, scenario, time_scale)
     }
 
@@ -104,7 +105,7 @@ impl ScriptedRun {
     /// A run of `scenario` at `time_scale` on a server of one's own (what [`MockProvider`] does
     /// on its own server), checked as a scenario file or the admin API's is. It stays until
     /// [`Server::remove_run`] removes it or the server stops.
-    pub fn on(server: &Server, scenario: Scenario, time_scale: f64) -> Result<ScriptedRun, ScenarioError> {
+    pub fn on(server: &Server, scenario: Scenario, time_scale: TimeScale) -> Result<ScriptedRun, ScenarioError> {
         let run = server.create_run(scenario, time_scale)?;
         Ok(ScriptedRun { base_url: server.base_url(&run), run })
     }

@@ -117,7 +117,7 @@ impl Respond for ScenarioResponder {
             input_tokens: estimate_tokens(&String::from_utf8_lossy(&request.body)),
             include_usage: body.pointer("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
         };
-        let reply = build_reply(&script, api, stream, &ctx, 1.0);
+        let reply = build_reply(&script, api, stream, &ctx, crate::clock::TimeScale::REAL);
         let mut bytes = Vec::new();
         for step in reply.plan.steps {
             if let Step::Data { bytes: data, .. } = step {

@@ -1,6 +1,7 @@
 //! Backoff: what a schedule and a retry decision cost, and how close the reference's real
 //! sleeps land to the delays it planned (as the squall journal observes the gaps).
 
+use squall::clock::TimeScale;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,7 +87,7 @@ fn planned_vs_observed(c: &mut Criterion) {
                     let (base_url, run) = scripted(
                         server,
                         "[[attempts]]\nstatus = 503\n[[attempts]]\nstream = { text = \"ok\" }\n",
-                        scale,
+                        TimeScale::of(scale),
                     );
                     let events = Arc::new(MemoryEvents::default());
                     let sink: Arc<dyn EventSink> = events.clone();

@@ -4,6 +4,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use squall::clock::TimeScale;
 use squall::embedded::{MockProvider, ScriptedRun};
 use squall::scenario::load::from_toml_str;
 use squall::scenario::Catalogue;
@@ -41,7 +42,7 @@ pub(crate) async fn drain(client: &reqwest::Client, url: &str) -> usize {
 }
 
 /// A run scripted by TOML attempts; returns its base URL and the run.
-pub(crate) fn scripted(server: &MockProvider, toml: &str, time_scale: f64) -> (String, ScriptedRun) {
+pub(crate) fn scripted(server: &MockProvider, toml: &str, time_scale: TimeScale) -> (String, ScriptedRun) {
     let scenario = from_toml_str("bench", &format!("name = \"bench\"\n{toml}")).expect("bench scenario");
     let run = server.run_scaled(scenario, time_scale);
     (run.base_url().to_owned(), run)

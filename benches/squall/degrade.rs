@@ -3,6 +3,7 @@
 //! the analytic bound the policy documents, and as wall time against a real squall server at
 //! 1/1000 of real time.
 
+use squall::clock::TimeScale;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -158,7 +159,7 @@ pub(crate) fn benches(c: &mut Criterion) {
                         async move {
                             let mut total = Duration::ZERO;
                             for _ in 0..iterations {
-                                let (base_url, _run) = scripted(server, scenario, SCALE);
+                                let (base_url, _run) = scripted(server, scenario, TimeScale::of(SCALE));
                                 let sink: Arc<dyn EventSink> = Arc::new(MemoryEvents::default());
                                 let engine =
                                     RetryEngine::new(policy.clone(), Arc::new(ScaledClock::new(SCALE)), sink.clone());

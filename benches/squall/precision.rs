@@ -8,6 +8,7 @@ use criterion::{BenchmarkId, Criterion};
 use futures_util::StreamExt;
 
 use super::common::{ms, runtime, scripted, send_streamed, server, Errors};
+use squall::clock::TimeScale;
 
 /// Arrival times of body chunks, relative to the request being sent; and the headers' arrival.
 pub(super) async fn timed_request(client: &reqwest::Client, url: &str) -> (Duration, Vec<Duration>) {
@@ -52,7 +53,7 @@ pub(crate) fn benches(c: &mut Criterion) {
     group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(4));
     // The same request without any delay: what a client waits anyway (request, parsing, reply).
     let baseline = rt.block_on(async {
-        let (base_url, _run) = scripted(&server, "[[attempts]]\n", 1.0);
+        let (base_url, _run) = scripted(&server, "[[attempts]]\n", TimeScale::REAL);
         let mut samples = Vec::new();
         for _ in 0..50 {
             samples.push(ms(timed_request(&client, &format!("{base_url}/responses")).await.0));
@@ -71,7 +72,7 @@ pub(crate) fn benches(c: &mut Criterion) {
                 async move {
                     let mut total = Duration::ZERO;
                     for _ in 0..iterations {
-                        let (base_url, _run) = scripted(server, toml, 1.0);
+                        let (base_url, _run) = scripted(server, toml, TimeScale::REAL);
                         let (headers, arrivals) = timed_request(client, &format!("{base_url}/responses")).await;
                         let overhead = if name.starts_with("header_delay") { baseline } else { 0.0 };
                         let error = (observe(headers, &arrivals) - overhead - target).abs();

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
+use squall::clock::TimeScale;
 use squall::journal::Api;
 use squall::scenario::StreamSpec;
 use squall::wire::ReplyContext;
@@ -20,18 +21,19 @@ pub(crate) fn benches(c: &mut Criterion) {
     let body = fifty_event_body();
 
     let squall = rt.block_on(server());
-    let (plain_url, _plain) = scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\n"), 1.0);
+    let (plain_url, _plain) =
+        scripted(&squall, &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\n"), TimeScale::REAL);
     let (truncated_url, _truncated) = scripted(
         &squall,
         &format!(
             "[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"truncate\", after_events = 49 }}\n"
         ),
-        1.0,
+        TimeScale::REAL,
     );
     let (reset_url, _reset) = scripted(
         &squall,
         &format!("[[attempts]]\nstream = {{ text = \"{text}\" }}\nfault = {{ kind = \"reset\", after_events = 49 }}\n"),
-        1.0,
+        TimeScale::REAL,
     );
     let wiremock = rt.block_on(wiremock_same_bytes());
     let wiremock_url = format!("{}/v1/responses", wiremock.uri());

@@ -55,10 +55,9 @@ use self::http_util::{openai_error, ResponseBody};
 use self::model::base_path::{split_base, MAX_CLIENTS};
 use self::runs::{Run, Runs};
 pub use self::upstream::{BadUpstream, Upstream, DEFAULT_UPSTREAM_READ_TIMEOUT};
-use crate::clock::Clock;
-use crate::scenario::limits::check_time_scale;
+use crate::clock::{Clock, TimeScale};
 use crate::scenario::validate::validate;
-use crate::scenario::{Catalogue, FieldPath, Scenario, ScenarioError};
+use crate::scenario::{Catalogue, Scenario, ScenarioError};
 
 /// Default request body limit (16 MiB): larger than any real model request in the suite.
 pub const DEFAULT_BODY_LIMIT: usize = 16 * 1024 * 1024;
@@ -142,7 +141,9 @@ pub(crate) struct State {
     tls: Option<connection::tls::ServerTls>,
     /// Connections being served right now.
     pub connections: std::sync::atomic::AtomicUsize,
-    /// See [`ServerConfig::header_timeout`].
+    /// See [`ServerConfig::header_timeout`]; read here by the TLS handshake and the WebSocket
+    /// (plain connections are swept by `heads`).
+    #[cfg(any(feature = "tls", feature = "websocket"))]
     pub header_timeout: Duration,
     /// The open connections' waits for a request head, swept against `header_timeout`.
     heads: Arc<HeadWatch>,
@@ -203,6 +204,7 @@ impl Server {
             #[cfg(feature = "tls")]
             tls: config.tls,
             connections: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(any(feature = "tls", feature = "websocket"))]
             header_timeout: config.header_timeout,
             heads: Arc::new(HeadWatch::new(config.header_timeout)),
             stopping: tokio::sync::watch::Sender::new(false),
@@ -252,11 +254,10 @@ impl Server {
     }
 
     /// Create a run in-process (the admin API's `POST /__squall/runs` without HTTP). The
-    /// scenario and the time scale are checked exactly as the admin API checks them, however
-    /// the scenario was made, so no run exists that the server cannot serve.
-    pub(crate) fn create_run(&self, scenario: Scenario, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
+    /// scenario is checked exactly as the admin API checks it, however it was made, so no run
+    /// exists that the server cannot serve (a [`TimeScale`] is valid by construction).
+    pub(crate) fn create_run(&self, scenario: Scenario, time_scale: TimeScale) -> Result<Arc<Run>, ScenarioError> {
         validate(&scenario).map_err(|e| e.in_source("scenario built in code"))?;
-        check_time_scale(time_scale).map_err(|m| ScenarioError::new(FieldPath::root().key("time_scale"), m))?;
         self.state.runs.create(Arc::new(scenario), time_scale)
     }
 

@@ -8,6 +8,7 @@ use super::admin::case_judge::CaseRun;
 use super::model::quota::QuotaBuckets;
 use crate::api::Api;
 use crate::clock::Clock;
+use crate::clock::TimeScale;
 use crate::journal::Journal;
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::ReplySlot;
@@ -21,7 +22,7 @@ pub(crate) struct Run {
     pub id: String,
     pub scenario: Arc<Scenario>,
     /// Multiplies every server-side delay and stall.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     pub journal: Arc<Journal>,
     /// Attempts seen so far, per herd client (`None`: the run's own base URL) and track.
     attempts: Mutex<HashMap<(Option<u32>, String), u32>>,
@@ -62,7 +63,7 @@ impl Run {
     pub(crate) fn new(
         id: String,
         scenario: Arc<Scenario>,
-        time_scale: f64,
+        time_scale: TimeScale,
         (journal_max, clock): (usize, Clock),
     ) -> Result<Self, ScenarioError> {
         let journal = Arc::new(Journal::on_clock(journal_max, clock));
@@ -110,7 +111,7 @@ impl Run {
 
     /// Policy milliseconds since the run was created, at `at`: run time, as outages count it.
     pub(crate) fn policy_ms_at(&self, at: tokio::time::Instant) -> f64 {
-        self.journal.ms_since_start(at) / self.time_scale
+        self.time_scale.policy_ms(self.journal.ms_since_start(at))
     }
 
     /// The attempt the next request of `client` on `track` will get, without counting one.
@@ -209,7 +210,7 @@ impl Runs {
     }
 
     /// Create a run with a fresh id.
-    pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: f64) -> Result<Arc<Run>, ScenarioError> {
+    pub(crate) fn create(&self, scenario: Arc<Scenario>, time_scale: TimeScale) -> Result<Arc<Run>, ScenarioError> {
         let n = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = format!("r{n}-{}", short_tag(&scenario.name));
         let run = Arc::new(Run::new(id.clone(), scenario, time_scale, self.journal_settings())?);

@@ -10,6 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{event_stream, Framing, SseEvent};
+use crate::clock::TimeScale;
 use crate::journal::EndKind;
 use crate::scenario_model::{Fault, FaultKind, FaultPoint, H2Code};
 
@@ -168,7 +169,7 @@ impl Body {
 
 impl ReplyPlan {
     /// The plan with the attempt's `delay_ms` before the headers, at `time_scale`.
-    pub fn with_header_delay(self, script: &crate::scenario_model::Attempt, time_scale: f64) -> ReplyPlan {
+    pub fn with_header_delay(self, script: &crate::scenario_model::Attempt, time_scale: TimeScale) -> ReplyPlan {
         ReplyPlan { header_delay: scaled_ms(script.delay_ms.unwrap_or(0), time_scale), ..self }
     }
 }
@@ -176,12 +177,17 @@ impl ReplyPlan {
 /// Plan a streamed reply: events, with `event_delay` between them (tests plan event lists; the
 /// server writes its events into one body first and calls [`plan_stream`]).
 #[cfg(test)]
-fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+fn plan_events(events: &[SseEvent], fault: Option<&Fault>, event_delay: Duration, time_scale: TimeScale) -> ReplyPlan {
     plan_stream(&Body::of_events(events), fault, event_delay, time_scale)
 }
 
 /// Plan a streamed reply whose events are already written into one body.
-pub(crate) fn plan_stream(body: &Body, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+pub(crate) fn plan_stream(
+    body: &Body,
+    fault: Option<&Fault>,
+    event_delay: Duration,
+    time_scale: TimeScale,
+) -> ReplyPlan {
     let mut plan = build(body, EndKind::Completed, fault, event_delay, time_scale);
     // Event streams are sent chunked, as OpenAI does, even when their length is known.
     plan.exact_len = None;
@@ -190,7 +196,7 @@ pub(crate) fn plan_stream(body: &Body, fault: Option<&Fault>, event_delay: Durat
 
 /// Plan a whole-body reply (a JSON object or error). An offset of 0 events or 0 deltas fires
 /// before the body, a larger one after it.
-pub(crate) fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: f64) -> ReplyPlan {
+pub(crate) fn plan_body(body: Bytes, end: EndKind, fault: Option<&Fault>, time_scale: TimeScale) -> ReplyPlan {
     build(&Body::whole(body), end, fault, Duration::ZERO, time_scale)
 }
 
@@ -205,9 +211,9 @@ fn garbage(framing: Framing) -> Bytes {
     }
 }
 
-pub(crate) fn scaled_ms(ms: u64, time_scale: f64) -> Duration {
-    let seconds = ms as f64 * time_scale / 1000.0;
-    Duration::try_from_secs_f64(seconds).unwrap_or(if seconds > 0.0 { Duration::MAX } else { Duration::ZERO })
+/// A scripted wait of `ms` policy milliseconds, in real time.
+pub(crate) fn scaled_ms(ms: u64, time_scale: TimeScale) -> Duration {
+    time_scale.real(Duration::from_millis(ms))
 }
 
 /// The data written since the last step that was not data: one slice of the body. Pieces
@@ -243,7 +249,7 @@ impl Run {
     }
 }
 
-fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: f64) -> ReplyPlan {
+fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration, time_scale: TimeScale) -> ReplyPlan {
     let mut plan = ReplyPlan {
         steps: VecDeque::new(),
         close_connection: fault.is_some_and(|f| f.kind == FaultKind::Garbage),
@@ -305,7 +311,7 @@ fn build(body: &Body, end: EndKind, fault: Option<&Fault>, event_delay: Duration
 }
 
 /// Add a fault's steps; returns whether the fault ends the reply.
-pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: Framing, time_scale: f64) -> bool {
+pub(crate) fn splice_fault(steps: &mut VecDeque<Step>, fault: &Fault, framing: Framing, time_scale: TimeScale) -> bool {
     match fault.kind {
         FaultKind::Eof => steps.push_back(Step::Kill(Kill::Eof)),
         FaultKind::Reset => steps.push_back(Step::Kill(Kill::Reset(fault.h2_code.unwrap_or_default()))),
@@ -394,7 +400,8 @@ mod tests {
 
     #[test]
     fn reset_after_three_events_writes_exactly_three() {
-        let plan = plan_events(&events(6), Some(&fault(FaultKind::Reset, Some(3), None)), Duration::ZERO, 1.0);
+        let plan =
+            plan_events(&events(6), Some(&fault(FaultKind::Reset, Some(3), None)), Duration::ZERO, TimeScale::REAL);
         assert_eq!(events_written(&plan), 3);
         assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset(H2Code::InternalError))));
@@ -403,7 +410,7 @@ mod tests {
     #[test]
     fn zero_deltas_fires_after_the_framing_right_before_the_first_output() {
         let reset = Fault::at(FaultKind::Reset, FaultPoint::Deltas(0));
-        let plan = plan_events(&stream_with_outputs(3), Some(&reset), Duration::ZERO, 1.0);
+        let plan = plan_events(&stream_with_outputs(3), Some(&reset), Duration::ZERO, TimeScale::REAL);
         assert_eq!(events_written(&plan), 2);
         assert!(!written_text(&plan).contains("piece"), "{}", written_text(&plan));
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Reset(H2Code::InternalError))));
@@ -412,7 +419,7 @@ mod tests {
     #[test]
     fn n_deltas_fires_right_after_the_nth_output() {
         let eof = Fault::at(FaultKind::Eof, FaultPoint::Deltas(2));
-        let plan = plan_events(&stream_with_outputs(3), Some(&eof), Duration::ZERO, 1.0);
+        let plan = plan_events(&stream_with_outputs(3), Some(&eof), Duration::ZERO, TimeScale::REAL);
         assert_eq!(events_written(&plan), 4, "2 framing + 2 outputs");
         let text = written_text(&plan);
         assert!(text.contains(r#""piece":1"#) && !text.contains(r#""piece":2"#), "{text}");
@@ -421,7 +428,7 @@ mod tests {
     #[test]
     fn zero_deltas_on_a_whole_body_fires_before_the_body() {
         let eof = Fault::at(FaultKind::Eof, FaultPoint::Deltas(0));
-        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::Completed, Some(&eof), 1.0);
+        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::Completed, Some(&eof), TimeScale::REAL);
         assert_eq!(data_len(&plan), 0);
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Eof)));
     }
@@ -435,11 +442,19 @@ mod tests {
         let ctx = ReplyContext::placeholder();
         for api in Api::ALL {
             let events = api.stream_events(&spec, &ctx);
-            let before =
-                plan_events(&events, Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(0))), Duration::ZERO, 1.0);
+            let before = plan_events(
+                &events,
+                Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(0))),
+                Duration::ZERO,
+                TimeScale::REAL,
+            );
             assert!(!written_text(&before).contains("alpha"), "{}: {}", api.title(), written_text(&before));
-            let two =
-                plan_events(&events, Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(2))), Duration::ZERO, 1.0);
+            let two = plan_events(
+                &events,
+                Some(&Fault::at(FaultKind::Eof, FaultPoint::Deltas(2))),
+                Duration::ZERO,
+                TimeScale::REAL,
+            );
             let text = written_text(&two);
             assert!(text.contains("beta") && !text.contains("gamma"), "{}: {text}", api.title());
         }
@@ -447,7 +462,7 @@ mod tests {
 
     #[test]
     fn events_without_anything_between_them_become_one_write() {
-        let plan = plan_events(&events(6), None, Duration::ZERO, 1.0);
+        let plan = plan_events(&events(6), None, Duration::ZERO, TimeScale::REAL);
         assert_eq!(plan.steps.len(), 2, "one write and the end: {:?}", plan.steps);
         assert_eq!(events_written(&plan), 6);
     }
@@ -456,7 +471,8 @@ mod tests {
     fn byte_offset_cuts_an_event_in_half() {
         let all = events(2);
         let first = all[0].to_bytes().len() as u64;
-        let plan = plan_events(&all, Some(&fault(FaultKind::Eof, None, Some(first + 5))), Duration::ZERO, 1.0);
+        let plan =
+            plan_events(&all, Some(&fault(FaultKind::Eof, None, Some(first + 5))), Duration::ZERO, TimeScale::REAL);
         assert_eq!(data_len(&plan) as u64, first + 5);
         assert_eq!(plan.steps.back(), Some(&Step::Kill(Kill::Eof)));
     }
@@ -465,7 +481,7 @@ mod tests {
     fn timed_stall_continues_with_the_rest() {
         let mut stall = fault(FaultKind::Stall, Some(1), None);
         stall.ms = Some(1000);
-        let plan = plan_events(&events(3), Some(&stall), Duration::ZERO, 0.01);
+        let plan = plan_events(&events(3), Some(&stall), Duration::ZERO, TimeScale::of(0.01));
         assert!(plan.steps.contains(&Step::Stall(Some(Duration::from_millis(10)))));
         assert_eq!(plan.steps.back(), Some(&Step::End(EndKind::Completed)));
         assert_eq!(data_len(&plan), events(3).iter().map(|e| e.to_bytes().len()).sum::<usize>());
@@ -473,14 +489,14 @@ mod tests {
 
     #[test]
     fn no_fault_gives_an_exact_length() {
-        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::ErrorStatus, None, 1.0);
+        let plan = plan_body(Bytes::from_static(b"{}"), EndKind::ErrorStatus, None, TimeScale::REAL);
         assert_eq!(plan.exact_len, Some(2));
         assert_eq!(plan.steps.back(), Some(&Step::End(EndKind::ErrorStatus)));
     }
 
     #[test]
     fn event_delays_sit_between_events() {
-        let plan = plan_events(&events(3), None, Duration::from_millis(5), 1.0);
+        let plan = plan_events(&events(3), None, Duration::from_millis(5), TimeScale::REAL);
         let waits = plan.steps.iter().filter(|s| matches!(s, Step::Wait(_))).count();
         assert_eq!(waits, 2);
     }

@@ -218,6 +218,7 @@ pub(crate) fn first_event(api: Api, bytes: &[u8]) -> Option<(usize, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::TimeScale;
     use crate::wire::{reply::build_reply, ReplyContext};
 
     fn ctx() -> ReplyContext {
@@ -237,7 +238,7 @@ mod tests {
         let toml = "name = \"t\"\n[[attempts]]\nstream = { reasoning = \"think hard\", text = \"one two three\", function_call = { name = \"f\", arguments = '{\"a\": 1}' } }\n";
         let scenario = crate::scenario::load::from_toml_str("t", toml).expect("valid");
         for api in Api::ALL {
-            let reply = build_reply(&scenario.attempts[0], api, true, &ctx(), 1.0);
+            let reply = build_reply(&scenario.attempts[0], api, true, &ctx(), TimeScale::REAL);
             let mut body: Vec<u8> = reply
                 .plan
                 .steps

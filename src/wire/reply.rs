@@ -14,6 +14,7 @@ use super::{
     anthropic_errors, bedrock, bedrock_invoke, chat, event_stream, gemini, gemini_errors, messages, ollama, responses,
     Framing, ReplyContext, SseEvent,
 };
+use crate::clock::TimeScale;
 use crate::journal::EndKind;
 use crate::scenario_model::{Attempt, StreamFailure, StreamSpec};
 
@@ -186,7 +187,7 @@ const EVENT_STREAM: &str = "text/event-stream; charset=utf-8";
 const JSON_LINES: &str = "application/x-ndjson";
 
 /// What the script answers to a request of this API, streamed or not.
-pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: f64) -> Reply {
+pub fn build_reply(script: &Attempt, api: Api, wants_stream: bool, ctx: &ReplyContext, time_scale: TimeScale) -> Reply {
     let rendered = render(script, api, wants_stream, ctx);
     let fault = script.fault.as_ref();
     let plan = if rendered.stream {

@@ -17,6 +17,7 @@ use super::plan::{plan_body, plan_stream, Body, ReplyPlan, Span};
 use super::reply::{render, Rendered, Reply};
 use super::ReplyContext;
 use crate::api::Api;
+use crate::clock::TimeScale;
 use crate::scenario_model::Attempt;
 
 /// The id seed sentinel: ids are `resp_<seed>`, `msg_<seed>`, ...
@@ -82,7 +83,7 @@ pub(crate) struct ReplyTemplate {
     event_delay: Duration,
     /// The scaled `delay_ms` before the headers.
     header_delay: Duration,
-    time_scale: f64,
+    time_scale: TimeScale,
     /// `created_at` as an RFC 3339 time (Ollama) rather than Unix seconds.
     times_as_text: bool,
     /// The body filled last, to fill the next request's from.
@@ -97,7 +98,7 @@ impl ReplyTemplate {
         api: Api,
         wants_stream: bool,
         include_usage: bool,
-        time_scale: f64,
+        time_scale: TimeScale,
     ) -> Option<Self> {
         let sentinels = ReplyContext {
             id_seed: SEED.to_owned(),
@@ -292,14 +293,14 @@ mod tests {
         for attempt in attempts() {
             for api in Api::ALL {
                 for stream in [true, false] {
-                    let template = ReplyTemplate::new(&attempt, api, stream, true, 0.01);
+                    let template = ReplyTemplate::new(&attempt, api, stream, true, TimeScale::of(0.01));
                     if template.is_none() && matches!(api, Api::Bedrock | Api::BedrockInvoke) && stream {
                         // A message's length and CRC change with its slots: rendered per request.
                         assert!(!attempt.is_status_reply(), "{attempt:?}");
                         continue;
                     }
                     let template = template.expect("a template");
-                    let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, 0.01);
+                    let direct = super::super::reply::build_reply(&attempt, api, stream, &ctx, TimeScale::of(0.01));
                     let from_template = template.reply(&ctx).plan;
                     assert_eq!(from_template.steps, direct.plan.steps, "{api:?} stream {stream}: {attempt:?}");
                     // The header delay is a step of the plan, scaled like every other wait.
@@ -336,7 +337,9 @@ mod tests {
         ];
         for attempt in attempts() {
             for api in Api::ALL {
-                let Some(template) = ReplyTemplate::new(&attempt, api, true, true, 0.01) else { continue };
+                let Some(template) = ReplyTemplate::new(&attempt, api, true, true, TimeScale::of(0.01)) else {
+                    continue;
+                };
                 for request in &requests {
                     let direct = render(&attempt, api, true, request).body;
                     let filled = template.fill(request);
@@ -352,6 +355,6 @@ mod tests {
         let text = format!("look: {SEED} and 6600000000000000000");
         let attempt =
             Attempt { stream: Some(StreamSpec { text: Some(text), ..StreamSpec::default() }), ..Attempt::default() };
-        assert!(ReplyTemplate::new(&attempt, Api::Responses, true, false, 1.0).is_none());
+        assert!(ReplyTemplate::new(&attempt, Api::Responses, true, false, TimeScale::REAL).is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! Test kit: a `MockProvider` with one run scripted in TOML, reqwest to talk to it, and the
 //! journal read back through the admin API, as an outside user reads it.
 
+use squall::clock::TimeScale;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -20,16 +21,16 @@ pub(crate) struct Harness {
 
 impl Harness {
     pub(crate) async fn new(toml: &str) -> Harness {
-        Self::scaled(toml, 1.0).await
+        Self::scaled(toml, TimeScale::of(1.0)).await
     }
 
     /// A run of a scenario from the shipped catalogue (`scenarios/NAME.toml`).
-    pub(crate) async fn catalogue(name: &str, time_scale: f64) -> Harness {
+    pub(crate) async fn catalogue(name: &str, time_scale: TimeScale) -> Harness {
         let path = super::suites::root().join("scenarios").join(format!("{name}.toml"));
         Self::scaled(&std::fs::read_to_string(&path).expect("catalogue scenario exists"), time_scale).await
     }
 
-    pub(crate) async fn scaled(toml: &str, time_scale: f64) -> Harness {
+    pub(crate) async fn scaled(toml: &str, time_scale: TimeScale) -> Harness {
         let scenario = from_toml_str("test scenario", toml).expect("test scenario is valid");
         let provider = MockProvider::start().await;
         let run = provider.run_scaled(scenario, time_scale);

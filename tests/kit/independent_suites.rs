@@ -11,6 +11,7 @@ use squall_suite::{run_suite, SuiteConfig, SuiteOutcome};
 use tokio::sync::OnceCell;
 
 use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered, take_turn};
+use squall::clock::TimeScale;
 
 /// What the slow twins spend of their own before each retry, ms, in [`IndependentSuites::slow`]'s
 /// order.
@@ -41,7 +42,7 @@ async fn run_them() -> IndependentSuites {
     let _one = take_turn().await;
     // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
     // beside it, two at a time.
-    let jittery = SuiteConfig { max_time_scale: 0.25, ..slow_independent_config("20-300") };
+    let jittery = SuiteConfig { max_time_scale: TimeScale::of(0.25), ..slow_independent_config("20-300") };
     let mut others = vec![independent_config(None), sped_up_config()];
     others.extend(SLOW_TWINS_MS.map(slow_independent_config));
     let (jittery, mut outcomes) =

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use squall::clock::TimeScale;
 use squall::journal::JournalEntry;
 use squall_reference::clock::ScaledClock;
 use squall_reference::decide::policy::RetryPolicy;
@@ -87,7 +88,7 @@ impl Call {
     /// Run one call against a run scripted by `toml` (timing-sensitive: never beside a suite).
     pub(crate) async fn against(self, toml: &str) -> Outcome {
         let _one = take_turn().await;
-        let h = Harness::scaled(toml, self.scale).await;
+        let h = Harness::scaled(toml, TimeScale::of(self.scale)).await;
         let events = Arc::new(MemoryEvents::default());
         let sink: Arc<dyn EventSink> = events.clone();
         let mut engine = RetryEngine::new(self.policy, Arc::new(ScaledClock::new(self.scale)), sink.clone());

@@ -51,7 +51,7 @@ fn raw_request(base_url: &str, addr: SocketAddr, extra: &[u8]) -> TcpStream {
 async fn silent_and_trickling_connections_are_closed_and_others_are_served_meanwhile() {
     let provider = server_with(|c| c.header_timeout = Duration::from_secs(1)).await;
     let addr = provider.server().local_addr();
-    let run = provider.run_scaled(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let run = provider.run(Scenario::named("calm").attempt(Attempt::text("fine")));
     let silent: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connects")).collect();
     let trickling = tokio::task::spawn_blocking(move || {
         let mut sockets: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connects")).collect();
@@ -88,7 +88,7 @@ async fn a_reply_longer_than_the_header_timeout_is_sent_whole_and_the_idle_conne
     let provider = server_with(|c| c.header_timeout = Duration::from_secs(1)).await;
     let addr = provider.server().local_addr();
     let paced = Attempt::text("one two three four five six").with_event_delay_ms(250);
-    let run = provider.run_scaled(Scenario::named("paced").attempt(paced), 1.0);
+    let run = provider.run(Scenario::named("paced").attempt(paced));
     let base_url = run.base_url().to_owned();
     let (reply, lasted, closed_after) = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
@@ -122,7 +122,7 @@ async fn a_reply_longer_than_the_header_timeout_is_sent_whole_and_the_idle_conne
 async fn an_oversized_body_behind_expect_continue_is_refused_at_once() {
     let provider = server_with(|c| c.body_limit = 1024).await;
     let addr = provider.server().local_addr();
-    let run = provider.run_scaled(Scenario::named("small"), 1.0);
+    let run = provider.run(Scenario::named("small"));
     let path = run.base_url().split_once("/runs/").map(|(_, r)| format!("/runs/{r}/responses")).expect("a run URL");
     for target in [path.as_str(), "/__squall/runs"] {
         let answer = tokio::task::spawn_blocking({
@@ -170,10 +170,8 @@ async fn statuses_and_framing_headers_http_cannot_honour_are_refused_at_load() {
 async fn a_hang_up_after_extra_bytes_is_noticed_during_a_delay_and_an_endless_stall() {
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
-    let delayed =
-        provider.run_scaled(Scenario::named("slow").attempt(Attempt::text("late").with_delay_ms(600_000)), 1.0);
-    let stalled = provider
-        .run_scaled(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)), 1.0);
+    let delayed = provider.run(Scenario::named("slow").attempt(Attempt::text("late").with_delay_ms(600_000)));
+    let stalled = provider.run(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)));
     // A client that leaves during a stall is `stalled` (docs/server.md), during a delay `client_closed`.
     let pipelined = &b"GET /runs/x/v1/models HTTP/1.1\r\nhost: x\r\n\r\n"[..];
     for (run, extra, end) in [(&delayed, &b"\r\n"[..], EndKind::ClientClosed), (&stalled, pipelined, EndKind::Stalled)]
@@ -192,7 +190,7 @@ async fn a_hang_up_after_extra_bytes_is_noticed_during_a_delay_and_an_endless_st
 async fn a_client_that_leaves_in_the_middle_of_its_body_is_client_closed() {
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
-    let run = provider.run_scaled(Scenario::named("half"), 1.0);
+    let run = provider.run(Scenario::named("half"));
     let path = run.base_url().split_once("/runs/").map(|(_, r)| format!("/runs/{r}/responses")).expect("a run URL");
     let mut socket = TcpStream::connect(addr).expect("connects");
     let head = format!(
@@ -211,8 +209,8 @@ async fn a_large_scenario_being_created_does_not_hold_up_a_timed_stream() {
     // One serving thread: the timed stream and the admin request share it.
     let provider = server_with(|c| c.serving = Serving::OwnThreads(NonZeroUsize::MIN)).await;
     // Ten events 50 ms apart: the stream's pace is the precision being protected.
-    let timed = provider
-        .run_scaled(Scenario::named("paced").attempt(Attempt::text("a b c d e f g h").with_event_delay_ms(50)), 1.0);
+    let timed =
+        provider.run(Scenario::named("paced").attempt(Attempt::text("a b c d e f g h").with_event_delay_ms(50)));
     // 15,000 small attempts (50 MB rendered, within the 64 MiB limit): every one is rendered in each API to check its size.
     let attempts: Vec<Value> = (0..1000).map(|_| json!({"stream": {"text": "x"}})).collect();
     let tracks: Vec<Value> = (0..15)
@@ -414,10 +412,8 @@ async fn sigterm_lets_a_reply_in_progress_finish_and_exits_0() {
 async fn a_run_deleted_mid_reply_waits_for_it_or_says_it_is_in_flight() {
     let provider = MockProvider::start().await;
     let client = reqwest::Client::new();
-    let paced =
-        provider.run_scaled(Scenario::named("paced").attempt(Attempt::text("a b c d").with_event_delay_ms(100)), 1.0);
-    let stalled = provider
-        .run_scaled(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)), 1.0);
+    let paced = provider.run(Scenario::named("paced").attempt(Attempt::text("a b c d").with_event_delay_ms(100)));
+    let stalled = provider.run(Scenario::named("stall").attempt(Attempt::text("a b c d").stall_after_events(2, None)));
     for (run, ended, in_flight) in [(&paced, json!("completed"), 0), (&stalled, Value::Null, 1)] {
         let url = format!("{}/responses", run.base_url());
         let streaming = tokio::spawn({

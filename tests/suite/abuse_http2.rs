@@ -19,7 +19,7 @@ use crate::kit::h2_wire::{
 
 /// A calm client on a connection of its own is served while the hostile one is cut off.
 async fn a_calm_client_is_served(provider: &MockProvider) {
-    let run = provider.run_scaled(Scenario::named("calm").attempt(Attempt::text("fine")), 1.0);
+    let run = provider.run(Scenario::named("calm").attempt(Attempt::text("fine")));
     let address = provider.server().origin().strip_prefix("http://").expect("http").to_owned();
     let tcp = tokio::net::TcpStream::connect(address).await.expect("connects");
     let (client, connection) = h2::client::handshake(tcp).await.expect("handshake");
@@ -147,7 +147,7 @@ async fn a_settings_flood_is_held_back_not_buffered() {
 async fn a_stream_past_the_advertised_limit_is_refused() {
     const ADVERTISED: u32 = 200;
     let provider = MockProvider::start().await;
-    let run = provider.run_scaled(Scenario::named("held").attempt(Attempt::text("fine")), 1.0);
+    let run = provider.run(Scenario::named("held").attempt(Attempt::text("fine")));
     let origin = provider.server().origin().to_owned();
     let path = format!("{}/responses", run.base_url().strip_prefix(&origin).expect("a run under the origin"));
     let addr = provider.server().local_addr();

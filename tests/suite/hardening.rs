@@ -12,6 +12,7 @@ use crate::kit::harness::{json_reply, require};
 use crate::kit::server::server_with;
 use crate::kit::suites::take_turn;
 use serde_json::{json, Value};
+use squall::clock::TimeScale;
 use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
@@ -40,7 +41,7 @@ async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
     assert_eq!(body["error"]["code"], "admin_token_required");
     assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
     assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
-    let run = server.run_scaled(Scenario::named("open"), 1.0);
+    let run = server.run(Scenario::named("open"));
     let reply = client
         .post(format!("{}/responses", run.base_url()))
         .json(&json!({"model": "m", "input": "x"}))
@@ -121,7 +122,7 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
 #[tokio::test]
 async fn a_body_over_the_configured_limit_is_a_413_naming_the_limit() {
     let server = server_with(|c| c.body_limit = 1024).await;
-    let run = server.run_scaled(Scenario::named("small"), 1.0);
+    let run = server.run(Scenario::named("small"));
     let big = json!({"model": "m", "input": "x".repeat(4096)});
     let reply =
         reqwest::Client::new().post(format!("{}/responses", run.base_url())).json(&big).send().await.expect("sent");
@@ -182,7 +183,7 @@ async fn a_thousand_concurrent_streams(serving: Serving) {
 #[tokio::test]
 async fn a_body_that_is_not_json_by_its_content_type_is_a_415_naming_it() {
     let server = server_with(|_| {}).await;
-    let run = server.run_scaled(Scenario::named("typed"), 1.0);
+    let run = server.run(Scenario::named("typed"));
     let reply = reqwest::Client::new()
         .post(format!("{}/responses", run.base_url()))
         .header("content-type", "application/x-www-form-urlencoded")
@@ -251,8 +252,10 @@ async fn the_reference_under_concurrent_load_loses_no_events() {
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let calls = (0..100).map(|i| {
-        let run =
-            server.run_scaled(Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")), 0.01);
+        let run = server.run_scaled(
+            Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")),
+            TimeScale::of(0.01),
+        );
         let (base_url, path) = (run.base_url().to_owned(), dir.path().join(format!("events-{i}.jsonl")));
         async move {
             let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));

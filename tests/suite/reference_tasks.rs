@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
+use squall::clock::TimeScale;
 use squall::journal::JournalEntry;
 use squall_reference::clock::ScaledClock;
 use squall_reference::provider::{Api, Delta, HttpProvider};
@@ -60,7 +61,7 @@ fn events_of(path: &Path) -> Vec<Value> {
 }
 
 async fn main_turns(scenario: &str, turns: usize, fallback: Option<Fallback>) -> TaskRun {
-    let h = Harness::catalogue(scenario, SCALE).await;
+    let h = Harness::catalogue(scenario, TimeScale::of(SCALE)).await;
     let workspace = tempfile::tempdir().expect("tempdir");
     let provider = HttpProvider::new(&h.base_url, "sk-test", Api::Responses);
     let config = SessionConfig::new(workspace.path(), provider, Arc::new(ScaledClock::new(SCALE)));
@@ -172,7 +173,7 @@ async fn events_of_main_and_sub_sessions_land_under_agents_sessions() {
 #[tokio::test]
 async fn seed_004_an_unavailable_provider_degrades_through_the_fallback() {
     let fallback: Fallback = Arc::new(|failure| format!("Answered from the AST only ({})", failure.error.error_type()));
-    let h = Harness::catalogue("always-503", SCALE).await;
+    let h = Harness::catalogue("always-503", TimeScale::of(SCALE)).await;
     let workspace = tempfile::tempdir().expect("tempdir");
     let provider = HttpProvider::new(&h.base_url, "sk-test", Api::Responses);
     let config = SessionConfig::new(workspace.path(), provider, Arc::new(ScaledClock::new(SCALE)));
@@ -221,7 +222,7 @@ stream = { function_call = { name = "web_search", arguments = '{"query": "q"}' }
 [[attempts]]
 stream = { text = "Findings: large outputs were cut head and tail." }
 "#;
-    let h = Harness::scaled(toml, SCALE).await;
+    let h = Harness::scaled(toml, TimeScale::of(SCALE)).await;
     let workspace = tempfile::tempdir().expect("tempdir");
     let config = SessionConfig::new(
         workspace.path(),

@@ -84,8 +84,8 @@ async fn scenarios_built_in_code_are_checked_like_files() {
     header.headers.insert("bad header".to_owned(), "1".to_owned());
     let bad = provider.try_run(Scenario::named("h").attempt(header)).expect_err("a bad header name");
     assert_eq!(bad.field.to_string(), r#"attempts[0].headers["bad header"]"#, "{bad}");
-    let scale = provider.try_run_scaled(Scenario::named("s"), f64::NAN).expect_err("a NaN time scale");
-    assert_eq!(scale.field.to_string(), "time_scale", "{scale}");
+    let scale = squall::clock::TimeScale::new(f64::NAN).expect_err("a NaN time scale");
+    assert_eq!(scale.to_string(), "time scale NaN is not a number in (0, 100]");
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| provider.run(Scenario::named("a/b"))));
     require(panicked.is_err(), "run() refuses what try_run() refuses");
     assert!(provider.try_run(Scenario::named("fine").attempt(Attempt::text("ok"))).is_ok());

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use squall::clock::TimeScale;
 use squall::embedded::MockProvider;
 use squall::scenario::{Attempt, Outage, Scenario};
 
@@ -14,7 +15,7 @@ use crate::kit::server::create_run;
 #[tokio::test]
 async fn an_outage_answers_every_request_in_its_window_and_the_script_answers_after_it() {
     // The catalogue's 40 s outage at 1/200 lasts 200 ms of real time from the run's creation.
-    let h = Harness::catalogue("outage-40s-then-ok", 0.005).await;
+    let h = Harness::catalogue("outage-40s-then-ok", TimeScale::of(0.005)).await;
     let during = h.stream_responses().await;
     assert_eq!(during.status().as_u16(), 503);
     assert_eq!(during.headers()["retry-after"], "2");
@@ -206,7 +207,7 @@ async fn a_quota_admits_its_limit_says_so_in_openais_headers_and_refuses_the_nex
 async fn a_quota_speaks_anthropics_headers_on_the_messages_api_and_refills_in_policy_time() {
     let one_a_minute = THREE_A_MINUTE.replace("requests_per_minute = 3", "requests_per_minute = 1");
     // At 1/100 a minute of policy time is 600 ms.
-    let h = Harness::scaled(&one_a_minute, 0.01).await;
+    let h = Harness::scaled(&one_a_minute, TimeScale::of(0.01)).await;
     let body = json!({"model": "claude-x", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]});
     let first = h.post("/messages", body.clone()).await;
     assert_eq!(first.status().as_u16(), 200);

@@ -3,6 +3,7 @@
 use std::io::ErrorKind;
 use std::time::Duration;
 
+use squall::clock::TimeScale;
 use squall::journal::EndKind;
 use squall::scenario::FaultKind;
 
@@ -136,7 +137,7 @@ async fn garbage_is_a_parse_failure_for_the_client() {
 #[tokio::test]
 async fn time_scale_shrinks_server_delays() {
     let toml = "name = \"t\"\n[[attempts]]\ndelay_ms = 2000\nstream = { text = \"a\" }\n";
-    let h = Harness::scaled(toml, 0.05).await;
+    let h = Harness::scaled(toml, TimeScale::of(0.05)).await;
     let started = std::time::Instant::now();
     let read = read_body(h.stream_responses().await).await;
     let took = started.elapsed();

@@ -5,6 +5,7 @@
 //! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
 //! in 3s" warns on that SHOULD at every time scale.
 
+use squall::clock::TimeScale;
 use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
@@ -90,7 +91,7 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
     let scales = [0.002, 0.01, 0.04, 0.25, 1.0];
     let runs = scales.map(|time_scale| async move {
         let config = SuiteConfig {
-            time_scale,
+            time_scale: TimeScale::of(time_scale),
             tags: Some("@REQ-0006-001 and @should".to_owned()),
             ..slow_independent_config("300")
         };

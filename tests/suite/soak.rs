@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use squall::clock::TimeScale;
 use squall::scenario::Catalogue;
 use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
@@ -28,7 +29,7 @@ fn config(iut: Iut, runs: usize) -> SoakConfig {
         scenario,
         runs,
         seed: Some(SEED),
-        time_scale: 0.01,
+        time_scale: TimeScale::of(0.01),
         clock: ClockMode::Scaled,
         max_retries: 6,
         concurrency: 8,

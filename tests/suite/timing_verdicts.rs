@@ -12,6 +12,7 @@ use squall_suite::{run_suite, SuiteConfig, Verdict};
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
 use crate::kit::suites::{config, independent_config, python, root, take_turn};
+use squall::clock::TimeScale;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
@@ -125,7 +126,7 @@ async fn a_client_that_cannot_scale_its_sleeps_is_judged_at_real_time() {
     )
     .expect("the feature is written");
     let config = SuiteConfig {
-        time_scale: 1.0,
+        time_scale: TimeScale::REAL,
         features: features.path().to_owned(),
         ..independent_config(Some("unscaled-backoff"))
     };

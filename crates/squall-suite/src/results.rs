@@ -9,6 +9,7 @@ use super::requirements::{
     requirement_clauses, requirement_tags, requirement_title, Profile, ProfileSelection, CUSTOM,
 };
 use super::verdict::{Level, Strength, Tally, Verdict};
+use squall::clock::TimeScale;
 use squall::journal::JournalEntry;
 
 /// One check: what was expected, what was observed.
@@ -120,7 +121,7 @@ pub struct CaseRecord {
     pub inconclusive: Option<String>,
     /// Production values ran at this fraction of real time in this case (null when the
     /// implementation was not run). Journal times are real; divide by this to get policy time.
-    pub time_scale: Option<f64>,
+    pub time_scale: Option<TimeScale>,
     /// Why the case ran at another scale than it asked for (raised so that its timing checks
     /// could judge the client's measured reaction), or which checks could not be judged even at
     /// the largest scale allowed.

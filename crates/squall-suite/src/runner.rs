@@ -24,6 +24,7 @@ use super::waivers::{apply, Waiver, WaiverRecord};
 use super::world::SuiteWorld;
 use crate::iut::{ClockMode, Iut};
 use crate::SuiteError;
+use squall::clock::TimeScale;
 use squall::clock::{Clock, VirtualClock};
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
@@ -38,10 +39,10 @@ pub struct SuiteConfig {
     /// The clock an outside implementation's process runs on.
     pub clock: ClockMode,
     /// Production values run at this fraction of real time.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The most a case's time scale may be raised to so that its timing checks can judge the
     /// implementation's measured reaction (checks that would need more are `error`).
-    pub max_time_scale: f64,
+    pub max_time_scale: TimeScale,
     /// The directory of `.feature` files.
     pub features: PathBuf,
     /// The scenarios the features can name.

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use squall::clock::TimeScale;
 use squall::scenario::{Attempt, Catalogue, Outage, Quota, Scenario};
 
 /// Everything a case's Given steps say, before anything runs.
@@ -18,13 +19,13 @@ pub(crate) struct CaseSetup {
     /// `SQUALL_MAX_RETRIES`: the configured `providerRetry.maxRetries`.
     pub max_retries: Option<u32>,
     /// A time scale the case asks for, when it needs more precision than the suite's.
-    pub time_scale: Option<f64>,
+    pub time_scale: Option<TimeScale>,
 }
 
 impl CaseSetup {
     /// The scale the case runs at before its timing checks raise it: its own, but never faster
     /// than the suite itself runs.
-    pub(crate) fn asked_time_scale(&self, suite_time_scale: f64) -> f64 {
+    pub(crate) fn asked_time_scale(&self, suite_time_scale: TimeScale) -> TimeScale {
         self.time_scale.map_or(suite_time_scale, |own| own.max(suite_time_scale))
     }
 }

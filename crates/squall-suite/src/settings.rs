@@ -12,12 +12,13 @@ use super::requirements::{ProfileSelection, UnknownProfile};
 use super::runner::SuiteConfig;
 use super::verdict::Level;
 use crate::iut::{ClockMode, Iut};
+use squall::clock::TimeScale;
 use squall::scenario::{Catalogue, ScenarioError};
 
 /// Production values run at this fraction of real time.
-pub const DEFAULT_TIME_SCALE: f64 = 0.01;
+pub const DEFAULT_TIME_SCALE: TimeScale = TimeScale::of(0.01);
 /// The most a case's time scale may be raised to for its timing checks.
-pub const DEFAULT_MAX_TIME_SCALE: f64 = 1.0;
+pub const DEFAULT_MAX_TIME_SCALE: TimeScale = TimeScale::REAL;
 /// Real seconds an implementation gets per case.
 pub const DEFAULT_CASE_TIMEOUT_S: f64 = 60.0;
 /// Cases run side by side.
@@ -82,9 +83,9 @@ pub struct SuiteSettings {
     /// `scaled` or `accelerated` (default: `scaled`).
     pub clock: Option<String>,
     /// See [`DEFAULT_TIME_SCALE`].
-    pub time_scale: Option<f64>,
+    pub time_scale: Option<TimeScale>,
     /// See [`DEFAULT_MAX_TIME_SCALE`].
-    pub max_time_scale: Option<f64>,
+    pub max_time_scale: Option<TimeScale>,
     /// See [`DEFAULT_CASE_TIMEOUT_S`].
     pub case_timeout_s: Option<f64>,
     /// See [`DEFAULT_CONCURRENCY`].
@@ -110,7 +111,7 @@ pub struct SuiteSettings {
 /// A setting that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    /// A value out of range or of the wrong kind: `--time-scale 2: expected a number in (0, 1]`.
+    /// A value out of range or of the wrong kind: `SQUALL_TIME_SCALE=0: expected a number in (0, 100]`.
     #[error("{setting}: expected {expected}")]
     Invalid {
         /// The flag or variable with the value given (`--level fast`, `SQUALL_LEVEL=fast`).
@@ -228,8 +229,12 @@ impl SuiteSettings {
             Some(text) => ClockMode::parse(text.trim()).ok_or_else(|| self.invalid("clock", text, CLOCK))?,
             None => ClockMode::Scaled,
         };
-        let time_scale = self.scale("time-scale", self.time_scale, DEFAULT_TIME_SCALE)?;
-        let max_time_scale = self.scale("max-time-scale", self.max_time_scale, DEFAULT_MAX_TIME_SCALE)?;
+        let time_scale = self.time_scale.unwrap_or(DEFAULT_TIME_SCALE);
+        let max_time_scale = self.max_time_scale.unwrap_or(DEFAULT_MAX_TIME_SCALE);
+        if time_scale > max_time_scale {
+            let expected = format!("at most the max time scale ({max_time_scale}), which a case may be raised to");
+            return Err(self.invalid("time-scale", &time_scale.to_string(), &expected));
+        }
         let case_timeout = self.case_timeout_s.unwrap_or(DEFAULT_CASE_TIMEOUT_S);
         if !(case_timeout > 0.0 && case_timeout.is_finite()) {
             return Err(self.invalid("case-timeout", &case_timeout.to_string(), SECONDS));
@@ -276,20 +281,13 @@ impl SuiteSettings {
         Ok(Resolved { config, features })
     }
 
-    fn scale(&self, name: &str, value: Option<f64>, default: f64) -> Result<f64, SettingsError> {
-        match value.unwrap_or(default) {
-            scale if scale > 0.0 && scale <= 1.0 => Ok(scale),
-            scale => Err(self.invalid(name, &scale.to_string(), SCALE)),
-        }
-    }
-
     /// `name` is the flag's name (`time-scale`); the variable is `SQUALL_TIME_SCALE`.
     fn invalid(&self, name: &str, value: &str, expected: &str) -> SettingsError {
         SettingsError::Invalid { setting: setting(self.source, name, value), expected: expected.to_owned() }
     }
 }
 
-const SCALE: &str = "a number in (0, 1]";
+const SCALE: &str = TimeScale::RANGE;
 const CLOCK: &str = "`auto` (sped up where libfaketime is installed and reaches the client, else scaled), `accelerated` (its process runs on a clock sped up by libfaketime) or `scaled` (the client scales its own waits by SQUALL_TIME_SCALE)";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
@@ -386,11 +384,13 @@ mod tests {
     #[test]
     fn errors_name_the_flag_or_the_variable_and_the_value() {
         let mut flags = SuiteSettings::new(Source::Flags);
-        flags.time_scale = Some(2.0);
-        let error = flags.resolve().expect_err("out of range").to_string();
-        assert_eq!(error, "--time-scale 2: expected a number in (0, 1]");
+        flags.time_scale = Some(TimeScale::of(2.0));
+        let error = flags.resolve().expect_err("above the max").to_string();
+        assert_eq!(error, "--time-scale 2: expected at most the max time scale (1), which a case may be raised to");
         let error = env(&[("SQUALL_TIME_SCALE", "fast")]).expect_err("not a number").to_string();
-        assert_eq!(error, "SQUALL_TIME_SCALE=fast: expected a number in (0, 1]");
+        assert_eq!(error, "SQUALL_TIME_SCALE=fast: expected a number in (0, 100]");
+        let error = env(&[("SQUALL_MAX_TIME_SCALE", "0")]).expect_err("out of range").to_string();
+        assert_eq!(error, "SQUALL_MAX_TIME_SCALE=0: expected a number in (0, 100]");
         let error = env(&[("SQUALL_LEVEL", "all")]).expect("reads").resolve().expect_err("no such level");
         assert_eq!(error.to_string(), "SQUALL_LEVEL=all: expected wire, events or tasks");
         let error = env(&[("SQUALL_PROFILES", "prd-9999")]).expect("reads").resolve().expect_err("no such profile");

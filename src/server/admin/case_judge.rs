@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::clock::TimeScale;
 use crate::journal::JournalEntry;
 use crate::scenario::Scenario;
 
@@ -58,7 +59,7 @@ pub struct CaseRunRequest {
     /// The contract level the client declares.
     pub level: Option<String>,
     /// A slower time scale than the case's own (to confirm an earlier run).
-    pub time_scale: Option<f64>,
+    pub time_scale: Option<TimeScale>,
     /// Instances of a herd case.
     pub herd: Option<u32>,
     /// The jitter seed the client is given.
@@ -117,7 +118,7 @@ pub struct PreparedRun<T> {
     /// The scenario it plays.
     pub scenario: Scenario,
     /// Its time scale.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// Instances of the client a herd case runs (each at its own base URL), if it is one.
     pub herd: Option<u32>,
     /// What the judge needs again when the verdict is asked for; kept with the run.

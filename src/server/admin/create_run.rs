@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::scenario::limits::{check_time_scale, MAX_TIME_SCALE};
+use crate::clock::TimeScale;
 use crate::scenario::load::from_json_value;
 use crate::scenario::{Catalogue, Scenario};
 
@@ -28,7 +28,7 @@ fn bad(param: Option<&str>, message: impl Into<String>) -> CreateRunError {
 }
 
 /// The scenario and time scale a create-run body asks for.
-pub fn parse_create_run(body: &[u8], catalogue: &Catalogue) -> Result<(Arc<Scenario>, f64), CreateRunError> {
+pub fn parse_create_run(body: &[u8], catalogue: &Catalogue) -> Result<(Arc<Scenario>, TimeScale), CreateRunError> {
     let body: Value =
         serde_json::from_slice(body).map_err(|e| bad(None, format!("The body is not valid JSON: {e}")))?;
     let Some(fields) = body.as_object() else {
@@ -41,11 +41,11 @@ pub fn parse_create_run(body: &[u8], catalogue: &Catalogue) -> Result<(Arc<Scena
         ));
     }
     let time_scale = match fields.get("time_scale") {
-        None | Some(Value::Null) => 1.0,
+        None | Some(Value::Null) => TimeScale::REAL,
         Some(value) => match value.as_f64() {
-            Some(scale) => check_time_scale(scale).map(|()| scale).map_err(|range| bad(Some("time_scale"), range))?,
+            Some(scale) => TimeScale::new(scale).map_err(|range| bad(Some("time_scale"), range.to_string()))?,
             None => {
-                let message = format!("`time_scale` {value} is not a number: give a number in (0, {MAX_TIME_SCALE}]");
+                let message = format!("`time_scale` {value} is not a number: give {}", TimeScale::RANGE);
                 return Err(bad(Some("time_scale"), message));
             }
         },
@@ -86,12 +86,12 @@ mod tests {
             panic!("a 400")
         };
         assert_eq!(param.as_deref(), Some("time_scale"));
-        assert!(message.contains("out of range"), "{message}");
+        assert_eq!(message, "time scale 1e300 is not a number in (0, 100]");
         // Each refusal names the value sent.
         for (sent, says) in [
-            ("0", "time scale 0 is out of range"),
-            ("-1", "time scale -1 is out of range"),
-            ("1000", "time scale 1000 is out of range"),
+            ("0", "time scale 0 is not a number in (0, 100]"),
+            ("-1", "time scale -1 is not a number in (0, 100]"),
+            ("1000", "time scale 1000 is not a number in (0, 100]"),
             ("\"fast\"", "`time_scale` \"fast\" is not a number"),
         ] {
             let body = format!(r#"{{"scenario": {{"name": "x"}}, "time_scale": {sent}}}"#);

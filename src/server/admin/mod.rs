@@ -207,5 +207,7 @@ fn bad_request(param: Option<&str>, message: &str) -> Response<ResponseBody> {
 /// A shared run for `/scenarios/{name}/v1/...`, created on first use.
 pub(super) fn shared_scenario_run(state: &State, scenario: Arc<Scenario>) -> Result<Arc<Run>, ScenarioError> {
     let id = format!("scenario-{}", scenario.name);
-    state.runs.get_or_create(&id.clone(), || Run::new(id, scenario, 1.0, state.runs.journal_settings()))
+    state.runs.get_or_create(&id.clone(), || {
+        Run::new(id, scenario, crate::clock::TimeScale::REAL, state.runs.journal_settings())
+    })
 }

@@ -22,6 +22,7 @@ use bytes::{Bytes, BytesMut};
 use super::recording::{RecordedReplies, MAX_RECORDED_BYTES};
 use super::UpstreamBody;
 use crate::api::Api;
+use crate::clock::TimeScale;
 use crate::scenario_model::{Fault, FaultPoint, H2Code};
 use crate::server::model::playback::MoreSteps;
 use crate::wire::plan::{splice_fault, Kill, Step};
@@ -37,7 +38,7 @@ pub(in crate::server) struct UpstreamSteps {
     streamed: bool,
     /// The attempt's fault, until it fires.
     fault: Option<Fault>,
-    time_scale: f64,
+    time_scale: TimeScale,
     /// Bytes of an event not yet complete (or, not streamed, of the whole body).
     held: BytesMut,
     events: u32,
@@ -75,7 +76,7 @@ impl UpstreamSteps {
         body: UpstreamBody,
         (api, streamed): (Api, bool),
         fault: Option<Fault>,
-        (time_scale, read_timeout): (f64, Duration),
+        (time_scale, read_timeout): (TimeScale, Duration),
         recording: Option<Recording>,
     ) -> Self {
         UpstreamSteps {

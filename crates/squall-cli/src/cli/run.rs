@@ -14,6 +14,7 @@ use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::report::{write_all, ReportMeta};
 
 use super::stdout;
+use squall::clock::TimeScale;
 use squall_suite::settings::{
     Resolved, Source, SuiteSettings, DEFAULT_CASE_TIMEOUT_S, DEFAULT_CONCURRENCY, DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE,
     DEFAULT_TIME_SCALE,
@@ -49,11 +50,11 @@ pub(crate) struct RunArgs {
     pub clock: String,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The most a case's time scale may be raised to, so that its timing checks can judge the
     /// implementation's measured reaction time (checks that need more are `error`).
     #[arg(long, default_value_t = DEFAULT_MAX_TIME_SCALE)]
-    pub max_time_scale: f64,
+    pub max_time_scale: TimeScale,
     /// Where the reports go (default: target/squall/<name>).
     #[arg(long)]
     pub report_dir: Option<PathBuf>,

@@ -15,6 +15,7 @@ use squall_suite::soak::{report, run_soak, SoakConfig};
 use squall_suite::Verdict;
 
 use super::stdout;
+use squall::clock::TimeScale;
 
 /// The options of `squall soak`.
 #[derive(Debug, Clone, clap::Args)]
@@ -34,7 +35,7 @@ pub(crate) struct SoakArgs {
     pub seed: Option<u64>,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The clock an outside implementation's process runs on: `scaled`, `accelerated` or `auto`
     /// (as for `squall run`).
     #[arg(long, env = "SQUALL_CLOCK", default_value = "auto")]
@@ -58,11 +59,6 @@ pub(crate) struct SoakArgs {
 }
 
 pub(crate) async fn soak(args: SoakArgs) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.time_scale.is_finite() && args.time_scale > 0.0 && args.time_scale <= 1.0,
-        "--time-scale {}: a fraction of real time above 0 and at most 1",
-        args.time_scale
-    );
     anyhow::ensure!(
         args.case_timeout.is_finite() && args.case_timeout > 0.0,
         "--case-timeout {}: real seconds above 0",

@@ -19,6 +19,7 @@ use crate::requirements::ProfileSelection;
 use crate::steps::when::PROMPT;
 use crate::timing::{calibration, wait_asks};
 use crate::verdict::{Level, Strength};
+use squall::clock::TimeScale;
 use squall::scenario::{Catalogue, Scenario};
 
 /// The schema's name and version: fields are added within a version, never renamed or removed.
@@ -91,7 +92,7 @@ pub struct ClientSettings {
     /// A fallback answer the client degrades to (`SQUALL_FALLBACK`), if any.
     pub fallback: Option<String>,
     /// The time scale the case asks for; the run created for it says the one to use.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
 }
 
 /// One check of a case.
@@ -115,7 +116,7 @@ pub struct CalibrationCase {
     /// [`CALIBRATION_ID`].
     pub id: String,
     /// Run `instances_per_scale` instances at each scale, all at once.
-    pub time_scales: [f64; 2],
+    pub time_scales: [TimeScale; 2],
     /// Instances at each scale.
     pub instances_per_scale: usize,
     /// How the client is configured (the time scale is the run's).
@@ -137,7 +138,7 @@ pub struct CaseQuery {
     /// A tag expression such as `@wire and not @should`.
     pub tags: Option<String>,
     /// The suite's time scale.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
 }
 
 /// A selection that cannot be exported.
@@ -201,7 +202,11 @@ pub(crate) fn selected(plan: &CasePlan, query: &CaseQuery, tags: Option<&TagOper
         && tags.is_none_or(|expression| expression.eval(plan.tags.iter()))
 }
 
-fn describe_case(plan: &CasePlan, time_scale: f64, catalogue: &Catalogue) -> Result<CaseDescription, ExportError> {
+fn describe_case(
+    plan: &CasePlan,
+    time_scale: TimeScale,
+    catalogue: &Catalogue,
+) -> Result<CaseDescription, ExportError> {
     let scenario = plan
         .setup
         .script
@@ -248,7 +253,7 @@ pub(crate) fn scenario_name(id: &str) -> String {
 }
 
 /// The calibration as a case, at the suite's time scale and the second one.
-pub(crate) fn calibration_case(time_scale: f64, herd_run: bool) -> CalibrationCase {
+pub(crate) fn calibration_case(time_scale: TimeScale, herd_run: bool) -> CalibrationCase {
     CalibrationCase {
         id: CALIBRATION_ID.to_owned(),
         time_scales: [time_scale, calibration::second_scale(time_scale)],

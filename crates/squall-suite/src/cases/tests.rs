@@ -1,6 +1,7 @@
 //! The cases read from the built-in features: every scenario, named as cucumber names it, each
 //! with its action and checks; ids unique and stable; the export within its levels.
 
+use squall::clock::TimeScale;
 use std::collections::BTreeSet;
 
 use super::export::{describe, CaseQuery, CALIBRATION_ID, SCHEMA};
@@ -59,7 +60,12 @@ fn a_step_no_table_reads_is_named_with_its_file_and_scenario() {
 }
 
 fn query(level: Level, profiles: &[&str]) -> CaseQuery {
-    CaseQuery { profiles: ProfileSelection::parse(profiles).expect("profiles"), level, tags: None, time_scale: 0.01 }
+    CaseQuery {
+        profiles: ProfileSelection::parse(profiles).expect("profiles"),
+        level,
+        tags: None,
+        time_scale: TimeScale::of(0.01),
+    }
 }
 
 #[test]
@@ -84,7 +90,7 @@ fn the_export_holds_what_the_service_can_judge_with_scenarios_that_validate() {
     let spread =
         list.cases.iter().find(|c| c.id == "herd-storms/clients-that-failed-at-once-spread-their-first-retries");
     assert!(
-        spread.is_some_and(|c| c.herd && c.client.time_scale == 0.2),
+        spread.is_some_and(|c| c.herd && c.client.time_scale == TimeScale::of(0.2)),
         "the herd spread case asks for 1/5: {spread:?}"
     );
     let text = serde_json::to_string(&list).expect("serializes");

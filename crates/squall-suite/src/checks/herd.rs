@@ -142,9 +142,9 @@ fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
         let why = "a lockstep herd's spread on this machine was not measured";
         return Timed::evidence(format!("{observed}; {why}"), false, f64::INFINITY);
     };
-    let noise = reaction_ms.max(lockstep_ms) / 1000.0 / observation.time_scale();
+    let noise = observation.time_scale().policy_ms(reaction_ms.max(lockstep_ms)) / 1000.0;
     Timed::evidence(
-        format!("{observed}, beyond a lockstep herd's {:.3} s", lockstep_ms / 1000.0 / clock.time_scale),
+        format!("{observed}, beyond a lockstep herd's {:.3} s", clock.time_scale.policy_ms(lockstep_ms) / 1000.0),
         spread - noise >= bound,
         noise,
     )

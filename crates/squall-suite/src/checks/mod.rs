@@ -289,7 +289,7 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
     let note = format!(
         " (it tells apart clients {} s beyond: {:.1} ms real at {})",
         margin.seconds,
-        margin.seconds * scale * 1000.0,
+        scale.real_ms(margin.seconds * 1000.0),
         scale_name(scale)
     );
     let (verdict, observed, unsure) = match finding.reading {
@@ -338,7 +338,7 @@ fn undecided(observation: &Observation, margin: &Margin, noise: f64) -> String {
             reaction.high_ms,
             scale_name(scale),
             margin.seconds,
-            describe_needed(scale * noise / margin.max_noise())
+            describe_needed(scale.get() * noise / margin.max_noise())
         ),
     }
 }

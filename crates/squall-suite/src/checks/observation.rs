@@ -153,7 +153,7 @@ impl Observation {
     }
 
     /// The case's time scale.
-    pub(crate) fn time_scale(&self) -> f64 {
+    pub(crate) fn time_scale(&self) -> squall::clock::TimeScale {
         self.clock.time_scale
     }
 }

@@ -9,12 +9,13 @@ use crate::iut::{ClockMode, Iut};
 use crate::timing::calibration::CalibrationPlan;
 use crate::timing::{Calibration, CannotStart};
 use crate::SuiteError;
+use squall::clock::TimeScale;
 use squall::server::Server;
 
 /// What a suite run measures before its cases.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Measure {
-    pub(crate) time_scale: f64,
+    pub(crate) time_scale: TimeScale,
     /// Instances at each of the calibration's two scales.
     pub(crate) instances: usize,
     pub(crate) case_timeout: Duration,

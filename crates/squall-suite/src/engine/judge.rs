@@ -11,16 +11,17 @@ use crate::results::{CaseRecord, CheckRecord};
 use crate::timing::margin::slower;
 use crate::timing::{choose_scale, scale_name};
 use crate::verdict::{Level, Strength, Verdict};
+use squall::clock::TimeScale;
 
 /// Where a run of a case stands among its runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Stage {
     /// The time scale the run went at.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The case's own scale (the suite's, or the feature's "timing is measured at 1/N").
-    pub asked: f64,
+    pub asked: TimeScale,
     /// The slowest scale allowed.
-    pub max: f64,
+    pub max: TimeScale,
     /// No slower run is allowed: what this one found stands.
     pub last: bool,
     /// Another run at this scale may be drawn, for a check that reads a client's random waits
@@ -42,7 +43,7 @@ pub(crate) struct Judging {
 pub(crate) struct RunAgain {
     /// The scale to run at: for a slower run at least twice as slow, and slow enough for every
     /// margin of the case given the reaction this run was read with; for a draw, this run's.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     pub why: String,
     /// A draw: the same case again at the same scale, with a seed of its own, its waits read
     /// with this run's.

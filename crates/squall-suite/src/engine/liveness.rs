@@ -5,6 +5,7 @@
 use crate::checks::Observation;
 use crate::timing::scale_name;
 use crate::verdict::unjudgeable_run;
+use squall::clock::TimeScale;
 use squall::journal::{EndKind, JournalEntry};
 use squall::scenario::FaultKind;
 
@@ -48,7 +49,7 @@ pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> O
     Some(format!(
         "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time), when it was killed at the case timeout",
         open_ms / 1000.0,
-        open_ms / 1000.0 / time_scale
+        time_scale.policy_ms(open_ms) / 1000.0
     ))
 }
 
@@ -57,7 +58,7 @@ pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> O
 /// model request had no reply yet or was stalled, ended only with the kill, and had been open for
 /// more than [`GIVES_UP_WITHIN_S`] of policy time (a client whose timeouts are merely longer than
 /// the case allows is not judged so). Returns the 1-based attempt and how long it was open (ms).
-fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: f64) -> Option<(usize, f64)> {
+fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: TimeScale) -> Option<(usize, f64)> {
     /// A hang-up noticed this long after the kill is the kill's.
     const KILL_NOTICED_MS: f64 = 1000.0;
     let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
@@ -69,13 +70,13 @@ fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: f
         _ => false,
     };
     let open_ms = killed_at_ms - last.received_at_ms;
-    let forever = open_ms / 1000.0 / time_scale > GIVES_UP_WITHIN_S;
+    let forever = time_scale.policy_ms(open_ms) / 1000.0 > GIVES_UP_WITHIN_S;
     (withheld && ended_by_kill && forever).then_some((calls.len(), open_ms))
 }
 
 /// Why the case cannot be judged when the implementation reports a time scale other than the
 /// one it was given (`time_scale` in `result.json` is optional).
-fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: f64) -> Option<String> {
+fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: TimeScale) -> Option<String> {
     let reported = result.map(|r| &r["time_scale"]).filter(|v| !v.is_null())?;
     let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it); or, if the client cannot scale its \
                waits, run it on the sped-up clock (`squall run --clock accelerated`: it is then told 1), or run every \
@@ -83,7 +84,7 @@ fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: f64) 
                squall-judge `squall({ timeScale: 1 })`; `\"time_scale\": 1` when creating a run) — each case then \
                takes its production time";
     match reported.as_f64() {
-        Some(seen) if (seen - time_scale).abs() <= 1e-6 * time_scale => None,
+        Some(seen) if (seen - time_scale.get()).abs() <= 1e-6 * time_scale.get() => None,
         Some(seen) => Some(format!(
             "result.json says time_scale {seen}, but the case ran at {time_scale} ({}): squall would misread every wait; {fix}",
             scale_name(time_scale)
@@ -117,27 +118,37 @@ mod tests {
     fn a_kill_while_squall_withholds_a_reply_is_waiting_on_silence_and_a_hang_elsewhere_is_not() {
         let answered = call(Some(503), None, Some(EndKind::ErrorStatus), Some(10.0));
         let header_delay = call(None, None, Some(EndKind::ClientClosed), Some(60_010.0));
-        assert_eq!(waiting_on_silence(&[answered.clone(), header_delay], 60_000.0, 0.01), Some((2, 60_000.0)));
+        assert_eq!(
+            waiting_on_silence(&[answered.clone(), header_delay], 60_000.0, TimeScale::of(0.01)),
+            Some((2, 60_000.0))
+        );
         let stalled_until_killed = call(Some(200), Some(FaultKind::Stall), None, None);
         assert_eq!(
-            waiting_on_silence(std::slice::from_ref(&stalled_until_killed), 60_000.0, 0.01),
+            waiting_on_silence(std::slice::from_ref(&stalled_until_killed), 60_000.0, TimeScale::of(0.01)),
             Some((1, 60_000.0))
         );
         // It gave up on the stall long before, then hung in its own code.
         let gave_up = call(Some(200), Some(FaultKind::Stall), Some(EndKind::Stalled), Some(600.0));
-        assert_eq!(waiting_on_silence(&[gave_up], 60_000.0, 0.01), None);
-        assert_eq!(waiting_on_silence(&[answered], 60_000.0, 0.01), None);
+        assert_eq!(waiting_on_silence(&[gave_up], 60_000.0, TimeScale::of(0.01)), None);
+        assert_eq!(waiting_on_silence(&[answered], 60_000.0, TimeScale::of(0.01)), None);
         // Killed 4 s into its run at 1/50, its attempt open 200 s of policy time: its timeouts
         // may just be longer than the case allows.
-        assert_eq!(waiting_on_silence(&[stalled_until_killed], 4_000.0, 0.02), None);
+        assert_eq!(waiting_on_silence(&[stalled_until_killed], 4_000.0, TimeScale::of(0.02)), None);
     }
 
     #[test]
     fn a_reported_time_scale_must_be_the_one_given() {
-        assert_eq!(reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 0.01})), 0.01), None);
-        assert_eq!(reported_scale_mismatch(Some(&json!({"ok": true})), 0.01), None, "missing is allowed");
-        let wrong = reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 1.0})), 0.01).expect("an error");
+        assert_eq!(reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 0.01})), TimeScale::of(0.01)), None);
+        assert_eq!(
+            reported_scale_mismatch(Some(&json!({"ok": true})), TimeScale::of(0.01)),
+            None,
+            "missing is allowed"
+        );
+        let wrong = reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": 1.0})), TimeScale::of(0.01))
+            .expect("an error");
         assert!(wrong.contains("time_scale 1") && wrong.contains("--time-scale 1"), "{wrong}");
-        assert!(reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": "fast"})), 0.01).is_some());
+        assert!(
+            reported_scale_mismatch(Some(&json!({"ok": true, "time_scale": "fast"})), TimeScale::of(0.01)).is_some()
+        );
     }
 }

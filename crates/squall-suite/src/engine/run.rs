@@ -18,6 +18,7 @@ use crate::steps::when::PROMPT;
 use crate::timing::lockstep::{self, Lockstep};
 use crate::timing::{choose_scale, scale_name, Calibration, CaseClock, Reaction, ScaleChoice};
 use crate::verdict::Level;
+use squall::clock::TimeScale;
 use squall::scenario::Catalogue;
 use squall::server::Server;
 
@@ -45,9 +46,9 @@ pub(crate) struct SuiteContext {
     pub process_clock: ProcessClock,
     pub level: Level,
     /// Production values run at this fraction of real time (1 on the virtual clock).
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The most a case's time scale may be raised to so that its timing checks can judge.
-    pub max_time_scale: f64,
+    pub max_time_scale: TimeScale,
     /// Time an implementation gets per case, at the case's own time scale (more when the scale is
     /// raised); policy time on the virtual clock.
     pub case_timeout: Duration,
@@ -79,7 +80,7 @@ impl SuiteContext {
         instances: usize,
     ) -> SuiteContext {
         let (time_scale, max_time_scale, case_timeout) = if calibration.is_virtual_clock() {
-            (1.0, 1.0, config.case_timeout.div_f64(config.time_scale))
+            (TimeScale::REAL, TimeScale::REAL, config.case_timeout.div_f64(config.time_scale.get()))
         } else {
             (config.time_scale, config.max_time_scale, config.case_timeout)
         };
@@ -182,7 +183,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
     loop {
         runs += 1;
         // A raised case gets as much more time as it runs slower.
-        let timeout = suite.case_timeout.mul_f64((choice.time_scale / asked).max(1.0));
+        let timeout = suite.case_timeout.mul_f64(choice.time_scale.ratio_to(asked).max(1.0));
         let seed = draw_seed(suite.seed, draws.len());
         let spec = CaseSpec {
             case: step.clone(),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
+use squall::clock::TimeScale;
 
 /// Which implementation to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +106,7 @@ pub(crate) struct CaseSpec {
     pub task: TaskKind,
     pub prompt: String,
     pub base_url: String,
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     pub profile: Option<String>,
     pub fallback: Option<String>,
     /// `providerRetry.maxRetries` to configure; `None` leaves the implementation's default.
@@ -133,7 +134,7 @@ pub(crate) struct IutRun {
     pub timeout: Duration,
     /// The `SQUALL_TIME_SCALE` it was told when that was not the case's time scale: 1 for a
     /// process on a sped-up clock, which waits production values.
-    pub told_time_scale: Option<f64>,
+    pub told_time_scale: Option<TimeScale>,
 }
 
 impl CaseSpec {

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use super::escape;
 use super::timeline::{axis, color};
+use squall::clock::TimeScale;
 use squall::journal::{EndKind, JournalEntry};
 
 const WIDTH: f64 = 760.0;
@@ -17,13 +18,13 @@ const TOP: f64 = 22.0;
 const FONT: f64 = 11.0;
 
 /// The SVG for a herd case's journal at `time_scale`.
-pub(super) fn svg(journal: &[JournalEntry], time_scale: f64) -> String {
+pub(super) fn svg(journal: &[JournalEntry], time_scale: TimeScale) -> String {
     let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
     let mut rows: BTreeMap<Option<u32>, Vec<&JournalEntry>> = BTreeMap::new();
     for call in &calls {
         rows.entry(call.client).or_default().push(call);
     }
-    let seconds = |ms: f64| ms / time_scale / 1000.0;
+    let seconds = |ms: f64| time_scale.policy_ms(ms) / 1000.0;
     let span = calls.iter().map(|e| seconds(e.finished_at_ms.unwrap_or(e.received_at_ms))).fold(0.001, f64::max);
     let plot = WIDTH - LABEL - 20.0;
     let x = |t: f64| LABEL + t / span * plot;
@@ -83,6 +84,7 @@ pub(super) fn svg(journal: &[JournalEntry], time_scale: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::svg;
+    use squall::clock::TimeScale;
     use squall::journal::JournalEntry;
 
     fn request(client: u32, attempt: u32, at_ms: f64, condition: Option<&str>) -> JournalEntry {
@@ -104,7 +106,7 @@ mod tests {
             request(0, 1, 15.0, Some("outage[0]")),
             request(1, 1, 18.0, None),
         ];
-        let svg = svg(&journal, 0.01);
+        let svg = svg(&journal, TimeScale::of(0.01));
         assert!(svg.contains(">client 0<") && svg.contains(">client 1<"), "{svg}");
         assert!(svg.contains("2 clients · 4 model requests · at most 2 from one client"), "{svg}");
         assert!(svg.contains("3 requests answered by a run-wide condition"), "{svg}");

@@ -196,7 +196,7 @@ fn render_case(out: &mut String, case: &CaseRecord, anchor: &str) {
         .map(|ms| ms / 1000.0)
         .collect();
     let reaction_ms = case.reaction_ms.map_or(0.0, |r| r.center);
-    let time_scale = case.time_scale.unwrap_or(1.0);
+    let time_scale = case.time_scale.unwrap_or(squall::clock::TimeScale::REAL);
     if evidence.others.is_empty() {
         out.push_str(&timeline::svg(&evidence.journal, &planned, time_scale, reaction_ms));
     } else {

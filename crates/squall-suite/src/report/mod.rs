@@ -37,6 +37,7 @@ use self::schema::Report;
 use std::path::{Path, PathBuf};
 
 use crate::{Level, SuiteError, SuiteOutcome};
+use squall::clock::TimeScale;
 
 /// Who was tested, how, and when.
 #[derive(Debug, Clone)]
@@ -51,9 +52,9 @@ pub struct ReportMeta {
     /// The IUT contract level it was judged at.
     pub level: Level,
     /// The run's time scale (cases may run slower; each carries its own).
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The most a case's time scale could be raised to for its timing checks.
-    pub max_time_scale: f64,
+    pub max_time_scale: TimeScale,
     /// Real time each case had before the implementation was killed.
     pub case_timeout: std::time::Duration,
     /// Cases run side by side.

@@ -15,6 +15,7 @@ use crate::timing::reaction::ScaleSamples;
 use crate::timing::{Calibration, Lockstep, ReactionMs};
 use crate::waivers::WaiverRecord;
 use crate::{Level, RunVerdict, SuiteOutcome, Tally};
+use squall::clock::TimeScale;
 
 /// Request bodies in the evidence are cut to this many bytes per string.
 const EVIDENCE_STRING_BYTES: usize = 2048;
@@ -45,9 +46,9 @@ pub struct Report {
     /// How long the run took, in real ms.
     pub duration_ms: u64,
     /// The run's time scale (cases may run slower; each carries its own).
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The most a case's time scale could be raised to for its timing checks.
-    pub max_time_scale: f64,
+    pub max_time_scale: TimeScale,
     /// The clock the implementation's processes ran on: `scaled` (real time, the client scaling
     /// its own waits) or `accelerated` (sped up by one over each case's time scale); reports
     /// written before it was recorded read as `scaled`.
@@ -339,6 +340,7 @@ mod tests {
     use crate::waivers::{Waiver, WaiverRecord, WaiverStatus};
     use crate::{Level, Strength, SuiteOutcome, Verdict};
     use serde_json::json;
+    use squall::clock::TimeScale;
 
     /// A run of one case with one failed check, every optional field filled.
     fn report() -> Report {
@@ -367,7 +369,7 @@ mod tests {
                 draws: Some(crate::results::Draws { runs: 3, seeds: vec![7, 10_007, 20_007] }),
             }],
             error: Some("why".into()),
-            time_scale: Some(0.01),
+            time_scale: Some(TimeScale::of(0.01)),
             time_scale_note: Some("raised".into()),
             reaction_ms: Some((&Reaction::exactly(3.0)).into()),
             machine_allowance_ms: Some(25.0),
@@ -419,8 +421,8 @@ mod tests {
             command: "reference (in-process)".into(),
             run_as: "reference".into(),
             level: Level::Tasks,
-            time_scale: 0.01,
-            max_time_scale: 1.0,
+            time_scale: TimeScale::of(0.01),
+            max_time_scale: TimeScale::REAL,
             case_timeout: Duration::from_secs(60),
             concurrency: 8,
         };

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::escape;
+use squall::clock::TimeScale;
 use squall::journal::{EndKind, JournalEntry};
 
 const WIDTH: f64 = 760.0;
@@ -33,10 +34,10 @@ struct Bar {
     asked: Option<String>,
 }
 
-fn bars(journal: &[JournalEntry], time_scale: f64) -> Vec<Bar> {
+fn bars(journal: &[JournalEntry], time_scale: TimeScale) -> Vec<Bar> {
     let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
     let origin = calls.first().map_or(0.0, |e| e.received_at_ms);
-    let seconds = |ms: f64| (ms - origin) / time_scale / 1000.0;
+    let seconds = |ms: f64| time_scale.policy_ms(ms - origin) / 1000.0;
     calls
         .iter()
         .map(|e| {
@@ -90,7 +91,7 @@ const NAMED_REACTION_MS: f64 = 1.0;
 
 /// The SVG for one case; `planned` are the implementation's announced delays (seconds),
 /// `reaction_ms` the real time the client takes of its own per retry, taken out of each wait.
-pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, reaction_ms: f64) -> String {
+pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: TimeScale, reaction_ms: f64) -> String {
     let bars = bars(journal, time_scale);
     if bars.is_empty() {
         return "<svg class=\"timeline\" width=\"760\" height=\"30\" xmlns=\"http://www.w3.org/2000/svg\"><text x=\"4\" y=\"19\" font-size=\"12\" fill=\"#757575\">no model requests reached the server</text></svg>".to_owned();
@@ -127,7 +128,7 @@ pub(super) fn svg(journal: &[JournalEntry], planned: &[f64], time_scale: f64, re
             escape(&mark)
         );
         if let Some(next) = bars.get(i + 1) {
-            let waited = next.start - bar.end - reaction_ms / time_scale / 1000.0;
+            let waited = next.start - bar.end - time_scale.policy_ms(reaction_ms) / 1000.0;
             let expected = if bar.failed {
                 retries += 1;
                 bar.asked.clone().or_else(|| planned.get(retries - 1).map(|p| format!("planned {p:.2} s")))
@@ -178,6 +179,7 @@ pub(super) fn axis(out: &mut String, y: f64, (left, width): (f64, f64), span: f6
 mod tests {
     use super::svg;
     use serde_json::{json, Value};
+    use squall::clock::TimeScale;
     use squall::journal::JournalEntry;
 
     /// A journal entry with `fields` over the defaults of a request that is still in progress.
@@ -201,7 +203,7 @@ mod tests {
                 json!({"track": "default", "attempt": 1, "received_at_ms": 21.0, "finished_at_ms": 25.0, "end": "completed", "terminal_sent": true, "status": 200, "fault": null, "response_headers": {}}),
             ),
         ];
-        let out = svg(&journal, &[], 0.01, 0.0);
+        let out = svg(&journal, &[], TimeScale::of(0.01), 0.0);
         assert!(out.contains("waited 2.00 s · asked 2 s (retry-after)"), "{out}");
         // A client that spends 118 ms of its own before the retry: the wait is still 2 s.
         let slow = |entry: &JournalEntry| {
@@ -210,7 +212,7 @@ mod tests {
             shifted.finished_at_ms = shifted.finished_at_ms.map(|ms| ms + 118.0);
             shifted
         };
-        let out = svg(&[journal[0].clone(), slow(&journal[1])], &[], 0.01, 118.0);
+        let out = svg(&[journal[0].clone(), slow(&journal[1])], &[], TimeScale::of(0.01), 118.0);
         assert!(out.contains("waited 2.00 s · asked 2 s (retry-after) · client reaction 118 ms real"), "{out}");
         assert_eq!(out.matches("<rect").count(), 2);
     }
@@ -225,7 +227,7 @@ mod tests {
         // A tool-call turn (completed), then a reset retried after a planned 2 s.
         let journal =
             vec![call(0, 0.0, "completed", true), call(1, 2.0, "reset", false), call(2, 23.0, "completed", true)];
-        let out = svg(&journal, &[2.0], 0.01, 0.0);
+        let out = svg(&journal, &[2.0], TimeScale::of(0.01), 0.0);
         assert!(out.contains("waited 0.10 s</text>"), "the tool gap has no expectation: {out}");
         assert!(out.contains("waited 2.00 s · planned 2.00 s"), "{out}");
     }
@@ -245,7 +247,7 @@ mod tests {
                 json!({"attempt": attempt, "received_at_ms": at, "finished_at_ms": at + 1.0, "end": "error_status", "status": 503}),
             )
         };
-        let out = svg(&[call(0, 0.0), call(1, 10.0), call(2, 30.0)], &[], 0.01, 0.0);
+        let out = svg(&[call(0, 0.0), call(1, 10.0), call(2, 30.0)], &[], TimeScale::of(0.01), 0.0);
         let lines = positions(&out, "line", "stroke-dasharray", "y1");
         let labels = positions(&out, "text", "waited", "y");
         let rows = positions(&out, "rect", "", "y");
@@ -263,6 +265,6 @@ mod tests {
         let journal = vec![entry(
             json!({"track": "sub", "attempt": 0, "received_at_ms": 0.0, "finished_at_ms": 3.0, "end": "reset", "fault": "reset", "status": 200}),
         )];
-        assert!(svg(&journal, &[], 1.0, 0.0).contains("✕ reset"));
+        assert!(svg(&journal, &[], TimeScale::REAL, 0.0).contains("✕ reset"));
     }
 }

@@ -29,7 +29,7 @@ use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs, MOMENT};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
 use crate::SuiteError;
-use squall::scenario::limits::check_time_scale;
+use squall::clock::TimeScale;
 use squall::scenario::Catalogue;
 use squall::server::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
 
@@ -53,9 +53,9 @@ pub struct Ticket {
     case: String,
     session: String,
     level: Level,
-    time_scale: f64,
+    time_scale: TimeScale,
     /// The case's own scale, before its timing checks raised it.
-    asked: f64,
+    asked: TimeScale,
     scale_note: Option<String>,
     herd: Option<u32>,
     /// A run that confirms an earlier one (asked with a `time_scale`): no further confirmation.
@@ -143,7 +143,7 @@ impl CaseService {
 struct Request {
     session: String,
     level: Level,
-    time_scale: Option<f64>,
+    time_scale: Option<TimeScale>,
     herd: Option<u32>,
     seed: Option<u64>,
 }
@@ -162,7 +162,6 @@ impl Request {
             })?,
         };
         if let Some(scale) = body.time_scale {
-            check_time_scale(scale).map_err(|message| Refusal::bad("time_scale", message))?;
             if scale > DEFAULT_MAX_TIME_SCALE {
                 return Err(Refusal::bad("time_scale", format!("time scale {scale}: at most real time, 1")));
             }

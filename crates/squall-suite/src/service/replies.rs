@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::results::{CaseRecord, CheckRecord};
 use crate::timing::ReactionMs;
 use crate::verdict::{Level, Verdict};
+use squall::clock::TimeScale;
 
 /// What the client is told of a run just made for a case.
 #[derive(Debug, Clone, Serialize)]
@@ -17,7 +18,7 @@ pub struct RunWelcome {
     pub(super) case: String,
     pub(super) session: String,
     pub(super) level: Level,
-    pub(super) time_scale: f64,
+    pub(super) time_scale: TimeScale,
     pub(super) time_scale_note: Option<String>,
     #[serde(flatten)]
     pub(super) urls: ClientWelcome,
@@ -81,7 +82,7 @@ pub struct CaseVerdict {
     pub(super) error: Option<String>,
     pub(super) inconclusive: Option<String>,
     pub(super) checks: Vec<CheckRecord>,
-    pub(super) time_scale: Option<f64>,
+    pub(super) time_scale: Option<TimeScale>,
     pub(super) time_scale_note: Option<String>,
     pub(super) reaction_ms: Option<ReactionMs>,
     pub(super) confirm: Option<Confirm>,
@@ -91,7 +92,7 @@ pub struct CaseVerdict {
 /// verdict.
 #[derive(Debug, Clone, Serialize)]
 pub struct Confirm {
-    pub(super) time_scale: f64,
+    pub(super) time_scale: TimeScale,
     pub(super) why: String,
 }
 
@@ -127,7 +128,7 @@ pub struct CalibrationVerdict {
     pub(super) run: String,
     pub(super) case: &'static str,
     pub(super) session: String,
-    pub(super) time_scale: f64,
+    pub(super) time_scale: TimeScale,
     pub(super) gaps_ms: Vec<f64>,
     pub(super) reaction_ms: ReactionMs,
     pub(super) samples: usize,

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use crate::timing::reaction::ScaleSamples;
 use crate::timing::{Calibration, Lockstep, Reaction};
+use squall::clock::TimeScale;
 
 /// Sessions kept; one more forgets the oldest.
 const MAX_SESSIONS: usize = 1_000;
@@ -29,10 +30,10 @@ struct Kept {
 
 impl Sessions {
     /// Record one calibration run's gaps (real ms after each 429) at `time_scale`.
-    pub(crate) fn record(&self, session: &str, time_scale: f64, gaps_ms: Vec<f64>) {
+    pub(crate) fn record(&self, session: &str, time_scale: TimeScale, gaps_ms: Vec<f64>) {
         let mut kept = self.kept(session);
         let scales = kept.samples.entry(session.to_owned()).or_default();
-        match scales.iter_mut().find(|s| (s.time_scale - time_scale).abs() <= 1e-9 * time_scale) {
+        match scales.iter_mut().find(|s| (s.time_scale.get() - time_scale.get()).abs() <= 1e-9 * time_scale.get()) {
             Some(set) => set.gaps_ms.push(gaps_ms),
             None => scales.push(ScaleSamples { time_scale, gaps_ms: vec![gaps_ms] }),
         }
@@ -76,7 +77,7 @@ impl Sessions {
         let mut scales: Vec<ScaleSamples> = kept.samples.get(session).cloned().unwrap_or_default();
         scales.sort_by_key(|s| std::cmp::Reverse(s.gaps_ms.len()));
         scales.truncate(2);
-        scales.sort_by(|a, b| a.time_scale.total_cmp(&b.time_scale));
+        scales.sort_by(|a, b| a.time_scale.get().total_cmp(&b.time_scale.get()));
         let mut samples = [ScaleSamples::default(), ScaleSamples::default()];
         for (slot, scale) in samples.iter_mut().zip(scales) {
             *slot = scale;
@@ -108,10 +109,10 @@ mod tests {
         let sessions = Sessions::default();
         assert!(sessions.reaction("a").missing.is_some_and(|m| m.contains("session `a` has no calibration")));
         for _ in 0..4 {
-            sessions.record("a", 0.01, vec![40.0, 42.0, 41.0]);
-            sessions.record("a", 0.04, vec![41.0, 43.0, 40.0]);
+            sessions.record("a", TimeScale::of(0.01), vec![40.0, 42.0, 41.0]);
+            sessions.record("a", TimeScale::of(0.04), vec![41.0, 43.0, 40.0]);
         }
-        sessions.record("b", 0.01, vec![400.0]);
+        sessions.record("b", TimeScale::of(0.01), vec![400.0]);
         let a = sessions.reaction("a");
         assert!(a.missing.is_none() && a.samples == 24, "{a:?}");
         assert!(a.low_ms < 40.0 && a.high_ms > 43.0 && a.high_ms < 45.0, "{a:?}");

@@ -80,18 +80,18 @@ fn a_timed_case_asks_for_a_calibration_and_then_runs_where_its_checks_can_judge(
     let service = service();
     let timed = "req-0006-002/waits-grow-exponentially";
     let prepared = service.prepare(timed, &request(json!({"session": "s"}))).expect("a run");
-    assert_eq!(prepared.time_scale, 0.01, "no reaction measured: the case's own scale");
+    assert_eq!(prepared.time_scale, TimeScale::of(0.01), "no reaction measured: the case's own scale");
     let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": false}}));
     let note = verdict["time_scale_note"].as_str().unwrap_or("");
     assert!(note.starts_with("session `s` has no calibration"), "{verdict}");
     assert!(verdict["confirm"].is_null(), "nothing to confirm without a calibration");
     // A client that takes 40–60 ms of its own per retry: its timing checks need a slower scale.
     for gaps in [[40.0, 60.0, 50.0], [45.0, 55.0, 58.0]] {
-        service.sessions.record("s", 0.01, gaps.to_vec());
-        service.sessions.record("s", 0.04, gaps.to_vec());
+        service.sessions.record("s", TimeScale::of(0.01), gaps.to_vec());
+        service.sessions.record("s", TimeScale::of(0.04), gaps.to_vec());
     }
     let prepared = service.prepare(timed, &request(json!({"session": "s"}))).expect("a run");
-    assert!(prepared.time_scale > 0.01, "raised to {}", prepared.time_scale);
+    assert!(prepared.time_scale > TimeScale::of(0.01), "raised to {}", prepared.time_scale);
     let refused =
         service.prepare(timed, &request(json!({"time_scale": 0.001}))).expect_err("faster than the case").message;
     assert!(refused.contains("runs at 0.01 or slower"), "{refused}");

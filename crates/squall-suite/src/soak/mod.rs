@@ -28,6 +28,7 @@ use squall::scenario::{Catalogue, Scenario};
 use squall::server::{Server, ServerConfig};
 
 pub use prediction::{Prediction, ALPHA};
+use squall::clock::TimeScale;
 
 /// What to soak and how.
 #[derive(Debug, Clone)]
@@ -44,7 +45,7 @@ pub struct SoakConfig {
     /// draws one (reported).
     pub seed: Option<u64>,
     /// Production values run at this fraction of real time (`SQUALL_TIME_SCALE`).
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The clock the implementation's processes run on.
     pub clock: ClockMode,
     /// `SQUALL_MAX_RETRIES` for every run, and the budget the prediction assumes.
@@ -114,7 +115,7 @@ pub struct SoakOutcome {
     /// Runs made.
     pub runs: usize,
     /// The time scale every run ran at.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// `SQUALL_MAX_RETRIES` of every run.
     pub max_retries: u32,
     /// `fail` when any check fails, else `pass`.

@@ -6,6 +6,7 @@ use regex::Regex;
 
 use crate::checks::{arg, number as num, Args};
 use crate::script::CaseSetup;
+use squall::clock::TimeScale;
 use squall::scenario::{
     Attempt, ErrorSpec, Fault, FaultKind, FaultPoint, FunctionCallSpec, Outage, Quota, StreamFailure, StreamSpec,
 };
@@ -188,7 +189,8 @@ fn max_retries(setup: &mut CaseSetup, args: &Args) {
 /// on a busy machine stays small next to what they measure.
 fn time_scale(setup: &mut CaseSetup, args: &Args) {
     let divisor: f64 = num(args, 1);
-    setup.time_scale = Some(1.0 / divisor);
+    let scale = TimeScale::new(1.0 / divisor);
+    setup.time_scale = Some(scale.unwrap_or_else(|e| panic!("in step `{}`: {e}", args[0])));
 }
 
 /// A run-wide outage as long as a window may be (a week): every model request gets the status, whichever client or

@@ -19,6 +19,7 @@ use super::reaction::{Reaction, ScaleSamples};
 use super::wait_asks::{self, gaps_after_asks, scenario};
 use crate::iut::Iut;
 use crate::iut::{Execution, RunPlan};
+use squall::clock::TimeScale;
 
 /// Instances at each of the two scales (fewer when the suite runs fewer cases at once).
 pub(crate) const INSTANCES_PER_SCALE: usize = 4;
@@ -137,12 +138,9 @@ impl Calibration {
 }
 
 /// The second time scale: four times the suite's, or a quarter of it when that would pass 1.
-pub(crate) fn second_scale(time_scale: f64) -> f64 {
-    if time_scale * 4.0 <= 1.0 {
-        time_scale * 4.0
-    } else {
-        time_scale / 4.0
-    }
+pub(crate) fn second_scale(time_scale: TimeScale) -> TimeScale {
+    let (slower, faster) = (time_scale.get() * 4.0, time_scale.get() / 4.0);
+    TimeScale::new(if slower <= 1.0 { slower } else { faster }).expect("a quarter of a time scale is one")
 }
 
 /// Times a calibration is taken before the run gives up measuring.
@@ -157,7 +155,7 @@ pub(crate) struct CalibrationPlan {
     /// The implementation, as reports name it.
     implementation: String,
     /// The suite's time scale and the second one.
-    scales: [f64; 2],
+    scales: [TimeScale; 2],
     instances: usize,
     /// Real time each instance of the next try gets.
     timeout: Duration,
@@ -175,7 +173,7 @@ impl CalibrationPlan {
     /// all at once.
     pub(crate) fn new(
         implementation: &Iut,
-        time_scale: f64,
+        time_scale: TimeScale,
         instances: usize,
         case_timeout: Duration,
         seed: Option<u64>,
@@ -218,7 +216,7 @@ impl CalibrationPlan {
 
     /// Whether the next try probes the clock's reach.
     fn probes_reach(&self) -> bool {
-        self.probe_reach && self.tries == 0 && self.scales[0] < 1.0
+        self.probe_reach && self.tries == 0 && self.scales[0] < TimeScale::REAL
     }
 
     /// What the try whose runs were [`Self::runs`] showed: the calibration, or `None` when
@@ -285,7 +283,7 @@ fn ordinal(n: usize) -> String {
 
 /// What one calibration instance showed.
 struct InstanceRun {
-    time_scale: f64,
+    time_scale: TimeScale,
     /// Real ms from the end of each 429 to the next request.
     gaps_ms: Vec<f64>,
     /// Why it did nothing at all, if it did nothing (see [`did_nothing`]).
@@ -296,7 +294,7 @@ struct InstanceRun {
 
 impl InstanceRun {
     /// What one instance at `time_scale` showed.
-    fn of(time_scale: f64, outcome: Result<Execution, String>) -> InstanceRun {
+    fn of(time_scale: TimeScale, outcome: Result<Execution, String>) -> InstanceRun {
         match outcome {
             Ok(execution) => InstanceRun {
                 time_scale,
@@ -358,8 +356,8 @@ mod tests {
 
     #[test]
     fn the_second_scale_stays_within_real_time() {
-        assert_eq!(second_scale(0.01), 0.04);
-        assert_eq!(second_scale(0.5), 0.125);
-        assert_eq!(second_scale(1.0), 0.25);
+        assert_eq!(second_scale(TimeScale::of(0.01)), TimeScale::of(0.04));
+        assert_eq!(second_scale(TimeScale::of(0.5)), TimeScale::of(0.125));
+        assert_eq!(second_scale(TimeScale::REAL), TimeScale::of(0.25));
     }
 }

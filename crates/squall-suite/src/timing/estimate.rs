@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::allowance::{Allowance, MOMENT};
 use super::reaction::{Reaction, TIMER_NOISE_MS};
+use squall::clock::TimeScale;
 
 /// A policy-time figure and how far the truth may lie from it, in policy seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -62,7 +63,7 @@ impl SpanShape {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseClock {
     /// The fraction of real time the case ran at.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The client's reaction, as calibrated for this run.
     pub reaction: Reaction,
     /// For a herd: how far a herd in lockstep spreads its waits on this machine, in real ms
@@ -75,7 +76,7 @@ pub struct CaseClock {
 impl CaseClock {
     /// A clock for a case at `time_scale` with a calibrated `reaction`, in real time: a busy
     /// machine may hold the client back a [`MOMENT`].
-    pub fn new(time_scale: f64, reaction: Reaction) -> CaseClock {
+    pub fn new(time_scale: TimeScale, reaction: Reaction) -> CaseClock {
         CaseClock { time_scale, reaction, lockstep_ms: None, machine: MOMENT }
     }
 
@@ -83,7 +84,7 @@ impl CaseClock {
     /// reaction, no machine, a herd in lockstep exactly together.
     pub fn exact() -> CaseClock {
         CaseClock {
-            time_scale: 1.0,
+            time_scale: TimeScale::REAL,
             reaction: Reaction::exactly(0.0),
             lockstep_ms: Some(0.0),
             machine: Allowance::NONE,
@@ -113,7 +114,7 @@ impl CaseClock {
     /// `real_ms` counted wholly as policy time, nothing of it the client's own: the longest the
     /// policy part of a span can be, whatever the reaction.
     pub fn all_policy(&self, real_ms: f64) -> f64 {
-        real_ms / self.time_scale / 1000.0
+        self.time_scale.policy_ms(real_ms) / 1000.0
     }
 
     /// A wait between two attempts, `real_ms` from the end of one to the arrival of the next:
@@ -132,7 +133,7 @@ impl CaseClock {
     /// A span of `real_ms` with the given shape.
     pub fn span(&self, real_ms: f64, shape: SpanShape) -> Estimate {
         let (least, most) = shape.reaction_range(&self.reaction);
-        let policy_s = |real_ms: f64| real_ms / self.time_scale / 1000.0;
+        let policy_s = |real_ms: f64| self.time_scale.policy_ms(real_ms) / 1000.0;
         Estimate {
             value: policy_s(real_ms - (least + most) / 2.0),
             noise: policy_s(shape.noise_real_ms(&self.reaction)),
@@ -145,7 +146,10 @@ mod tests {
     use super::*;
 
     fn clock(low: f64, high: f64) -> CaseClock {
-        CaseClock::new(0.01, Reaction { low_ms: low, high_ms: high, ..Reaction::exactly((low + high) / 2.0) })
+        CaseClock::new(
+            TimeScale::of(0.01),
+            Reaction { low_ms: low, high_ms: high, ..Reaction::exactly((low + high) / 2.0) },
+        )
     }
 
     #[test]
@@ -167,7 +171,7 @@ mod tests {
 
     #[test]
     fn without_a_measurement_nothing_can_be_decided() {
-        let clock = CaseClock::new(0.01, Reaction::unknown("no calibration"));
+        let clock = CaseClock::new(TimeScale::of(0.01), Reaction::unknown("no calibration"));
         let wait = clock.wait(40.0);
         assert!(wait.noise.is_infinite());
         assert!(

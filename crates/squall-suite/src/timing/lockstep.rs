@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wait_asks::{self, gaps_after_asks};
 use crate::iut::{Execution, RunPlan};
+use squall::clock::TimeScale;
 use squall::journal::JournalEntry;
 use squall::scenario::Scenario;
 
@@ -89,14 +90,14 @@ pub(crate) const ASKED_REAL_MS: [f64; wait_asks::RETRIES] = [12.5, 25.0, 50.0, 1
 
 /// What a lockstep herd runs at `time_scale`: the calibration with [`ASKED_REAL_MS`] as policy
 /// time, each ask never over the 30 s a quota asks and clients honour.
-pub(crate) fn scenario(time_scale: f64) -> Scenario {
-    let asked_ms = ASKED_REAL_MS.map(|real| (real / time_scale).min(30_000.0).round() as u64);
+pub(crate) fn scenario(time_scale: TimeScale) -> Scenario {
+    let asked_ms = ASKED_REAL_MS.map(|real| time_scale.policy_ms(real).min(30_000.0).round() as u64);
     wait_asks::asking_each(&asked_ms)
 }
 
 /// The run that measures a lockstep herd of `herd` instances at `time_scale`, each given `timeout`
 /// (and its jitter seed plus its number); [`Lockstep::of_run`] reads it.
-pub(crate) fn plan(time_scale: f64, herd: u32, timeout: Duration, seed: Option<u64>) -> RunPlan {
+pub(crate) fn plan(time_scale: TimeScale, herd: u32, timeout: Duration, seed: Option<u64>) -> RunPlan {
     RunPlan {
         scenario: scenario(time_scale),
         spec: wait_asks::spec(format!("squall herd calibration at {time_scale}"), time_scale, timeout, seed),
@@ -161,12 +162,12 @@ mod tests {
 
     #[test]
     fn the_herd_is_asked_the_ladder_of_real_waits_as_policy_time_at_the_runs_scale() {
-        let asked = |time_scale: f64| -> Vec<Option<String>> {
+        let asked = |time_scale: TimeScale| -> Vec<Option<String>> {
             scenario(time_scale).attempts.iter().map(|a| a.headers.get("retry-after-ms").cloned()).collect()
         };
         let at = |ms: &[&str]| ms.iter().map(|m| Some((*m).to_owned())).chain([None]).collect::<Vec<_>>();
         // 400 ms real at 1/100 would be 40 s: no ask goes over the 30 s clients honour.
-        assert_eq!(asked(0.01), at(&["1250", "2500", "5000", "10000", "20000", "30000"]));
-        assert_eq!(asked(0.5), at(&["25", "50", "100", "200", "400", "800"]));
+        assert_eq!(asked(TimeScale::of(0.01)), at(&["1250", "2500", "5000", "10000", "20000", "30000"]));
+        assert_eq!(asked(TimeScale::of(0.5)), at(&["25", "50", "100", "200", "400", "800"]));
     }
 }

@@ -15,6 +15,7 @@
 use super::allowance::{Allowance, Lengthened};
 use super::estimate::SpanShape;
 use super::reaction::Reaction;
+use squall::clock::TimeScale;
 
 /// What one timing check must tell apart, and what its measurement holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,7 +127,8 @@ impl Margin {
     }
 
     /// The smallest time scale at which a client with `reaction` can pass this check on a
-    /// machine that may hold it back as `machine` allows (where a longer span could fake a pass).
+    /// machine that may hold it back as `machine` allows (where a longer span could fake a pass):
+    /// a number, since it may lie beyond every time scale.
     pub fn scale_needed(&self, reaction: &Reaction, machine: Allowance) -> f64 {
         let shape = SpanShape { waits: self.waits, attempts: self.attempts };
         let read_with = match self.lengthened.pass_needs_moment() {
@@ -138,17 +140,27 @@ impl Margin {
 }
 
 /// The time scales a case may be raised to, in order.
-const LADDER: [f64; 9] = [0.01, 0.02, 0.04, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0];
+const LADDER: [TimeScale; 9] = [
+    TimeScale::of(0.01),
+    TimeScale::of(0.02),
+    TimeScale::of(0.04),
+    TimeScale::of(0.05),
+    TimeScale::of(0.1),
+    TimeScale::of(0.2),
+    TimeScale::of(0.25),
+    TimeScale::of(0.5),
+    TimeScale::REAL,
+];
 
 /// The first time scale of the ladder above `current` that is at least twice it, if any up to
 /// `max`: where a case runs again to confirm what a timing check found.
-pub(crate) fn slower(current: f64, max: f64) -> Option<f64> {
-    LADDER.iter().copied().find(|s| *s >= 2.0 * current - 1e-12 && *s <= max)
+pub(crate) fn slower(current: TimeScale, max: TimeScale) -> Option<TimeScale> {
+    LADDER.iter().copied().find(|s| s.get() >= 2.0 * current.get() - 1e-12 && *s <= max)
 }
 
 /// The first time scale of the ladder at or above `needed`, as people read it; or that none is.
 pub(crate) fn describe_needed(needed: f64) -> String {
-    match LADDER.iter().find(|s| **s >= needed) {
+    match LADDER.iter().find(|s| s.get() >= needed) {
         Some(scale) => format!("a time scale of {} or more", super::scale_name(*scale)),
         None => "more than real time: it cannot be judged at any scale".to_owned(),
     }
@@ -158,9 +170,9 @@ pub(crate) fn describe_needed(needed: f64) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleChoice {
     /// The scale the case runs at.
-    pub time_scale: f64,
+    pub time_scale: TimeScale,
     /// The case's own scale (the suite's, or the feature's "timing is measured at 1/N").
-    pub asked: f64,
+    pub asked: TimeScale,
     /// Why it was raised, or why some check cannot be judged even at the largest scale.
     pub note: Option<String>,
     /// Some timing check of the case cannot judge this reaction at any allowed scale.
@@ -171,26 +183,27 @@ pub struct ScaleChoice {
 /// with `reaction` on a machine that may hold it back as `machine` allows, raised at most to
 /// `max` (never lowered below `asked`).
 pub fn choose_scale(
-    asked: f64,
-    max: f64,
+    asked: TimeScale,
+    max: TimeScale,
     margins: &[(String, Margin)],
     reaction: &Reaction,
     machine: Allowance,
 ) -> ScaleChoice {
-    let mut needed = asked;
+    let mut needed = asked.get();
     let mut beyond: Vec<String> = Vec::new();
     for (step, margin) in margins {
         let scale = margin.scale_needed(reaction, machine);
-        if scale <= max {
+        if scale <= max.get() {
             needed = needed.max(scale);
         } else {
             beyond.push(format!("`{step}` needs {}", describe_needed(scale)));
         }
     }
-    let time_scale = if needed <= asked {
-        asked
-    } else {
-        LADDER.iter().copied().find(|s| *s >= needed && *s <= max).unwrap_or(needed.min(max))
+    let time_scale = match TimeScale::new(needed) {
+        Ok(needed) if needed > asked => {
+            LADDER.iter().copied().find(|s| *s >= needed && *s <= max).unwrap_or(needed.min(max))
+        }
+        _ => asked,
     };
     let mut notes = Vec::new();
     if time_scale > asked {
@@ -223,6 +236,10 @@ mod tests {
     use super::*;
     use crate::timing::allowance::MOMENT;
 
+    fn s(scale: f64) -> TimeScale {
+        TimeScale::of(scale)
+    }
+
     fn reaction(low: f64, high: f64) -> Reaction {
         Reaction { low_ms: low, high_ms: high, ..Reaction::exactly((low + high) / 2.0) }
     }
@@ -231,11 +248,11 @@ mod tests {
     fn a_steady_client_runs_at_the_asked_scale_and_a_noisier_one_is_raised() {
         let margins = [("attempt 2 starts at least 4 seconds after attempt 1 ends".to_owned(), Margin::of_waits(2.0))];
         // ±2 ms of noise: 0.2 s at 1/100, under half of 2 s.
-        let steady = choose_scale(0.01, 0.25, &margins, &reaction(150.0, 152.0), Allowance::NONE);
-        assert_eq!((steady.time_scale, steady.note), (0.01, None));
+        let steady = choose_scale(s(0.01), s(0.25), &margins, &reaction(150.0, 152.0), Allowance::NONE);
+        assert_eq!((steady.time_scale, steady.note), (s(0.01), None));
         // ±21 ms: 2.1 s at 1/100, 0.84 s at 1/25.
-        let noisy = choose_scale(0.01, 0.25, &margins, &reaction(100.0, 140.0), Allowance::NONE);
-        assert_eq!(noisy.time_scale, 0.04);
+        let noisy = choose_scale(s(0.01), s(0.25), &margins, &reaction(100.0, 140.0), Allowance::NONE);
+        assert_eq!(noisy.time_scale, s(0.04));
         assert!(noisy.note.is_some_and(|n| n.contains("raised from 1/100 to 1/25")));
     }
 
@@ -245,11 +262,11 @@ mod tests {
         let at_least = [("at least 3 s".to_owned(), Margin::of_waits(1.0).at_least())];
         let at_most = [("within 4 s".to_owned(), Margin::of_waits(1.0).at_most())];
         // ±(2 + 25) / 2 + 1 ms = 14.5 ms must be under half of 1 s: 1/25 (29 ms), not 1/50 (10 ms).
-        let raised = choose_scale(0.01, 0.25, &at_least, &steady, MOMENT);
-        assert_eq!(raised.time_scale, 0.04);
+        let raised = choose_scale(s(0.01), s(0.25), &at_least, &steady, MOMENT);
+        assert_eq!(raised.time_scale, s(0.04));
         assert!(raised.note.is_some_and(|n| n.contains("with a busy machine's 25 ms")));
-        assert_eq!(choose_scale(0.01, 0.25, &at_most, &steady, MOMENT).time_scale, 0.01);
-        assert_eq!(choose_scale(0.01, 0.25, &at_least, &steady, Allowance::NONE).time_scale, 0.01);
+        assert_eq!(choose_scale(s(0.01), s(0.25), &at_most, &steady, MOMENT).time_scale, s(0.01));
+        assert_eq!(choose_scale(s(0.01), s(0.25), &at_least, &steady, Allowance::NONE).time_scale, s(0.01));
     }
 
     #[test]
@@ -258,8 +275,8 @@ mod tests {
             ("at least 4 s".to_owned(), Margin::of_waits(2.0)),
             ("the waits carry a random jitter".to_owned(), Margin::of_waits(0.1)),
         ];
-        let jittery = choose_scale(0.01, 0.25, &margins, &reaction(0.0, 360.0), Allowance::NONE);
-        assert_eq!(jittery.time_scale, 0.2);
+        let jittery = choose_scale(s(0.01), s(0.25), &margins, &reaction(0.0, 360.0), Allowance::NONE);
+        assert_eq!(jittery.time_scale, s(0.2));
         let note = jittery.note.expect("a note");
         assert!(
             note.contains("`the waits carry a random jitter` needs") && note.contains("--max-time-scale"),
@@ -297,17 +314,17 @@ mod tests {
 
     #[test]
     fn a_confirmation_runs_at_least_twice_as_slow_within_the_largest_scale() {
-        assert_eq!(slower(0.01, 1.0), Some(0.02));
-        assert_eq!(slower(0.02, 1.0), Some(0.04));
-        assert_eq!(slower(0.04, 1.0), Some(0.1));
-        assert_eq!(slower(0.25, 1.0), Some(0.5));
-        assert_eq!(slower(0.25, 0.25), None);
-        assert_eq!(slower(1.0, 1.0), None);
+        assert_eq!(slower(s(0.01), s(1.0)), Some(s(0.02)));
+        assert_eq!(slower(s(0.02), s(1.0)), Some(s(0.04)));
+        assert_eq!(slower(s(0.04), s(1.0)), Some(s(0.1)));
+        assert_eq!(slower(s(0.25), s(1.0)), Some(s(0.5)));
+        assert_eq!(slower(s(0.25), s(0.25)), None);
+        assert_eq!(slower(s(1.0), s(1.0)), None);
     }
 
     #[test]
     fn the_asked_scale_is_never_lowered() {
         let margins = [("lasts between 59 and 65 seconds".to_owned(), Margin::of_attempts(29.5))];
-        assert_eq!(choose_scale(0.25, 0.25, &margins, &reaction(1.0, 2.0), MOMENT).time_scale, 0.25);
+        assert_eq!(choose_scale(s(0.25), s(0.25), &margins, &reaction(1.0, 2.0), MOMENT).time_scale, s(0.25));
     }
 }

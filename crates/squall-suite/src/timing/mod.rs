@@ -28,12 +28,15 @@ pub use estimate::{CaseClock, Estimate, SpanShape};
 pub use lockstep::Lockstep;
 pub use margin::{choose_scale, Doubt, Margin, Measured, Reading, ScaleChoice};
 pub use reaction::{Reaction, ReactionMs};
+use squall::clock::TimeScale;
 
 /// A time scale as people read it: "1/100", "1/4", "real time".
-pub fn scale_name(time_scale: f64) -> String {
-    let inverse = 1.0 / time_scale;
-    if time_scale >= 1.0 {
+pub fn scale_name(time_scale: TimeScale) -> String {
+    let inverse = time_scale.rate();
+    if time_scale == TimeScale::REAL {
         "real time".to_owned()
+    } else if time_scale > TimeScale::REAL {
+        format!("{time_scale}× slower than real time")
     } else if (inverse - inverse.round()).abs() < 1e-6 * inverse {
         format!("1/{}", inverse.round())
     } else {
@@ -45,9 +48,11 @@ pub fn scale_name(time_scale: f64) -> String {
 mod tests {
     #[test]
     fn scales_read_as_fractions_of_real_time() {
-        assert_eq!(super::scale_name(0.01), "1/100");
-        assert_eq!(super::scale_name(0.04), "1/25");
-        assert_eq!(super::scale_name(1.0), "real time");
-        assert_eq!(super::scale_name(0.3), "0.3× real time");
+        let name = |scale: f64| super::scale_name(squall::clock::TimeScale::of(scale));
+        assert_eq!(name(0.01), "1/100");
+        assert_eq!(name(0.04), "1/25");
+        assert_eq!(name(1.0), "real time");
+        assert_eq!(name(0.3), "0.3× real time");
+        assert_eq!(name(2.0), "2× slower than real time");
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use super::wait_asks::{self, gaps_after_asks};
 use crate::iut::{Execution, RunPlan};
+use squall::clock::TimeScale;
 use squall::scenario::{Attempt, Scenario};
 
 /// The 429s of the probe.
@@ -27,7 +28,7 @@ const ASKS: usize = 2;
 const ASKED_S: u64 = 10;
 
 /// The run that tells whether the client's waits run on a clock sped up `1 / time_scale` times.
-pub(crate) fn plan(time_scale: f64, timeout: Duration, seed: Option<u64>) -> RunPlan {
+pub(crate) fn plan(time_scale: TimeScale, timeout: Duration, seed: Option<u64>) -> RunPlan {
     let scenario = (0..ASKS)
         .fold(Scenario::named("squall-clock-probe"), |scenario, _| {
             scenario.attempt(Attempt::status(429).header("retry-after", &ASKED_S.to_string()))
@@ -41,7 +42,7 @@ pub(crate) fn plan(time_scale: f64, timeout: Duration, seed: Option<u64>) -> Run
 /// Why the sped-up clock did not reach the client, from the probe's run at `time_scale`;
 /// `None` when it did, or when the run cannot tell (the client did not retry: calibration
 /// reports that on its own).
-pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: f64) -> Option<String> {
+pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: TimeScale) -> Option<String> {
     let execution = outcome.as_ref().ok()?;
     let gaps_s: Vec<f64> = gaps_after_asks(&execution.journal).iter().map(|ms| ms / 1000.0).collect();
     // Killed while it waited after a 429: how long it had waited by then.
@@ -57,8 +58,8 @@ pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: f64) 
 
 /// [`not_reached`] from the real gaps (s) after the probe's asks, and how long the client had
 /// waited after its last 429 when it was killed, if it was.
-fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: f64) -> Option<String> {
-    let rate = 1.0 / time_scale;
+fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: TimeScale) -> Option<String> {
+    let rate = time_scale.rate();
     let threshold_s = ASKED_S as f64 / rate.sqrt();
     let cut_short = cut_short_s.filter(|waited| *waited >= threshold_s);
     if gaps_s.iter().all(|gap| *gap < threshold_s) && cut_short.is_none() {
@@ -81,7 +82,7 @@ mod tests {
 
     #[test]
     fn the_probe_asks_for_whole_seconds_of_the_clients_own_time() {
-        let plan = plan(0.01, Duration::from_secs(10), None);
+        let plan = plan(TimeScale::of(0.01), Duration::from_secs(10), None);
         let asked: Vec<Option<&str>> =
             plan.scenario.attempts.iter().map(|a| a.headers.get("retry-after").map(String::as_str)).collect();
         assert_eq!(asked, [Some("10"), Some("10"), None]);
@@ -92,18 +93,30 @@ mod tests {
     #[test]
     fn a_client_on_real_time_is_told_from_one_on_the_sped_up_clock() {
         // At ×100 the line is 1 s: 10 s asked is 0.1 s sped up, 10 s on real time.
-        assert_eq!(not_reached_by(&[0.101, 0.135], None, 0.01), None);
-        assert_eq!(not_reached_by(&[0.41, 0.09], None, 0.01), None, "a Node client warming up on a busy machine");
-        let real = not_reached_by(&[10.003, 10.001], None, 0.01).expect("not reached");
+        assert_eq!(not_reached_by(&[0.101, 0.135], None, TimeScale::of(0.01)), None);
+        assert_eq!(
+            not_reached_by(&[0.41, 0.09], None, TimeScale::of(0.01)),
+            None,
+            "a Node client warming up on a busy machine"
+        );
+        let real = not_reached_by(&[10.003, 10.001], None, TimeScale::of(0.01)).expect("not reached");
         assert!(real.contains("waited 10.00 s and 10.00 s real") && real.contains("--clock scaled"), "{real}");
-        assert!(not_reached_by(&[0.1, 1.2], None, 0.01).is_some(), "one wait on real time is enough");
-        let killed = not_reached_by(&[10.0], Some(5.0), 0.01).expect("killed while it waited");
+        assert!(not_reached_by(&[0.1, 1.2], None, TimeScale::of(0.01)).is_some(), "one wait on real time is enough");
+        let killed = not_reached_by(&[10.0], Some(5.0), TimeScale::of(0.01)).expect("killed while it waited");
         assert!(killed.contains("5.00 s before it was killed"), "{killed}");
-        assert!(not_reached_by(&[], Some(4.0), 0.01).is_some(), "cut short after waiting 4 s");
-        assert_eq!(not_reached_by(&[], Some(0.3), 0.01), None, "killed 0.3 s after its 429: no evidence");
-        assert_eq!(not_reached_by(&[], None, 0.01), None, "no retry and not killed: calibration says why");
+        assert!(not_reached_by(&[], Some(4.0), TimeScale::of(0.01)).is_some(), "cut short after waiting 4 s");
+        assert_eq!(
+            not_reached_by(&[], Some(0.3), TimeScale::of(0.01)),
+            None,
+            "killed 0.3 s after its 429: no evidence"
+        );
+        assert_eq!(
+            not_reached_by(&[], None, TimeScale::of(0.01)),
+            None,
+            "no retry and not killed: calibration says why"
+        );
         // At ×4 the line is 5 s.
-        assert_eq!(not_reached_by(&[2.6, 2.55], None, 0.25), None);
-        assert!(not_reached_by(&[9.9, 10.0], None, 0.25).is_some());
+        assert_eq!(not_reached_by(&[2.6, 2.55], None, TimeScale::of(0.25)), None);
+        assert!(not_reached_by(&[9.9, 10.0], None, TimeScale::of(0.25)).is_some());
     }
 }

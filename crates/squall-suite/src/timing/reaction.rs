@@ -9,6 +9,7 @@
 //! The statistics are in `docs/requirements.md` ("Timing").
 
 use serde::{Deserialize, Serialize};
+use squall::clock::TimeScale;
 
 /// Real milliseconds of timer noise on every measured span beyond what the calibration saw: a
 /// long sleep may overshoot a little more than the calibration's near-zero ones.
@@ -24,10 +25,21 @@ const BUSY_MACHINE_SPREAD_MS: f64 = 3.0;
 /// The samples taken at one time scale: gaps in real ms, by calibration instance, in retry order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScaleSamples {
-    /// The time scale the instances ran at.
-    pub time_scale: f64,
+    /// The time scale the instances ran at (real time where none ran).
+    #[serde(deserialize_with = "scale_or_none_ran")]
+    pub time_scale: TimeScale,
     /// Real ms from the end of each 429 to the next request, per instance.
     pub gaps_ms: Vec<Vec<f64>>,
+}
+
+/// A calibration scale as reports give it: 0 in reports written before the scale had a type,
+/// where no instance ran (the virtual clock, or a calibration that never took) — read as the
+/// default scale of samples none were taken at.
+fn scale_or_none_ran<'de, D: serde::Deserializer<'de>>(reader: D) -> Result<TimeScale, D::Error> {
+    match f64::deserialize(reader)? {
+        0.0 => Ok(TimeScale::default()),
+        scale => TimeScale::new(scale).map_err(serde::de::Error::custom),
+    }
 }
 
 /// What the suite knows of a client's reaction.
@@ -131,9 +143,9 @@ impl Reaction {
     /// Whether the client waits of its own, when asked for 1 ms, more than a busy machine
     /// spreads a steady client's gaps at `time_scale` ([`BUSY_MACHINE_SPREAD_MS`]): then a
     /// lockstep herd of it spreads by its own waits, not only by the machine's.
-    pub fn waits_of_its_own_at(&self, time_scale: f64) -> bool {
+    pub fn waits_of_its_own_at(&self, time_scale: TimeScale) -> bool {
         let longest = |waits: &[f64]| waits.iter().copied().fold(0.0, f64::max);
-        longest(&self.unasked_wait_ms) * time_scale > BUSY_MACHINE_SPREAD_MS
+        time_scale.real_ms(longest(&self.unasked_wait_ms)) > BUSY_MACHINE_SPREAD_MS
             || longest(&self.unscaled_wait_ms) > BUSY_MACHINE_SPREAD_MS
     }
 
@@ -185,7 +197,7 @@ impl Reaction {
                 set.gaps_ms.iter().flat_map(move |gaps| {
                     gaps.iter()
                         .enumerate()
-                        .map(move |(k, gap)| gap - unasked.get(k).copied().unwrap_or(0.0) * set.time_scale)
+                        .map(move |(k, gap)| gap - set.time_scale.real_ms(unasked.get(k).copied().unwrap_or(0.0)))
                 })
             })
             .collect();
@@ -269,7 +281,7 @@ fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -
     let corrected = by_retry(&[fast, slow], unasked).concat();
     let fastest = corrected.iter().copied().fold(f64::INFINITY, f64::min);
     let at_each_retry = by_retry(&[slow], &[]);
-    Some(at_each_retry.iter().map(|gaps| (median(gaps) - fastest).max(0.0) / slow.time_scale).collect())
+    Some(at_each_retry.iter().map(|gaps| slow.time_scale.policy_ms((median(gaps) - fastest).max(0.0))).collect())
 }
 
 /// The least reaction a client drawing waits of its own can have. At retry `k` its fastest gap
@@ -280,7 +292,7 @@ fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -
 /// reaction leave it known nearly as closely as a steady client's; large ones leave nothing.
 fn floor_under_draws(a: &ScaleSamples, b: &ScaleSamples) -> f64 {
     let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
-    let ratio = fast.time_scale / slow.time_scale;
+    let ratio = fast.time_scale.ratio_to(slow.time_scale);
     let floors = by_retry(&[fast], &[]).into_iter().zip(by_retry(&[slow], &[])).filter_map(|(quick, long)| {
         let ((fastest, _), (_, longest)) = (min_max(&quick), min_max(&long));
         (fastest.is_finite() && longest.is_finite()).then(|| (fastest - ratio * longest) / (1.0 - ratio))
@@ -301,7 +313,7 @@ fn spread_within_instances(set: &ScaleSamples, unasked: &[f64]) -> f64 {
             let corrected: Vec<f64> = gaps
                 .iter()
                 .enumerate()
-                .map(|(k, gap)| gap - unasked.get(k).copied().unwrap_or(0.0) * set.time_scale)
+                .map(|(k, gap)| gap - set.time_scale.real_ms(unasked.get(k).copied().unwrap_or(0.0)))
                 .collect();
             let center = median(&corrected);
             corrected.into_iter().map(move |gap| (gap - center).abs())
@@ -320,7 +332,9 @@ fn by_retry(sets: &[&ScaleSamples], unasked: &[f64]) -> Vec<Vec<f64>> {
         .map(|k| {
             let waited = unasked.get(k).copied().unwrap_or(0.0);
             sets.iter()
-                .flat_map(|set| set.gaps_ms.iter().filter_map(move |g| Some(g.get(k)? - waited * set.time_scale)))
+                .flat_map(|set| {
+                    set.gaps_ms.iter().filter_map(move |g| Some(g.get(k)? - set.time_scale.real_ms(waited)))
+                })
                 .collect()
         })
         .collect()
@@ -356,7 +370,7 @@ fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
 /// would not differ that much. Each retry's wait is then its difference over the change of scale.
 fn unasked_waits(a: &ScaleSamples, b: &ScaleSamples) -> Vec<f64> {
     let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
-    let growth_per_scale = high.time_scale - low.time_scale;
+    let growth_per_scale = high.time_scale.get() - low.time_scale.get();
     if growth_per_scale <= 0.0 {
         return Vec::new();
     }
@@ -422,11 +436,11 @@ pub(crate) fn median(values: &[f64]) -> f64 {
 mod tests {
     use super::*;
 
-    fn set_of(time_scale: f64, gaps_ms: Vec<Vec<f64>>) -> ScaleSamples {
+    fn set_of(time_scale: TimeScale, gaps_ms: Vec<Vec<f64>>) -> ScaleSamples {
         ScaleSamples { time_scale, gaps_ms }
     }
 
-    fn set(time_scale: f64, gaps: &[&[f64]]) -> ScaleSamples {
+    fn set(time_scale: TimeScale, gaps: &[&[f64]]) -> ScaleSamples {
         ScaleSamples { time_scale, gaps_ms: gaps.iter().map(|g| g.to_vec()).collect() }
     }
 
@@ -443,8 +457,8 @@ mod tests {
 
     #[test]
     fn a_steady_client_is_measured_to_within_its_own_spread() {
-        let a = set(0.01, &[&[151.0, 152.0, 150.5, 151.5], &[150.8, 151.2, 152.4, 151.0]]);
-        let b = set(0.04, &[&[151.3, 150.9, 151.8, 152.0], &[151.1, 150.7, 151.6, 152.1]]);
+        let a = set(TimeScale::of(0.01), &[&[151.0, 152.0, 150.5, 151.5], &[150.8, 151.2, 152.4, 151.0]]);
+        let b = set(TimeScale::of(0.04), &[&[151.3, 150.9, 151.8, 152.0], &[151.1, 150.7, 151.6, 152.1]]);
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.unasked_wait_ms.is_empty(), "{reaction:?}");
         assert_eq!(reaction.samples, 16);
@@ -457,8 +471,8 @@ mod tests {
         // A client that ignores retry-after-ms and backs off 1 s, 2 s, 4 s, with 5 ms of reaction.
         let backoff = [1000.0, 2000.0, 4000.0];
         let gaps = |scale: f64| -> Vec<f64> { backoff.iter().map(|p| 5.0 + p * scale).collect() };
-        let a = ScaleSamples { time_scale: 0.01, gaps_ms: vec![gaps(0.01), gaps(0.01)] };
-        let b = ScaleSamples { time_scale: 0.04, gaps_ms: vec![gaps(0.04), gaps(0.04)] };
+        let a = ScaleSamples { time_scale: TimeScale::of(0.01), gaps_ms: vec![gaps(0.01), gaps(0.01)] };
+        let b = ScaleSamples { time_scale: TimeScale::of(0.04), gaps_ms: vec![gaps(0.04), gaps(0.04)] };
         let reaction = Reaction::from_samples(&a, &b);
         assert_eq!(reaction.unasked_wait_ms.len(), 3);
         for (seen, expected) in reaction.unasked_wait_ms.iter().zip(backoff) {
@@ -469,8 +483,8 @@ mod tests {
 
     #[test]
     fn a_constant_unasked_wait_is_found_although_one_scale_alone_would_read_it_as_reaction() {
-        let a = set(0.01, &[&[15.0, 15.2, 14.9], &[15.1, 15.0, 14.8]]);
-        let b = set(0.04, &[&[45.0, 45.1, 44.9], &[45.2, 44.8, 45.0]]);
+        let a = set(TimeScale::of(0.01), &[&[15.0, 15.2, 14.9], &[15.1, 15.0, 14.8]]);
+        let b = set(TimeScale::of(0.04), &[&[45.0, 45.1, 44.9], &[45.2, 44.8, 45.0]]);
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.median_ms < 6.0 && reaction.median_ms > 4.0, "{reaction:?}");
     }
@@ -482,11 +496,11 @@ mod tests {
         let backoff = |n: i32, draw: f64| 3.0 + 500.0 * 1.5f64.powi(n) * (0.5 + draw);
         let gaps = |draws: [f64; 6]| -> Vec<f64> { (0..6).map(|n| backoff(n, draws[n as usize])).collect() };
         let a = ScaleSamples {
-            time_scale: 1.0,
+            time_scale: TimeScale::REAL,
             gaps_ms: vec![gaps([0.1, 0.9, 0.4, 0.6, 0.2, 0.8]), gaps([0.7, 0.3, 0.5, 0.1, 0.9, 0.4])],
         };
         let b = ScaleSamples {
-            time_scale: 0.25,
+            time_scale: TimeScale::of(0.25),
             gaps_ms: vec![gaps([0.5, 0.2, 0.8, 0.3, 0.6, 0.1]), gaps([0.3, 0.6, 0.2, 0.9, 0.4, 0.7])],
         };
         let reaction = Reaction::from_samples(&a, &b);
@@ -503,8 +517,14 @@ mod tests {
     #[test]
     fn a_reaction_that_drifts_on_a_busier_machine_is_not_a_backoff() {
         let drifting = |offset: f64| -> Vec<f64> { (0..6).map(|k| 300.0 + offset + 1.5 * f64::from(k)).collect() };
-        let a = ScaleSamples { time_scale: 0.01, gaps_ms: vec![drifting(0.0), drifting(0.2), drifting(-0.1)] };
-        let b = ScaleSamples { time_scale: 0.04, gaps_ms: vec![drifting(0.1), drifting(-0.2), drifting(0.3)] };
+        let a = ScaleSamples {
+            time_scale: TimeScale::of(0.01),
+            gaps_ms: vec![drifting(0.0), drifting(0.2), drifting(-0.1)],
+        };
+        let b = ScaleSamples {
+            time_scale: TimeScale::of(0.04),
+            gaps_ms: vec![drifting(0.1), drifting(-0.2), drifting(0.3)],
+        };
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.unscaled_wait_ms.is_empty(), "{reaction:?}");
         assert!(reaction.low_ms > 295.0 && reaction.high_ms < 312.0, "{reaction:?}");
@@ -519,14 +539,16 @@ mod tests {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
-        let mut scale_set = |time_scale: f64| ScaleSamples {
+        let mut scale_set = |time_scale: TimeScale| ScaleSamples {
             time_scale,
             gaps_ms: (0..4)
-                .map(|_| (0..6).map(|k| reaction_ms + uniform() * base_ms * growth.powi(k) * time_scale).collect())
+                .map(|_| {
+                    (0..6).map(|k| reaction_ms + time_scale.real_ms(uniform() * base_ms * growth.powi(k))).collect()
+                })
                 .collect(),
         };
-        let fast = scale_set(0.01);
-        Reaction::from_samples(&fast, &scale_set(0.04))
+        let fast = scale_set(TimeScale::of(0.01));
+        Reaction::from_samples(&fast, &scale_set(TimeScale::of(0.04)))
     }
 
     /// A client that ignores the ask and waits a random share of its own backoff (a full jitter
@@ -540,7 +562,10 @@ mod tests {
             assert!(reaction.low_ms <= 5.0 && reaction.high_ms >= 5.0, "seed {seed}: {reaction:?}");
             let named = !reaction.unasked_wait_ms.is_empty() || !reaction.unscaled_wait_ms.is_empty();
             assert!(named, "seed {seed}: its waits are named: {reaction:?}");
-            assert!(reaction.waits_of_its_own_at(0.01), "seed {seed}: a herd of it spreads by its draws: {reaction:?}");
+            assert!(
+                reaction.waits_of_its_own_at(TimeScale::of(0.01)),
+                "seed {seed}: a herd of it spreads by its draws: {reaction:?}"
+            );
             close += usize::from(reaction.high_ms < 25.0);
         }
         // Measured: 69 of 100. The rest are draws the scales' spreads did not tell from noise,
@@ -578,9 +603,15 @@ mod tests {
         let rows = |noise: &[f64; 6]| -> Vec<Vec<f64>> {
             (0..4).map(|i| (0..6).map(|k| 51.0 + noise[(i + k) % 6]).collect()).collect()
         };
-        let reaction = Reaction::from_samples(&set_of(0.01, rows(&quiet)), &set_of(0.04, rows(&busy)));
+        let reaction = Reaction::from_samples(
+            &set_of(TimeScale::of(0.01), rows(&quiet)),
+            &set_of(TimeScale::of(0.04), rows(&busy)),
+        );
         assert!(reaction.median_ms > 47.0 && reaction.low_ms > 44.0 && reaction.high_ms >= 48.0, "{reaction:?}");
-        assert!(!reaction.waits_of_its_own_at(0.01), "nothing that disturbs a lockstep herd: {reaction:?}");
+        assert!(
+            !reaction.waits_of_its_own_at(TimeScale::of(0.01)),
+            "nothing that disturbs a lockstep herd: {reaction:?}"
+        );
     }
 
     /// A client that spends 20-300 ms of its own before each request, whatever the scale, on a
@@ -596,12 +627,12 @@ mod tests {
             [88.0, 226.0, 140.0, 39.0, 255.0, 105.0],
         ];
         let rows = |from: usize| -> Vec<Vec<f64>> { (0..4).map(|i| overhead[(i + from) % 4].to_vec()).collect() };
-        let a = ScaleSamples { time_scale: 0.01, gaps_ms: rows(0) };
+        let a = ScaleSamples { time_scale: TimeScale::of(0.01), gaps_ms: rows(0) };
         let mut busy = rows(1);
         busy[0].iter_mut().for_each(|gap| *gap += 250.0);
         busy[1][2] += 600.0;
         busy[3][4] += 600.0;
-        let b = ScaleSamples { time_scale: 0.04, gaps_ms: busy };
+        let b = ScaleSamples { time_scale: TimeScale::of(0.04), gaps_ms: busy };
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.unasked_wait_ms.is_empty(), "the machine's delays are not the client's draws: {reaction:?}");
         assert!(reaction.low_ms < 27.0 && reaction.high_ms > 293.0, "{reaction:?}");
@@ -609,13 +640,13 @@ mod tests {
 
     #[test]
     fn a_jittery_client_gets_a_wide_interval_and_no_retry_means_no_measurement() {
-        let a = set(0.01, &[&[25.0, 290.0, 140.0], &[60.0, 210.0, 33.0]]);
-        let b = set(0.04, &[&[280.0, 45.0, 120.0], &[199.0, 70.0, 260.0]]);
+        let a = set(TimeScale::of(0.01), &[&[25.0, 290.0, 140.0], &[60.0, 210.0, 33.0]]);
+        let b = set(TimeScale::of(0.04), &[&[280.0, 45.0, 120.0], &[199.0, 70.0, 260.0]]);
         let reaction = Reaction::from_samples(&a, &b);
         assert!(reaction.low_ms < 25.0 && reaction.high_ms > 290.0, "{reaction:?}");
         assert!(reaction.unasked_wait_ms.is_empty(), "noise is not a wait: {reaction:?}");
         assert!(reaction.unscaled_wait_ms.is_empty(), "nor a backoff: {reaction:?}");
-        let none = Reaction::from_samples(&set(0.01, &[&[]]), &set(0.04, &[]));
+        let none = Reaction::from_samples(&set(TimeScale::of(0.01), &[&[]]), &set(TimeScale::of(0.04), &[]));
         assert!(none.missing.is_some() && none.high_ms.is_infinite());
     }
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::iut::{CaseSpec, TaskKind};
+use squall::clock::TimeScale;
 use squall::journal::{EndKind, JournalEntry};
 use squall::scenario::{Attempt, Scenario};
 
@@ -13,7 +14,7 @@ pub(crate) const RETRIES: usize = 6;
 
 /// What the implementation is asked to do in a calibration run named `case`: a streamed call
 /// that may retry [`RETRIES`] times (its base URL filled in when it runs).
-pub(crate) fn spec(case: String, time_scale: f64, timeout: Duration, seed: Option<u64>) -> CaseSpec {
+pub(crate) fn spec(case: String, time_scale: TimeScale, timeout: Duration, seed: Option<u64>) -> CaseSpec {
     CaseSpec {
         case,
         task: TaskKind::Stream,

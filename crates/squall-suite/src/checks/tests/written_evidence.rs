@@ -268,7 +268,8 @@ fn waited_at(scale: f64, waits_s: &[f64]) -> Observation {
         entry.finished_at_ms = Some(entry.received_at_ms + 5.0);
         journal.push(entry);
     }
-    Observation { clock: CaseClock::new(scale, Reaction::exactly(2.0)), ..observed(journal, json!({"ok": false}), &[]) }
+    let clock = CaseClock::new(squall::clock::TimeScale::of(scale), Reaction::exactly(2.0));
+    Observation { clock, ..observed(journal, json!({"ok": false}), &[]) }
 }
 
 /// The one timing check a step makes.

@@ -13,6 +13,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::iut::{ClockMode, Iut};
 use squall::clock::ClientFrame;
+use squall::clock::TimeScale;
 use squall::embedded::ScriptedRun;
 
 /// The preload, built with the crate (empty where no C compiler was found).
@@ -44,7 +45,7 @@ pub(crate) struct Started {
     pub(crate) argv: Vec<String>,
     pub(crate) env: Vec<(&'static str, String)>,
     /// The `SQUALL_TIME_SCALE` the client is told, when it is not the case's.
-    pub(crate) told_time_scale: Option<f64>,
+    pub(crate) told_time_scale: Option<TimeScale>,
 }
 
 impl ProcessClock {
@@ -93,7 +94,7 @@ impl ProcessClock {
     pub(crate) fn start(
         &self,
         command: &str,
-        time_scale: f64,
+        time_scale: TimeScale,
         env: &mut [(&'static str, String)],
         origin_file: &Path,
     ) -> Started {
@@ -101,7 +102,7 @@ impl ProcessClock {
         let ProcessClock::Accelerated(accelerator) = self else {
             return Started { argv: shell, env: vec![("SQUALL_CLOCK", "scaled".to_owned())], told_time_scale: None };
         };
-        let rate = 1.0 / time_scale;
+        let rate = time_scale.rate();
         for (name, value) in env.iter_mut() {
             if *name == "SQUALL_TIME_SCALE" {
                 *value = "1".to_owned();
@@ -125,17 +126,17 @@ impl ProcessClock {
                 // version; said here so that no guess is needed).
                 ("FAKETIME_FORCE_MONOTONIC_FIX", "1".to_owned()),
             ],
-            told_time_scale: Some(1.0),
+            told_time_scale: Some(TimeScale::REAL),
         }
     }
 
     /// Dates sent to the client of `run` are in its frame: at once the frame of a clock that
     /// started now, then — once the client's first process wrote it — the exact origin.
-    pub(crate) fn follow_frame(&self, run: &ScriptedRun, time_scale: f64, origin_file: PathBuf) {
+    pub(crate) fn follow_frame(&self, run: &ScriptedRun, time_scale: TimeScale, origin_file: PathBuf) {
         if !matches!(self, ProcessClock::Accelerated(_)) {
             return;
         }
-        let rate = 1.0 / time_scale;
+        let rate = time_scale.rate();
         run.set_client_frame(ClientFrame::new(SystemTime::now(), rate));
         let run = run.clone();
         tokio::spawn(async move {
