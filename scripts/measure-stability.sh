@@ -16,7 +16,7 @@ squall="$root/target/release/squall"
 out="$root/target/stability"
 rm -rf "$out" && mkdir -p "$out"
 python=$(python3 -c 'import sys; print(sys.executable)')
-independent="$python $root/tests/iut/prd0006"
+independent="$python $root/crates/squall-cli/tests/iut/prd0006"
 
 # name|iut|extra flags
 subjects=(

@@ -5,4 +5,4 @@
 # Arguments go to the test binaries (a name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --all-features --lib --bins --test all -- "$@"
+cargo test --workspace --all-features --lib --bins --test library --test all -- "$@"

@@ -4,7 +4,7 @@
 # Vercel AI SDK's, LangChain JS's, litellm's, the openai SDK's AzureOpenAI's, boto3's (Bedrock, standard
 # and adaptive retries) and the ollama Python client's (behind adapters/, installed by scripts/setup-sdks.sh), and the resilience matrix
 # made from them (reports/MATRIX.md). Run it after a change to the features, the checks or the reference;
-# tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
+# crates/squall-cli/tests/suite/committed_reports.rs fails while a kept report disagrees with a fresh run.
 #
 # Each report records how it was made (iut.run_as, level, time_scale, case_timeout_s,
 # concurrency, the judged profiles), which is what that test repeats.

@@ -27,13 +27,13 @@ fi
 if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama, boto3' 2>/dev/null; then
   echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"
   python3 -m venv "$sdk/python"
-  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/sdk/python/requirements.txt"
+  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/crates/squall-cli/tests/sdk/python/requirements.txt"
 fi
 
 if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ] || [ ! -d "$sdk/node/node_modules/@aws-sdk/client-bedrock-runtime" ]; then
   echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk, @google/genai, ollama and @aws-sdk/client-bedrock-runtime SDKs into $sdk/node"
   mkdir -p "$sdk/node"
-  cp "$root/tests/sdk/node/package.json" "$sdk/node/package.json"
+  cp "$root/crates/squall-cli/tests/sdk/node/package.json" "$sdk/node/package.json"
   (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)
 fi
 

@@ -82,7 +82,7 @@ pub(crate) fn error_body(kind: &str, message: &str) -> Value {
 mod tests {
     use super::*;
 
-    // Each status's type, over HTTP: tests/suite/server_messages.rs.
+    // Each status's type, over HTTP: tests/library/server_messages.rs.
 
     #[test]
     fn openai_codes_become_their_anthropic_counterparts() {

@@ -1,6 +1,6 @@
 //! Deliberately broken variants of the reference, one bug each. The conformance suite must
 //! reject every one of them on exactly the requirements listed here — no more, no fewer
-//! (`tests/suite/mutation_matrix.rs` checks it, and `docs/requirements.md` shows the matrix).
+//! (`crates/squall-cli/tests/suite/mutation_matrix.rs` checks it, and `docs/requirements.md` shows the matrix).
 //! A suite that passes a mutant is missing a check; a mutant that fails an unlisted
 //! requirement means a check judges more than its requirement.
 //!

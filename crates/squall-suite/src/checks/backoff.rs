@@ -381,7 +381,7 @@ mod tests {
 
     #[test]
     fn beyond_the_margin_a_miss_is_certain_whatever_the_noise() {
-        // tests/iut/prd0006 (seed 002, capped at 20 s) spending 20-300 ms of its own per retry,
+        // crates/squall-cli/tests/iut/prd0006 (seed 002, capped at 20 s) spending 20-300 ms of its own per retry,
         // measured at 1/50 (±8.4 s): a miss only if the noise were given once for all the waits.
         let jittery = [8.00, 7.72, 1.53, 5.57, 11.09, 20.68];
         assert!(may_grow(&jittery, 8.4));

@@ -1,0 +1,34 @@
+//! What the workspace's integration tests share, so that a test reads as its topic — the
+//! library's (`tests/library/`), the command line's (`crates/squall-cli/tests/`) and the suite's
+//! alike, without a copy in each:
+//!
+//! - [`harness`] — one run scripted in TOML, reqwest to call it, bodies and SSE read back
+//! - [`server`] — an in-process server configured for a test, and runs created through the
+//!   admin API as an outside user creates them
+//! - [`h2_wire`] — HTTP/2 frame by frame over a plain socket: floods, bombs, exact GOAWAYs
+//! - [`root`], [`tls_fixture`] — the repository's files a test reads: the scenario catalogue,
+//!   the test certificates
+
+#![allow(missing_docs, missing_debug_implementations)]
+
+pub mod h2_wire;
+pub mod harness;
+pub mod server;
+
+use std::path::{Path, PathBuf};
+
+/// The repository's root (this crate is two folders down).
+pub fn root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        here.canonicalize().unwrap_or(here)
+    })
+}
+
+/// A test certificate or key of the library's `tests/fixtures/tls` (a test CA, a certificate
+/// for `localhost` it issued, that certificate's key; README there), which the command line's
+/// TLS tests use too.
+pub fn tls_fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/tls").join(name)
+}
