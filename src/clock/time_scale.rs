@@ -162,7 +162,10 @@ mod tests {
             assert_eq!(TimeScale::new(good).map(TimeScale::get), Ok(good));
         }
         assert_eq!("0.05".parse::<TimeScale>().map(TimeScale::get), Ok(0.05));
-        assert_eq!("fast".parse::<TimeScale>().unwrap_err().to_string(), "time scale fast is not a number in (0, 100]");
+        assert_eq!(
+            "fast".parse::<TimeScale>().expect_err("no number").to_string(),
+            "time scale fast is not a number in (0, 100]"
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod cases;
 mod checks;
 pub mod clauses;
 mod conversation;
+mod digest;
 #[cfg(test)]
 mod doc_examples;
 pub(crate) mod engine;

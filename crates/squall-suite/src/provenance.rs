@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
+
+pub use crate::digest::sha256_hex;
 
 /// Everything a report records of where its verdicts came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,11 +151,6 @@ fn load_average() -> Option<[f64; 3]> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     let mut numbers = text.split_whitespace().map(str::parse::<f64>);
     Some([numbers.next()?.ok()?, numbers.next()?.ok()?, numbers.next()?.ok()?])
-}
-
-/// The SHA-256 of `bytes`, in lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Every `.feature` file in `dir`, digested, with the number of `case_ids` of each (a case id

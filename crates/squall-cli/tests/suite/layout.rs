@@ -238,6 +238,24 @@ fn the_published_crates_carry_what_they_embed() {
     assert!(!library.iter().any(|f| f.starts_with("tests/") || f.starts_with("reports/")), "{library:?}");
 }
 
+/// The reports stand on their own: the judge (the engine, the checks, the timing and the
+/// verdicts) names no module of the reports' (the report and its formats, waivers, provenance,
+/// the summary), which read the judge's results and never the other way.
+#[test]
+fn the_judge_does_not_reach_into_the_reports() {
+    let graph = module_graph(&root().join("crates/squall-suite/src"));
+    let reports = ["report", "waivers", "provenance", "summary"];
+    let reaching: Vec<String> = ["engine", "checks", "timing", "verdict", "results"]
+        .iter()
+        .flat_map(|judge| {
+            let names = graph.get(*judge).cloned().unwrap_or_default();
+            reports.iter().filter(move |r| names.contains(**r)).map(move |r| format!("{judge} -> {r}"))
+        })
+        .collect();
+    assert!(reaching.is_empty(), "{reaching:?}");
+    assert!(graph.contains_key("engine") && graph.contains_key("report"), "the graph reads the suite's modules");
+}
+
 /// Each crate owns its tests and benches: no `[[test]]` or `[[bench]]` of any manifest names a
 /// path outside its own crate's directory (the library's are `tests/library/`, the command
 /// line's and the suite's under their crates; what they share is `squall-testkit`).
