@@ -44,7 +44,7 @@ run --iut "node adapters/node-ai-sdk/adapter.mjs" --clock accelerated --level wi
 run --iut "node adapters/node-langchain/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-langchain --case-timeout 120 --concurrency 2 --report-dir reports/node-langchain
 # litellm takes about 3 s of CPU to import: four at once.
-run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --clock scaled --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --clock accelerated --level wire --profile all \
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 
 # AWS's boto3 Bedrock Runtime client in its two retry modes, the openai SDK's AzureOpenAI, and

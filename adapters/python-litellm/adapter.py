@@ -4,44 +4,29 @@ Streams one `litellm.completion` (SQUALL_TASK=stream) to an OpenAI-compatible ba
 (`openai/gpt-4o-mini` with `api_base`: the Chat Completions API) with litellm's own retry
 settings — it hands the request to the official openai SDK with `max_retries` 2
 (litellm/constants.py DEFAULT_MAX_RETRIES) and a 600 s timeout — and writes
-$SQUALL_OUT/result.json. The only change: the openai SDK's retry sleeps and litellm's timeout
-are multiplied by SQUALL_TIME_SCALE. A case's SQUALL_MAX_RETRIES becomes litellm's
-`num_retries`. litellm writes no PRD-0006 event log: this adapter declares `wire`.
+$SQUALL_OUT/result.json. Nothing is patched or scaled: squall runs the process on a sped-up
+clock (`--clock accelerated`, docs/iut-contract.md). A case's SQUALL_MAX_RETRIES becomes
+litellm's `num_retries`. litellm writes no PRD-0006 event log: this adapter declares `wire`.
 """
 
 import importlib.metadata
 import json
 import os
 import platform
-import time
 
 # litellm fetches a model price list from the internet when imported; the copy it ships will do
 # (and a test talks to loopback only).
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm  # noqa: E402
-import openai._base_client as base_client  # noqa: E402
 
-SCALE = float(os.environ.get("SQUALL_TIME_SCALE", "1"))
 OUT = os.environ["SQUALL_OUT"]
 
 
-class _ScaledTime:
-    """The `time` module as the openai SDK sees it, with `sleep` scaled."""
-
-    def __getattr__(self, name):
-        return getattr(time, name)
-
-    @staticmethod
-    def sleep(seconds):
-        time.sleep(seconds * SCALE)
-
-
-base_client.time = _ScaledTime()
-
-
 def write_result(result):
-    result["time_scale"] = SCALE
+    # litellm waits its production values: squall runs it on a sped-up clock (which tells it
+    # SQUALL_TIME_SCALE=1), and refuses to judge it on a scaled one rather than misread it.
+    result["time_scale"] = 1
     # What the adapter is, for the report's provenance (the IUT contract's `implementation`).
     result["implementation"] = {
         "name": "litellm (python)",
@@ -66,7 +51,6 @@ def main():
             api_key=os.environ.get("OPENAI_API_KEY", "test"),
             messages=[{"role": "user", "content": os.environ.get("SQUALL_PROMPT", "hi")}],
             stream=True,
-            timeout=600 * SCALE,
             **retries,
         )
         for chunk in stream:

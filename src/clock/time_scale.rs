@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// Real seconds per policy second, in (0, [`TimeScale::MAX`]].
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
 #[serde(try_from = "f64", into = "f64")]
 pub struct TimeScale(f64);
 
@@ -122,6 +122,13 @@ impl FromStr for TimeScale {
     }
 }
 
+/// A time scale reads as its number, in debug output as in reports (`0.01`, `1.0`).
+impl fmt::Debug for TimeScale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
 impl fmt::Display for TimeScale {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
@@ -172,6 +179,7 @@ mod tests {
     fn it_reads_and_writes_as_a_bare_number() {
         let scale: TimeScale = serde_json::from_str("0.25").expect("a scale");
         assert_eq!(serde_json::to_string(&scale).expect("json"), "0.25");
+        assert_eq!((format!("{scale:?}"), format!("{:?}", TimeScale::REAL)), ("0.25".to_owned(), "1.0".to_owned()));
         assert!(serde_json::from_str::<TimeScale>("0").is_err());
         let huge = TimeScale::new(1e300).expect_err("too slow").to_string();
         assert_eq!(huge, "time scale 1e300 is not a number in (0, 100]");

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 
-use super::starters::{Runtime, Starter, NOT_OFFERED, STARTERS};
+use super::starters::{Runtime, Starter, STARTERS};
 use super::stdout;
 
 /// The options of `squall init`.
@@ -48,9 +48,6 @@ pub(crate) fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
 fn find(name: &str) -> anyhow::Result<&'static Starter> {
     if let Some(starter) = STARTERS.iter().find(|s| s.name == name) {
         return Ok(starter);
-    }
-    if let Some((_, why)) = NOT_OFFERED.iter().find(|(n, _)| *n == name) {
-        bail!("squall init does not offer {name}: {why}");
     }
     let known: Vec<&str> = STARTERS.iter().map(|s| s.name).collect();
     bail!("no adapter named {name:?}: squall init knows {} (squall init --list)", known.join(", "))

@@ -1,6 +1,5 @@
 //! The adapters `squall init` writes: each of `adapters/` (compiled in) that runs its client as
 //! shipped, with the files that pin the client's version and the command that judges it.
-//! python-litellm's is left out while it still scales the SDK's sleeps (adapters/README.md).
 
 /// How the client an adapter drives is installed.
 #[derive(Debug, Clone, Copy)]
@@ -86,6 +85,13 @@ pub(crate) const STARTERS: &[Starter] = &[
         files: &[adapter_file!("python-ollama", "adapter.py"), ("requirements.txt", "ollama==0.6.3\n")],
     },
     Starter {
+        name: "python-litellm",
+        client: "litellm (completion, streamed, on the Chat Completions API)",
+        runtime: Runtime::Python,
+        args: "",
+        files: &[adapter_file!("python-litellm", "adapter.py"), ("requirements.txt", "litellm==1.110.2\n")],
+    },
+    Starter {
         name: "node-openai",
         client: "the official openai npm package (Responses API, streamed)",
         runtime: Runtime::Node,
@@ -121,10 +127,3 @@ pub(crate) const STARTERS: &[Starter] = &[
         files: node_files!("node-aws-bedrock"),
     },
 ];
-
-/// Adapters in `adapters/` that `squall init` does not offer, and why.
-pub(crate) const NOT_OFFERED: &[(&str, &str)] = &[(
-    "python-litellm",
-    "its adapter still scales the openai SDK's sleeps and litellm's timeout instead of running it as shipped \
-     (adapters/README.md)",
-)];

@@ -40,8 +40,14 @@ impl Drop for Served {
 
 /// `squall serve --addr 127.0.0.1:0 ARGS`, once it has printed its address.
 pub(crate) fn serve(args: &[&str]) -> Served {
+    serve_at("127.0.0.1:0", args)
+}
+
+/// `squall serve --addr ADDR ARGS`, once it has printed its address; its stderr stays piped for
+/// the test to read.
+pub(crate) fn serve_at(addr: &str, args: &[&str]) -> Served {
     let mut child = squall()
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", addr])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

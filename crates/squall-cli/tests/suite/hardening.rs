@@ -1,13 +1,12 @@
 //! Hardening: security defaults, bad input, load. Each test can fail.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::num::NonZeroUsize;
-use std::process::Stdio;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use crate::kit::command::squall;
+use crate::kit::command::{serve_at, squall};
 use crate::kit::harness::{json_reply, require};
 use crate::kit::server::server_with;
 use crate::kit::suites::take_turn;
@@ -17,6 +16,16 @@ use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
 use squall::server::Serving;
+
+/// A plain Responses request to `run`, answered.
+async fn responses(client: &reqwest::Client, run: &squall::embedded::ScriptedRun) -> reqwest::Response {
+    client
+        .post(format!("{}/responses", run.base_url()))
+        .json(&json!({"model": "m", "input": "x"}))
+        .send()
+        .await
+        .expect("sent")
+}
 
 /// Wait (up to 2 s) for the server to have no connection left.
 async fn connections_drain(provider: &MockProvider) -> usize {
@@ -42,12 +51,7 @@ async fn the_admin_api_can_require_a_token_and_model_endpoints_stay_open() {
     assert_eq!(client.get(&health).bearer_auth("wrong").send().await.expect("sent").status().as_u16(), 401);
     assert_eq!(client.get(&health).bearer_auth("s3cret").send().await.expect("sent").status().as_u16(), 200);
     let run = server.run(Scenario::named("open"));
-    let reply = client
-        .post(format!("{}/responses", run.base_url()))
-        .json(&json!({"model": "m", "input": "x"}))
-        .send()
-        .await
-        .expect("sent");
+    let reply = responses(&client, &run).await;
     assert_eq!(reply.status().as_u16(), 200, "SDKs send their own keys to the model endpoints");
 }
 
@@ -56,20 +60,11 @@ fn binding_beyond_loopback_needs_an_explicit_flag_and_warns() {
     let refused = squall().args(["serve", "--addr", "0.0.0.0:0"]).output().expect("runs");
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
-    let mut child = squall()
-        .args(["serve", "--addr", "0.0.0.0:0", "--allow-remote"])
-        .current_dir(crate::kit::suites::root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("line");
-    let _ = child.kill();
+    let mut served = serve_at("0.0.0.0:0", &["--allow-remote"]);
+    let _ = served.child.kill();
     let mut stderr = String::new();
-    let _ = child.stderr.take().expect("stderr").read_to_string(&mut stderr);
-    let _ = child.wait();
-    assert!(first.starts_with("squall listening on http://0.0.0.0:"), "{first}");
+    let _ = served.child.stderr.take().expect("stderr").read_to_string(&mut stderr);
+    assert!(served.origin.starts_with("http://0.0.0.0:"), "{}", served.origin);
     assert!(stderr.contains("WARNING"), "{stderr}");
 }
 
@@ -108,12 +103,7 @@ async fn bytes_that_are_not_http_do_not_disturb_other_clients() {
         reply
     });
     let client = reqwest::Client::new();
-    let reply = client
-        .post(format!("{}/responses", run.base_url()))
-        .json(&json!({"model": "m", "input": "x"}))
-        .send()
-        .await
-        .expect("sent");
+    let reply = responses(&client, &run).await;
     assert_eq!(reply.status().as_u16(), 200);
     let answer = garbage.await.expect("joined");
     assert!(answer.is_empty() || answer.starts_with(b"HTTP/1.1 400"), "{:?}", String::from_utf8_lossy(&answer));
