@@ -87,12 +87,6 @@ impl TimeScale {
     pub fn ratio_to(self, other: TimeScale) -> f64 {
         self.0 / other.0
     }
-
-    /// The scale `factor` times slower (raised), or `None` past `ceiling`.
-    pub fn raised(self, factor: f64, ceiling: TimeScale) -> Option<TimeScale> {
-        let next = TimeScale::new(self.0 * factor).ok()?;
-        (next <= ceiling).then_some(next)
-    }
 }
 
 /// Real time, as a scale nobody chose reads.
@@ -192,7 +186,7 @@ mod tests {
         assert!((scale.real_ms(1000.0) - 10.0).abs() < 1e-9);
         assert!((scale.policy_ms(10.0) - 1000.0).abs() < 1e-9);
         assert!((scale.rate() - 100.0).abs() < 1e-9);
-        assert_eq!(scale.raised(4.0, TimeScale::REAL).map(TimeScale::get), Some(0.04));
-        assert_eq!(TimeScale::new(0.5).expect("a scale").raised(4.0, TimeScale::REAL), None);
+        assert_eq!(scale.max(TimeScale::REAL), TimeScale::REAL);
+        assert!((TimeScale::REAL.ratio_to(scale) - 100.0).abs() < 1e-9);
     }
 }

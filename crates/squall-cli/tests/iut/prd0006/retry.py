@@ -78,19 +78,22 @@ class Overhead:
     """Real time of the client's own before each retry, from PRD0006_OVERHEAD_MS ("150", or
     "20-300" for a fresh draw each time): how the suite's tests play a slow or jittery client on a
     busy machine. It is not policy: it is not scaled, and the client's sense of elapsed policy time
-    leaves it out."""
+    leaves it out. On a sped-up clock (SQUALL_CLOCK=accelerated) it stays real time, as work
+    would: it sleeps SQUALL_CLOCK_RATE times as long on the client's own clock."""
 
     def __init__(self):
         text = os.environ.get("PRD0006_OVERHEAD_MS", "")
         low, _, high = text.partition("-")
         self.low_s = float(low) / 1000.0 if low else 0.0
         self.high_s = float(high) / 1000.0 if high else self.low_s
+        sped_up = os.environ.get("SQUALL_CLOCK") == "accelerated"
+        self.rate = float(os.environ.get("SQUALL_CLOCK_RATE", "1")) if sped_up else 1.0
         self.random = random.Random()
         self.spent_s = 0.0
 
     def spend(self):
         if self.high_s > 0:
-            overhead = self.random.uniform(self.low_s, self.high_s)
+            overhead = self.random.uniform(self.low_s, self.high_s) * self.rate
             time.sleep(overhead)
             self.spent_s += overhead
 
