@@ -209,13 +209,21 @@ async fn a_quota_speaks_anthropics_headers_on_the_messages_api_and_refills_in_po
     // At 1/100 a minute of policy time is 600 ms.
     let h = Harness::scaled(&one_a_minute, TimeScale::of(0.01)).await;
     let body = json!({"model": "claude-x", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]});
+    let since_first = std::time::Instant::now();
     let first = h.post("/messages", body.clone()).await;
     assert_eq!(first.status().as_u16(), 200);
     assert_eq!(first.headers()["anthropic-ratelimit-requests-remaining"], "0");
     assert!(first.headers().get("x-ratelimit-remaining-requests").is_none(), "OpenAI's headers are not Anthropic's");
     let refused = h.post("/messages", body.clone()).await;
     assert_eq!(refused.status().as_u16(), 429);
-    assert_eq!(refused.headers()["retry-after"], "60");
+    // The next request comes back a minute of policy time after the first, less what has passed
+    // since: each real millisecond is 0.1 s of it at 1/100, a few on a busy machine.
+    let passed_s = since_first.elapsed().as_secs_f64() * 100.0;
+    let retry_after: f64 = refused.headers()["retry-after"].to_str().expect("ascii").parse().expect("seconds");
+    assert!(
+        retry_after <= 60.0 && retry_after >= (60.0 - passed_s).floor(),
+        "retry-after {retry_after} s, {passed_s:.1} s of policy time after the first request"
+    );
     let reset = refused.headers()["anthropic-ratelimit-requests-reset"].to_str().expect("ascii").to_owned();
     assert!(humantime::parse_rfc3339(&reset).is_ok(), "an RFC 3339 moment: {reset}");
     let error: Value = refused.json().await.expect("a JSON error");
