@@ -20,6 +20,7 @@ use squall_testkit::server::server_with;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_and_trickling_connections_are_closed_and_others_are_served_meanwhile() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let provider = server_with(|c| c.header_timeout = Duration::from_secs(1)).await;
     let addr = provider.server().local_addr();
     let run = provider.run(Scenario::named("calm").attempt(Attempt::text("fine")));
@@ -177,6 +178,7 @@ async fn a_client_that_leaves_in_the_middle_of_its_body_is_client_closed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_scenario_being_created_does_not_hold_up_a_timed_stream() {
+    let _quiet = squall_testkit::quiet_turn().await;
     // One serving thread: the timed stream and the admin request share it.
     let provider = server_with(|c| c.serving = Serving::OwnThreads(NonZeroUsize::MIN)).await;
     // Ten events 50 ms apart: the stream's pace is the precision being protected.

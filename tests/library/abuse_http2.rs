@@ -37,6 +37,7 @@ async fn a_calm_client_is_served(provider: &MockProvider) {
 /// connection is closed with GOAWAY ENHANCE_YOUR_CALM (0xb).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
     let hostile = tokio::task::spawn_blocking(move || {
@@ -58,6 +59,7 @@ async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
 /// stops sending.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continuation_flood_is_cut_off() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
     let hostile = tokio::task::spawn_blocking(move || {
@@ -79,6 +81,7 @@ async fn a_continuation_flood_is_cut_off() {
 /// ENHANCE_YOUR_CALM ("header_list_way_too_large") without decoding the rest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_hpack_bomb_is_refused() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
     let hostile = tokio::task::spawn_blocking(move || {
@@ -128,6 +131,7 @@ async fn a_flood_is_held_back(one: Vec<u8>) {
 /// A PING flood: each PING asks for an ACK.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ping_flood_is_held_back_not_buffered() {
+    let _quiet = squall_testkit::quiet_turn().await;
     a_flood_is_held_back(frame(PING, 0, 0, &[7; 8])).await;
 }
 
@@ -135,6 +139,7 @@ async fn a_ping_flood_is_held_back_not_buffered() {
 /// for an ACK, and `h2` acknowledges one before it reads the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_settings_flood_is_held_back_not_buffered() {
+    let _quiet = squall_testkit::quiet_turn().await;
     const HEADER_TABLE_SIZE: u16 = 0x1;
     a_flood_is_held_back(frame(SETTINGS, 0, 0, &setting(HEADER_TABLE_SIZE, 4096))).await;
 }
@@ -145,6 +150,7 @@ async fn a_settings_flood_is_held_back_not_buffered() {
 /// closed for it, and another connection is served meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_past_the_advertised_limit_is_refused() {
+    let _quiet = squall_testkit::quiet_turn().await;
     const ADVERTISED: u32 = 200;
     let provider = MockProvider::start().await;
     let run = provider.run(Scenario::named("held").attempt(Attempt::text("fine")));

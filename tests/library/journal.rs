@@ -42,6 +42,7 @@ stream = { text = "sub ok" }
 
 #[tokio::test]
 async fn timings_match_what_the_client_measured() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let toml = "name = \"t\"\n[[attempts]]\ndelay_ms = 120\nstream = { text = \"a b c\", event_delay_ms = 10 }\n";
     let h = Harness::new(toml).await;
     let sent = Instant::now();

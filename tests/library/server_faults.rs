@@ -99,6 +99,7 @@ async fn delta_offsets_break_every_api_at_the_same_output() {
 
 #[tokio::test]
 async fn timed_stall_is_a_measured_gap_then_the_rest() {
+    let _quiet = squall_testkit::quiet_turn().await;
     let h =
         Harness::new(&one_attempt(r#"{ text = "a b c" }"#, r#"{ kind = "stall", after_events = 2, ms = 300 }"#)).await;
     let read = read_body(h.stream_responses().await).await;

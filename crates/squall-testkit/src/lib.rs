@@ -8,6 +8,7 @@
 //! - [`h2_wire`] — HTTP/2 frame by frame over a plain socket: floods, bombs, exact GOAWAYs
 //! - [`root`], [`tls_fixture`] — the repository's files a test reads: the scenario catalogue,
 //!   the test certificates
+//! - [`quiet_turn`] — a turn among the tests that time to the millisecond or load the machine
 
 #![allow(missing_docs, missing_debug_implementations)]
 
@@ -16,6 +17,16 @@ pub mod harness;
 pub mod server;
 
 use std::path::{Path, PathBuf};
+
+/// Within one test binary, the tests that time the server to a few milliseconds and those that
+/// load the machine on purpose (floods, bombs) take turns: a flood beside a 15 ms bound makes the
+/// bound the flood's, not squall's (a journal timing read 18 ms apart so once).
+static QUIET: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// This test's turn among the timing-precise and the loading tests of its binary.
+pub async fn quiet_turn() -> tokio::sync::MutexGuard<'static, ()> {
+    QUIET.lock().await
+}
 
 /// The repository's root (this crate is two folders down).
 pub fn root() -> &'static Path {
