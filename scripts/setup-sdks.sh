@@ -7,14 +7,22 @@
 # JS, the AWS SDK for JavaScript's Bedrock client), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
 # vitest). Idempotent: does nothing when all are already installed.
+#   scripts/setup-sdks.sh [clock|packages]
+# `clock` installs only the faketime program, `packages` everything else (scripts/test.sh runs
+# the two side by side: most tests need the clock, only some the packages).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
+stage=${1:-all}
+case $stage in
+  all | clock | packages) ;;
+  *) echo "setup-sdks: unknown stage $stage (clock, packages, or none for both)" >&2; exit 2 ;;
+esac
 mkdir -p "$sdk"
 
 # The sped-up clock (`squall run --clock accelerated`) runs an implementation under libfaketime's
 # `faketime` program; its tests need it. Debian's package, installed where we may (root, apt).
-if ! command -v faketime >/dev/null 2>&1; then
+if [ "$stage" != packages ] && ! command -v faketime >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup-sdks: installing Debian's faketime (libfaketime) for the sped-up clock"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime
@@ -23,6 +31,7 @@ if ! command -v faketime >/dev/null 2>&1; then
     exit 1
   fi
 fi
+[ "$stage" != clock ] || exit 0
 
 if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama, boto3' 2>/dev/null; then
   echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"

@@ -58,6 +58,7 @@ pub(super) fn text(output: &Output) -> String {
 }
 
 pub(super) fn examples_js() -> PathBuf {
+    super::sdk::not_while_installing("the JavaScript examples' packages");
     let dir = root().join("integrations/js/examples");
     assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
     dir
