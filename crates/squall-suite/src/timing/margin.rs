@@ -139,16 +139,28 @@ impl Margin {
     }
 }
 
-/// The time scales a case may be raised to, in order.
-const LADDER: [TimeScale; 9] = [
-    TimeScale::of(0.01),
-    TimeScale::of(0.02),
-    TimeScale::of(0.04),
-    TimeScale::of(0.05),
-    TimeScale::of(0.1),
-    TimeScale::of(0.2),
-    TimeScale::of(0.25),
-    TimeScale::of(0.5),
+/// The time scales a case may be raised to, in order: 1/N, each rung at most a third slower than
+/// the one before below real time, so that a case raised for its margins runs at most that much
+/// slower than they need (with rungs a factor of 2 apart, as they once were, a case that needed
+/// 1/9.8 ran at 1/5: twice its time, for nothing its checks asked).
+const LADDER: [TimeScale; 18] = [
+    TimeScale::of(1.0 / 100.0),
+    TimeScale::of(1.0 / 80.0),
+    TimeScale::of(1.0 / 64.0),
+    TimeScale::of(1.0 / 50.0),
+    TimeScale::of(1.0 / 40.0),
+    TimeScale::of(1.0 / 32.0),
+    TimeScale::of(1.0 / 25.0),
+    TimeScale::of(1.0 / 20.0),
+    TimeScale::of(1.0 / 16.0),
+    TimeScale::of(1.0 / 12.0),
+    TimeScale::of(1.0 / 10.0),
+    TimeScale::of(1.0 / 8.0),
+    TimeScale::of(1.0 / 6.0),
+    TimeScale::of(1.0 / 5.0),
+    TimeScale::of(1.0 / 4.0),
+    TimeScale::of(1.0 / 3.0),
+    TimeScale::of(1.0 / 2.0),
     TimeScale::REAL,
 ];
 
@@ -250,10 +262,10 @@ mod tests {
         // ±2 ms of noise: 0.2 s at 1/100, under half of 2 s.
         let steady = choose_scale(s(0.01), s(0.25), &margins, &reaction(150.0, 152.0), Allowance::NONE);
         assert_eq!((steady.time_scale, steady.note), (s(0.01), None));
-        // ±21 ms: 2.1 s at 1/100, 0.84 s at 1/25.
+        // ±21 ms: 2.1 s at 1/100, 0.84 s at 1/40 (the first rung at or above 1/47.6).
         let noisy = choose_scale(s(0.01), s(0.25), &margins, &reaction(100.0, 140.0), Allowance::NONE);
-        assert_eq!(noisy.time_scale, s(0.04));
-        assert!(noisy.note.is_some_and(|n| n.contains("raised from 1/100 to 1/25")));
+        assert_eq!(noisy.time_scale, s(0.025));
+        assert!(noisy.note.is_some_and(|n| n.contains("raised from 1/100 to 1/40")));
     }
 
     #[test]
@@ -261,9 +273,9 @@ mod tests {
         let steady = reaction(150.0, 152.0);
         let at_least = [("at least 3 s".to_owned(), Margin::of_waits(1.0).at_least())];
         let at_most = [("within 4 s".to_owned(), Margin::of_waits(1.0).at_most())];
-        // ±(2 + 25) / 2 + 1 ms = 14.5 ms must be under half of 1 s: 1/25 (29 ms), not 1/50 (10 ms).
+        // ±(2 + 25) / 2 + 1 ms = 14.5 ms must be under half of 1 s: 1/32 (0.46 s), not 1/40 (0.58 s).
         let raised = choose_scale(s(0.01), s(0.25), &at_least, &steady, MOMENT);
-        assert_eq!(raised.time_scale, s(0.04));
+        assert_eq!(raised.time_scale, s(1.0 / 32.0));
         assert!(raised.note.is_some_and(|n| n.contains("with a busy machine's 25 ms")));
         assert_eq!(choose_scale(s(0.01), s(0.25), &at_most, &steady, MOMENT).time_scale, s(0.01));
         assert_eq!(choose_scale(s(0.01), s(0.25), &at_least, &steady, Allowance::NONE).time_scale, s(0.01));
@@ -316,7 +328,7 @@ mod tests {
     fn a_confirmation_runs_at_least_twice_as_slow_within_the_largest_scale() {
         assert_eq!(slower(s(0.01), s(1.0)), Some(s(0.02)));
         assert_eq!(slower(s(0.02), s(1.0)), Some(s(0.04)));
-        assert_eq!(slower(s(0.04), s(1.0)), Some(s(0.1)));
+        assert_eq!(slower(s(0.04), s(1.0)), Some(s(1.0 / 12.0)));
         assert_eq!(slower(s(0.25), s(1.0)), Some(s(0.5)));
         assert_eq!(slower(s(0.25), s(0.25)), None);
         assert_eq!(slower(s(1.0), s(1.0)), None);
