@@ -15,7 +15,8 @@ use squall::embedded::MockProvider;
 use squall::journal::EndKind;
 use squall::scenario::{Attempt, Scenario};
 use squall::server::Serving;
-use squall_testkit::harness::{eventually, json_reply, raw_request, require};
+use squall_testkit::calls::raw_request;
+use squall_testkit::harness::{eventually, json_reply, require};
 use squall_testkit::server::server_with;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

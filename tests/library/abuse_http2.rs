@@ -33,25 +33,31 @@ async fn a_calm_client_is_served(provider: &MockProvider) {
     assert_eq!(response.status(), 200);
 }
 
-/// 2,000 streams opened and reset at once: past 20 reset before squall took them, the
-/// connection is closed with GOAWAY ENHANCE_YOUR_CALM (0xb).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
+/// A hostile connection that writes `bytes` (until squall closes it) is cut off with GOAWAY
+/// ENHANCE_YOUR_CALM (0xb), while a calm client on a connection of its own is served.
+async fn is_cut_off_with_enhance_your_calm(bytes: Vec<u8>) {
     let _quiet = squall_testkit::quiet_turn().await;
     let provider = MockProvider::start().await;
     let addr = provider.server().local_addr();
     let hostile = tokio::task::spawn_blocking(move || {
         let mut socket = opened(addr);
-        let mut burst = Vec::new();
-        for stream in (1..4000u32).step_by(2) {
-            burst.extend(frame(HEADERS, END_HEADERS | END_STREAM, stream, &get_root()));
-            burst.extend(frame(RST_STREAM, 0, stream, &8u32.to_be_bytes()));
-        }
-        write_until_closed(&mut socket, &burst);
+        write_until_closed(&mut socket, &bytes);
         goaway_code(&mut socket)
     });
     a_calm_client_is_served(&provider).await;
     assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+}
+
+/// 2,000 streams opened and reset at once: past 20 reset before squall took them, the
+/// connection is closed with GOAWAY ENHANCE_YOUR_CALM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
+    let mut burst = Vec::new();
+    for stream in (1..4000u32).step_by(2) {
+        burst.extend(frame(HEADERS, END_HEADERS | END_STREAM, stream, &get_root()));
+        burst.extend(frame(RST_STREAM, 0, stream, &8u32.to_be_bytes()));
+    }
+    is_cut_off_with_enhance_your_calm(burst).await;
 }
 
 /// HEADERS then CONTINUATION frames that never end the header block: cut off with GOAWAY
@@ -59,21 +65,12 @@ async fn rapid_reset_is_cut_off_with_enhance_your_calm() {
 /// stops sending.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continuation_flood_is_cut_off() {
-    let _quiet = squall_testkit::quiet_turn().await;
-    let provider = MockProvider::start().await;
-    let addr = provider.server().local_addr();
-    let hostile = tokio::task::spawn_blocking(move || {
-        let mut socket = opened(addr);
-        let mut flood = frame(HEADERS, 0, 1, &get_root());
-        let piece = literal("x-flood", &"f".repeat(100));
-        for _ in 0..20_000 {
-            flood.extend(frame(CONTINUATION, 0, 1, &piece));
-        }
-        write_until_closed(&mut socket, &flood);
-        goaway_code(&mut socket)
-    });
-    a_calm_client_is_served(&provider).await;
-    assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+    let mut flood = frame(HEADERS, 0, 1, &get_root());
+    let piece = literal("x-flood", &"f".repeat(100));
+    for _ in 0..20_000 {
+        flood.extend(frame(CONTINUATION, 0, 1, &piece));
+    }
+    is_cut_off_with_enhance_your_calm(flood).await;
 }
 
 /// One 4 KiB header put in the dynamic table, then referenced by one byte each: decoded, the
@@ -81,25 +78,16 @@ async fn a_continuation_flood_is_cut_off() {
 /// ENHANCE_YOUR_CALM ("header_list_way_too_large") without decoding the rest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_hpack_bomb_is_refused() {
-    let _quiet = squall_testkit::quiet_turn().await;
-    let provider = MockProvider::start().await;
-    let addr = provider.server().local_addr();
-    let hostile = tokio::task::spawn_blocking(move || {
-        let mut socket = opened(addr);
-        let mut block = get_root();
-        // Literal with incremental indexing, new name (0x40); a 4,000-byte value (its length
-        // as an HPACK integer with a 7-bit prefix: 127, then 3,873 in 7-bit groups).
-        block.extend([0x40, 5]);
-        block.extend_from_slice(b"x-big");
-        block.extend([0x7f, 0xa1, 0x1e]);
-        block.extend(std::iter::repeat_n(b'b', 4000));
-        // Then the same entry, index 62 (the dynamic table's first), 3,000 times.
-        block.extend(std::iter::repeat_n(0x80 | 62, 3000));
-        write_until_closed(&mut socket, &frame(HEADERS, END_HEADERS | END_STREAM, 1, &block));
-        goaway_code(&mut socket)
-    });
-    a_calm_client_is_served(&provider).await;
-    assert_eq!(hostile.await.expect("joined"), Some(ENHANCE_YOUR_CALM));
+    let mut block = get_root();
+    // Literal with incremental indexing, new name (0x40); a 4,000-byte value (its length as an
+    // HPACK integer with a 7-bit prefix: 127, then 3,873 in 7-bit groups).
+    block.extend([0x40, 5]);
+    block.extend_from_slice(b"x-big");
+    block.extend([0x7f, 0xa1, 0x1e]);
+    block.extend(std::iter::repeat_n(b'b', 4000));
+    // Then the same entry, index 62 (the dynamic table's first), 3,000 times.
+    block.extend(std::iter::repeat_n(0x80 | 62, 3000));
+    is_cut_off_with_enhance_your_calm(frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).await;
 }
 
 /// Frames that each ask for an answer, written without reading one: `h2` answers one at a time

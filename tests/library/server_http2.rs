@@ -13,8 +13,9 @@ use squall::scenario::load::from_toml_str;
 use squall::scenario::FaultKind;
 use tokio::net::TcpStream;
 
+use squall_testkit::calls::{every_api_call, responses_request, run_of};
 use squall_testkit::h2_wire::{frames_until_closed, opened, post_json, Frame, DATA, END_STREAM, HEADERS};
-use squall_testkit::harness::{every_api_call, parse_sse, read_body, responses_request, run_of};
+use squall_testkit::harness::{parse_sse, read_body};
 
 /// What one HTTP/2 stream carried: its status, body bytes, and the reset that ended it, if any.
 struct StreamRead {

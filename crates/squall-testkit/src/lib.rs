@@ -3,6 +3,7 @@
 //! alike, without a copy in each:
 //!
 //! - [`harness`] — one run scripted in TOML, reqwest to call it, bodies and SSE read back
+//! - [`calls`] — a streamed call of every API, a raw HTTP/1 request, a run on a provider
 //! - [`server`] — an in-process server configured for a test, and runs created through the
 //!   admin API as an outside user creates them
 //! - [`h2_wire`] — HTTP/2 frame by frame over a plain socket: floods, bombs, exact GOAWAYs
@@ -12,6 +13,7 @@
 
 #![allow(missing_docs, missing_debug_implementations)]
 
+pub mod calls;
 pub mod h2_wire;
 pub mod harness;
 pub mod server;

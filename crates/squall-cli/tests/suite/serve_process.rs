@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use squall_testkit::harness::{eventually, raw_request, require};
+use squall_testkit::calls::raw_request;
+use squall_testkit::harness::{eventually, require};
 use squall_testkit::server::create_run;
 
 use crate::kit::command::{serve, Served};

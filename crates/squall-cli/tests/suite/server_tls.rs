@@ -13,7 +13,7 @@ use squall::server::tls::ServerTls;
 use squall::server::ServerConfig;
 
 use crate::kit::command::{serve, squall};
-use squall_testkit::harness::{every_api_call, responses_request, run_of};
+use squall_testkit::calls::{every_api_call, responses_request, run_of};
 
 /// A provider serving over `tls`, and the generated CA's file (in `dir`) clients trust.
 async fn provider_over(tls: ServerTls, dir: &Path) -> (MockProvider, PathBuf) {
