@@ -70,7 +70,8 @@ pub struct ClientOutputs {
     pub stderr: String,
     /// How its process ended: the exit code (null when killed or not run).
     pub exit_code: Option<i32>,
-    /// Whether it was killed at the case timeout.
+    /// Whether squall killed it: at the case timeout, or as soon as it had awaited a reply squall
+    /// withholds past 1200 s of policy time (a lone instance; its case is then decided).
     pub timed_out: bool,
 }
 

@@ -39,18 +39,44 @@ const GIVES_UP_WITHIN_S: f64 = 1200.0;
 pub(crate) const SILENCE_EXPECTED: &str =
     "it gives up on a silent attempt (its own timeout) and retries or reports the failure";
 
-/// What [`GIVES_UP_ON_SILENCE`] observed, when the implementation was killed at the case timeout
-/// (at `ended_at_ms` of the run's journal time) while still waiting on a reply squall withholds
-/// ([`waiting_on_silence`]); `None` when it was not.
+/// What [`GIVES_UP_ON_SILENCE`] observed, when the implementation was killed (at `ended_at_ms`
+/// of the run's journal time: at the case timeout, or as soon as it had waited forever,
+/// [`awaited_forever`]) while still waiting on a reply squall withholds ([`waiting_on_silence`]);
+/// `None` when it was not.
 pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> Option<String> {
     let time_scale = run.time_scale();
     let (attempt, open_ms) =
         run.iut.timed_out.then(|| waiting_on_silence(&run.journal, ended_at_ms, time_scale)).flatten()?;
     Some(format!(
-        "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time), when it was killed at the case timeout",
+        "still waiting on attempt {attempt}, whose reply squall withholds, after {:.1} s real ({:.0} s of policy time; past {GIVES_UP_WITHIN_S:.0} s it is awaited forever), when squall killed it",
         open_ms / 1000.0,
         time_scale.policy_ms(open_ms) / 1000.0
     ))
+}
+
+/// Whether an implementation is, at `now_ms` of its run's journal time, waiting on a reply squall
+/// withholds that has been open for more than [`GIVES_UP_WITHIN_S`] of policy time. Its case is
+/// then decided — killed now, it fails [`GIVES_UP_ON_SILENCE`] as it would at the case timeout —
+/// so the launcher kills it now: a client with no timeout of its own need not hold its case
+/// for the whole case timeout (120 s of real time for 1200 s of policy time at 1/100).
+pub(crate) fn awaited_forever(journal: &[JournalEntry], now_ms: f64, time_scale: TimeScale) -> bool {
+    let Some(last) = last_call(journal) else { return false };
+    withheld(last) && last.end.is_none() && forever(now_ms - last.received_at_ms, time_scale)
+}
+
+/// The implementation's last model request.
+fn last_call(journal: &[JournalEntry]) -> Option<&JournalEntry> {
+    journal.iter().rfind(|e| e.attempt.is_some())
+}
+
+/// A reply squall withholds on purpose: its head delayed, or its stream stalled.
+fn withheld(call: &JournalEntry) -> bool {
+    call.status.is_none() || call.fault == Some(FaultKind::Stall)
+}
+
+/// Open for longer than a reply is ever awaited ([`GIVES_UP_WITHIN_S`] of policy time).
+fn forever(open_ms: f64, time_scale: TimeScale) -> bool {
+    time_scale.policy_ms(open_ms) / 1000.0 > GIVES_UP_WITHIN_S
 }
 
 /// Why a kill at the case timeout is a verdict rather than no verdict: the implementation was
@@ -61,17 +87,15 @@ pub(crate) fn still_waiting_on_silence(run: &Observation, ended_at_ms: f64) -> O
 fn waiting_on_silence(journal: &[JournalEntry], killed_at_ms: f64, time_scale: TimeScale) -> Option<(usize, f64)> {
     /// A hang-up noticed this long after the kill is the kill's.
     const KILL_NOTICED_MS: f64 = 1000.0;
-    let calls: Vec<&JournalEntry> = journal.iter().filter(|e| e.attempt.is_some()).collect();
-    let last = calls.last()?;
-    let withheld = last.status.is_none() || last.fault == Some(FaultKind::Stall);
+    let last = last_call(journal)?;
     let ended_by_kill = match (last.end, last.finished_at_ms) {
         (None, _) => true,
         (Some(EndKind::ClientClosed | EndKind::Stalled), Some(at)) => at >= killed_at_ms - KILL_NOTICED_MS,
         _ => false,
     };
     let open_ms = killed_at_ms - last.received_at_ms;
-    let forever = time_scale.policy_ms(open_ms) / 1000.0 > GIVES_UP_WITHIN_S;
-    (withheld && ended_by_kill && forever).then_some((calls.len(), open_ms))
+    let attempts = journal.iter().filter(|e| e.attempt.is_some()).count();
+    (withheld(last) && ended_by_kill && forever(open_ms, time_scale)).then_some((attempts, open_ms))
 }
 
 /// Why the case cannot be judged when the implementation reports a time scale other than the
@@ -134,6 +158,24 @@ mod tests {
         // Killed 4 s into its run at 1/50, its attempt open 200 s of policy time: its timeouts
         // may just be longer than the case allows.
         assert_eq!(waiting_on_silence(&[stalled_until_killed], 4_000.0, TimeScale::of(0.02)), None);
+    }
+
+    #[test]
+    fn a_reply_withheld_past_1200_s_of_policy_time_is_awaited_forever_while_it_is_open() {
+        let at_1_100 = TimeScale::of(0.01);
+        let stalled = call(Some(200), Some(FaultKind::Stall), None, None);
+        assert!(awaited_forever(std::slice::from_ref(&stalled), 12_001.0, at_1_100), "1200.1 s of policy time");
+        assert!(!awaited_forever(std::slice::from_ref(&stalled), 11_999.0, at_1_100), "1199.9 s: not yet");
+        let head_delayed = call(None, None, None, None);
+        assert!(awaited_forever(&[head_delayed], 12_001.0, at_1_100));
+        // It gave up on the stall (the entry ended), or the reply was not withheld at all.
+        let gave_up = call(Some(200), Some(FaultKind::Stall), Some(EndKind::Stalled), Some(600.0));
+        assert!(!awaited_forever(&[gave_up], 60_000.0, at_1_100));
+        let streaming = call(Some(200), None, None, None);
+        assert!(!awaited_forever(&[streaming], 60_000.0, at_1_100), "a reply squall sends is not silence");
+        assert!(!awaited_forever(&[], 60_000.0, at_1_100), "nothing asked yet");
+        // Whatever is killed so is judged waiting on silence.
+        assert_eq!(waiting_on_silence(&[stalled], 12_001.0, at_1_100), Some((1, 12_001.0)));
     }
 
     #[test]

@@ -226,7 +226,7 @@ fn write_outputs(out: &mut String, whose: &str, outputs: &ClientOutputs) {
         pretty(&outputs.events)
     );
     let ended = match (outputs.timed_out, outputs.exit_code) {
-        (true, _) => "killed at the case timeout".to_owned(),
+        (true, _) => "killed by squall: at the case timeout, or awaiting a withheld reply forever".to_owned(),
         (_, Some(code)) => format!("exit code {code}"),
         _ => "ended by a signal, or not run".to_owned(),
     };

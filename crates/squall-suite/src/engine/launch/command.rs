@@ -1,8 +1,8 @@
 //! An outside implementation's process, started with the contract's environment (through
 //! `sh -c`, on the clock `super::clock` chose).
 //!
-//! It runs in its own process group. When it finishes, and when it is killed at the case
-//! timeout, the whole group is killed, so nothing it started outlives its case; its stderr is
+//! It runs in its own process group. When it finishes, and when it is killed — at the case
+//! timeout, or once its case is decided without it (`stop_early`) — the whole group is killed, so nothing it started outlives its case; its stderr is
 //! read for a short grace period afterwards and then abandoned, so a descendant that escaped
 //! the group and still holds the pipe cannot hold the suite up. Only the tail of stderr is
 //! kept.
@@ -21,11 +21,13 @@ pub(super) const STDERR_TAIL_BYTES: usize = 64 * 1024;
 /// How long stderr is still read after the process ended.
 const PIPE_GRACE: Duration = Duration::from_millis(300);
 
-/// Run `argv` until it exits or `timeout` passes, then kill its process group.
+/// Run `argv` until it exits, `timeout` passes or `stop_early` resolves, then kill its process
+/// group. Killed either way, it ended `timed_out`.
 pub(super) async fn run(
     argv: &[String],
     env: &[(&'static str, String)],
     timeout: Duration,
+    stop_early: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<ProcessEnd> {
     let Some((program, args)) = argv.split_first() else {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "no program to start"));
@@ -42,9 +44,10 @@ pub(super) async fn run(
     let group = child.id();
     let tail = Arc::new(Mutex::new(Tail::default()));
     let mut reader = tokio::spawn(read_into(child.stderr.take(), tail.clone()));
-    let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => (status?.code(), false),
-        Err(_) => (None, true),
+    let (exit_code, timed_out) = tokio::select! {
+        status = child.wait() => (status?.code(), false),
+        () = tokio::time::sleep(timeout) => (None, true),
+        () = stop_early => (None, true),
     };
     if let Some(group) = group {
         kill_group(group);

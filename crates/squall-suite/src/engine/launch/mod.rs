@@ -11,11 +11,13 @@
 use std::time::Duration;
 
 pub(crate) use self::clock::ProcessClock;
+use super::liveness::awaited_forever;
 use crate::iut::{contract_env, read_outputs, trust_env, CaseSpec, Iut, IutRun};
 pub(crate) use crate::iut::{Execution, RunPlan};
 use squall::clock::Clock;
 use squall::embedded::ScriptedRun;
 use squall::server::Server;
+use tokio::time::Instant;
 
 mod clock;
 mod command;
@@ -78,7 +80,8 @@ impl<'a> Launcher<'a> {
             Some(size) => (0..size).map(|k| spec.for_client(k, run.client_base_url(k))).collect(),
         };
         let started = clock.now();
-        let outcomes = futures_util::future::join_all(specs.iter().map(|spec| self.start(spec, &run, clock))).await;
+        let outcomes =
+            futures_util::future::join_all(specs.iter().map(|spec| self.start(spec, &run, clock, created))).await;
         let real_duration = clock.now().saturating_duration_since(started);
         let ended_at_ms = clock.now().saturating_duration_since(created).as_secs_f64() * 1000.0;
         // The server finishes an entry just after the client sees the end of a reply.
@@ -99,9 +102,15 @@ impl<'a> Launcher<'a> {
         Ok(Execution { journal, iut, others: runs, real_duration, ended_at_ms })
     }
 
-    /// Start one instance on `spec` on `run`, timed by `clock` (the server's: an outside process
-    /// always runs in real time), and read what it left.
-    async fn start(&self, spec: &CaseSpec, run: &ScriptedRun, clock: &Clock) -> std::io::Result<IutRun> {
+    /// Start one instance on `spec` on `run` (created at `created`), timed by `clock` (the
+    /// server's: an outside process always runs in real time), and read what it left.
+    async fn start(
+        &self,
+        spec: &CaseSpec,
+        run: &ScriptedRun,
+        clock: &Clock,
+        created: Instant,
+    ) -> std::io::Result<IutRun> {
         let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
         let mut env = contract_env(spec, out_dir.path());
         if let Some(ca) = self.server.ca_pem() {
@@ -122,7 +131,8 @@ impl<'a> Launcher<'a> {
                 }
                 env.extend(started.env);
                 told_time_scale = started.told_time_scale;
-                let end = command::run(&started.argv, &env, spec.timeout).await?;
+                let forever = awaiting_forever(spec, run, clock, created);
+                let end = command::run(&started.argv, &env, spec.timeout, forever).await?;
                 if let (true, Some(pid)) = (end.timed_out, end.pid) {
                     self.clock.tidy_after_kill(pid);
                 }
@@ -141,6 +151,25 @@ impl<'a> Launcher<'a> {
             timeout: spec.timeout,
             told_time_scale,
         })
+    }
+}
+
+/// How often a lone instance's journal is read for a reply it awaits forever.
+const FOREVER_WATCH: Duration = Duration::from_millis(100);
+
+/// Resolves once a lone instance (not a herd's client: its herd shares one journal) is waiting on
+/// a reply squall withholds past what is ever awaited ([`awaited_forever`]): its case is decided,
+/// and it is killed then instead of at the case timeout.
+async fn awaiting_forever(spec: &CaseSpec, run: &ScriptedRun, clock: &Clock, created: Instant) {
+    if spec.client.is_some() {
+        return std::future::pending().await;
+    }
+    loop {
+        clock.sleep(FOREVER_WATCH).await;
+        let now_ms = clock.now().saturating_duration_since(created).as_secs_f64() * 1000.0;
+        if awaited_forever(&run.journal(), now_ms, spec.time_scale) {
+            return;
+        }
     }
 }
 
