@@ -213,10 +213,11 @@ fn again_alone(line: &str, name: &str, key: &(String, String, String), kept: &st
 /// reference runs here, beside the lighter wave: its herd cases put ten clients with attempt
 /// timeouts of 0.6 s real (60 s at 1/100) on the machine at once, and beside the four SDKs'
 /// Python and Node processes one of them once timed out a sub-session request that a quiet
-/// machine answers at once (a retry the kept report does not have). google-genai is not re-run
-/// here: it has no timeout, so each of its stalled-stream cases holds the case timeout (120 s);
-/// neither are the ollama client and the AWS SDK for JavaScript's Bedrock client, for the same
-/// reason. AzureOpenAI decides as python-openai does
+/// machine answers at once (a retry the kept report does not have). google-genai, the ollama
+/// client and the AWS SDK for JavaScript's Bedrock client are not re-run here: none has a timeout
+/// of its own, so each of their stalled-stream cases waits out 1200 s of policy time before it is
+/// decided (12 s of real time, once 120 s), and their REQ-0006-010 runs would add a turn of their
+/// own to a test command already over its budget. AzureOpenAI decides as python-openai does
 /// (the same `BaseClient`) and boto3's adaptive mode as its standard one on a broken stream: the
 /// refresh script re-runs them.
 #[test]
