@@ -2,10 +2,10 @@
 //! `sh -c`, on the clock `super::clock` chose).
 //!
 //! It runs in its own process group. When it finishes, and when it is killed — at the case
-//! timeout, or once its case is decided without it (`stop_early`) — the whole group is killed, so nothing it started outlives its case; its stderr is
-//! read for a short grace period afterwards and then abandoned, so a descendant that escaped
-//! the group and still holds the pipe cannot hold the suite up. Only the tail of stderr is
-//! kept.
+//! timeout, or once its case is decided without it (`stop_early`) — the whole group is killed,
+//! so nothing it started outlives its case; its stderr is read for a short grace period
+//! afterwards and then abandoned, so a descendant that escaped the group and still holds the pipe
+//! cannot hold the suite up. Only the tail of stderr is kept.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
