@@ -27,6 +27,9 @@ pub(crate) struct Stage {
     /// Another run at this scale may be drawn, for a check that reads a client's random waits
     /// over several runs.
     pub draws_left: bool,
+    /// A draw at this scale comes before a slower run (a first look at the case's own scale,
+    /// where draws are cheap and only a miss is sought).
+    pub draws_first: bool,
 }
 
 /// What a run left, beyond its observation: how it was judged and when its client ended.
@@ -89,7 +92,7 @@ pub(crate) fn judge(plan: &CasePlan, observation: &Observation, judging: Judging
 
 /// Another run, when some finding is unsure, none failed a MUST for certain, and the stage
 /// allows one: a slower run for what noise left open (first: it changes the clock), else a draw
-/// for what the client's randomness did.
+/// for what the client's randomness did — the draw first where the stage says so.
 fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], stage: &Stage) -> Option<RunAgain> {
     let failed_for_certain = findings.iter().any(|f| f.record.verdict == Verdict::Fail && f.unsure.is_none());
     if failed_for_certain {
@@ -102,14 +105,21 @@ fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], s
             _ => None,
         })
     };
-    if let Some(slower) = unsure(true).and_then(|(check, why)| slower_run(plan, observation, stage, check, why)) {
-        return Some(slower);
+    let slower = || unsure(true).and_then(|(check, why)| slower_run(plan, observation, stage, check, why));
+    let draw = || {
+        let (check, why) = unsure(false).filter(|_| stage.draws_left)?;
+        let why = format!("draw again at {} to settle what `{check}` found: {why}", scale_name(stage.time_scale));
+        let drawn_for = findings
+            .iter()
+            .filter(|f| matches!(f.unsure, Some(Unsure::Draws(_))))
+            .map(|f| f.record.name.clone())
+            .collect();
+        Some(RunAgain { time_scale: stage.time_scale, why, draw: true, drawn_for })
+    };
+    match stage.draws_first {
+        true => draw().or_else(slower),
+        false => slower().or_else(draw),
     }
-    let (check, why) = unsure(false).filter(|_| stage.draws_left)?;
-    let why = format!("draw again at {} to settle what `{check}` found: {why}", scale_name(stage.time_scale));
-    let drawn_for =
-        findings.iter().filter(|f| matches!(f.unsure, Some(Unsure::Draws(_)))).map(|f| f.record.name.clone()).collect();
-    Some(RunAgain { time_scale: stage.time_scale, why, draw: true, drawn_for })
 }
 
 /// A slower run for what `check` found, when the stage allows one.

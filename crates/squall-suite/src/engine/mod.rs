@@ -7,6 +7,7 @@
 //! - `launch` — the one place an implementation is started: plans in, executions out
 //! - `calibrate` — the client's clock chosen and its reaction measured, the calibration's plan
 //!   run until it is read
+//! - `first_look` — a case's own scale tried before a long raised run, for a miss it shows
 //! - `judge` — the verdict of one run of a case, and whether a slower run could change it
 //! - `liveness` — implementations that died, hung or left no result, and clients that never
 //!   gave up on a silent provider
@@ -14,6 +15,7 @@
 //! - `turns` — the machine as cases share it: a herd case has it alone
 
 mod calibrate;
+mod first_look;
 pub(crate) mod judge;
 mod launch;
 pub(crate) mod liveness;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::calibrate::{calibrate, Measure};
+use super::first_look::{after_first_look, confirming_look, first_look, FIRST_LOOK_RUNS};
 use super::judge::{judge, Judgement, Judging, Stage};
 use super::launch::{Execution, Launcher, ProcessClock, RunPlan};
 use super::machine_turns::MachineTurns;
@@ -17,7 +18,7 @@ use crate::runner::SuiteConfig;
 use crate::steps::when::PROMPT;
 use crate::timing::lockstep::{self, Lockstep};
 use crate::timing::{choose_scale, scale_name, Calibration, CaseClock, Reaction, ScaleChoice};
-use crate::verdict::Level;
+use crate::verdict::{Level, Verdict};
 use squall::clock::TimeScale;
 use squall::scenario::Catalogue;
 use squall::server::Server;
@@ -174,6 +175,8 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
     let first: Vec<_> = plan.margins().into_iter().filter(|(_, m)| m.sets_first_scale()).collect();
     let mut reaction = suite.calibration.reaction.clone();
     let mut choice = choose_scale(asked, max, &first, &reaction, suite.calibration.machine());
+    // While a first look at the case's own scale runs, the raised run it may save.
+    let mut raised = first_look(plan, action.herd, &choice).map(|look| std::mem::replace(&mut choice, look));
     let mut runs = 0;
     // Earlier runs at this scale, drawn for a check over random waits; the checks that asked.
     let mut draws: Vec<Observation> = Vec::new();
@@ -214,15 +217,34 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             .with_machine(suite.calibration.machine());
         let scale_note = choice.note.clone();
         let observation = Observation { journal, iut, others, clock, scale_note, real_duration, draws };
+        let looking = raised.is_some();
         let stage = Stage {
             time_scale: choice.time_scale,
             asked,
             max,
-            last: runs - observation.draws.len() >= MAX_RUNS,
-            draws_left: draws_left(suite, &observation),
+            last: !looking && runs - observation.draws.len() >= MAX_RUNS,
+            draws_left: draws_left(suite, &observation) && (!looking || observation.draws.len() + 1 < FIRST_LOOK_RUNS),
+            draws_first: looking,
         };
         let Judgement { record, again } =
             judge(plan, &observation, Judging { level: suite.level, ended_at_ms }, &stage);
+        // A first look stands where it decided (nothing asked for, and a MUST failed or nothing
+        // left undecided) and draws anew where asked; else the raised run goes ahead as planned.
+        let look_decided = again.is_none() && decided(&record);
+        let look_undecided = looking && !look_decided && !again.as_ref().is_some_and(|a| a.draw);
+        if let Some(planned) = raised.as_ref().filter(|_| look_undecided) {
+            let against = (&reaction, suite.calibration.machine());
+            choice = match confirming_look(plan, &record, choice.time_scale, planned, against) {
+                Some(confirming) => confirming,
+                None => {
+                    let why = again.map_or_else(|| "a check stayed undecided".to_owned(), |a| a.why);
+                    after_first_look(&raised.take().expect("a look has its raised run"), &why)
+                }
+            };
+            (runs, draws, lockstep_again) = (0, Vec::new(), false);
+            drawn_for.clear();
+            continue;
+        }
         let Some(again) = again else {
             let seeds = (0..=observation.draws.len()).filter_map(|n| draw_seed(suite.seed, n)).collect();
             let record = record_draws(record, &drawn_for, observation.draws.len() + 1, seeds);
@@ -260,6 +282,12 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             ..choice
         };
     }
+}
+
+/// Whether a run's record decides its case: a MUST failed, or no check left undecided.
+fn decided(record: &CaseRecord) -> bool {
+    let verdicts = || record.checks.iter().map(|check| check.verdict);
+    record.error.is_none() && (verdicts().any(|v| v == Verdict::Fail) || verdicts().all(|v| v != Verdict::Inconclusive))
 }
 
 /// Whether the case may be drawn again after `observation`: fewer than [`MAX_DRAWS`] runs so far,

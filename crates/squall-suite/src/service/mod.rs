@@ -302,6 +302,7 @@ impl CaseJudge for CaseService {
             last: ticket.confirming,
             // A service verdict is one run's: a client's random waits are read over one run.
             draws_left: false,
+            draws_first: false,
         };
         let judgement =
             judge(plan, &observation, Judging { level: ticket.level, ended_at_ms: run.posted_at_ms }, &stage);
