@@ -275,7 +275,9 @@ fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -
         return None;
     }
     let (spread_fast, spread_slow) = (spread_within_instances(fast, unasked), spread_within_instances(slow, unasked));
-    if spread_slow <= 2.0 * spread_fast + TIMER_NOISE_MS {
+    if spread_slow <= 2.0 * spread_fast + TIMER_NOISE_MS
+        || !ScaleShift::between(a, b).is_some_and(|shift| shift.exceeds(DRAWS_SHIFT_ERRORS))
+    {
         return None;
     }
     let corrected = by_retry(&[fast, slow], unasked).concat();
@@ -371,37 +373,77 @@ fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
 fn unasked_waits(a: &ScaleSamples, b: &ScaleSamples) -> Vec<f64> {
     let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
     let growth_per_scale = high.time_scale.get() - low.time_scale.get();
-    if growth_per_scale <= 0.0 {
-        return Vec::new();
+    match ScaleShift::between(a, b) {
+        Some(shift) if shift.exceeds(UNASKED_SHIFT_ERRORS) => {
+            shift.by_retry.iter().map(|difference| difference.max(0.0) / growth_per_scale).collect()
+        }
+        _ => Vec::new(),
     }
-    let pooled = |set: &ScaleSamples| variance(&set.gaps_ms.concat());
-    // (difference of medians, its squared standard error) for each retry both scales saw.
-    let differences: Vec<(f64, f64)> = (0..all_retries(low).max(all_retries(high)))
-        .filter_map(|k| {
-            let at =
-                |set: &ScaleSamples| -> Vec<f64> { set.gaps_ms.iter().filter_map(|g| g.get(k).copied()).collect() };
-            let (slow, fast) = (at(low), at(high));
-            if slow.is_empty() || fast.is_empty() {
-                return None;
-            }
-            // The standard error of a median is 1.25 σ/√n; one instance says nothing of σ.
-            let squared_error = |samples: &[f64], set: &ScaleSamples| {
-                let variance = if samples.len() > 1 { variance(samples) } else { pooled(set) };
-                1.25 * 1.25 * variance / samples.len() as f64
-            };
-            Some((median(&fast) - median(&slow), squared_error(&slow, low) + squared_error(&fast, high)))
+}
+
+/// Standard errors by which the slower scale's gaps must sit above the faster one's for a wait
+/// per retry to be taken out ([`unasked_waits`]).
+const UNASKED_SHIFT_ERRORS: f64 = 3.0;
+
+/// Standard errors by which the slower scale's gaps must sit above the faster one's for a spread
+/// that grows with the scale to be read as draws ([`draws_waits_of_its_own`]): draws of a policy
+/// lengthen the slower scale's gaps as well as spreading them. A reaction drawn anew at each retry
+/// spreads one scale more than twice the other by sampling alone in 3.3 % of calibrations (four
+/// instances of six retries a scale); with this too, its reaction is narrowed in 0.3 % (the unit
+/// test `a_reaction_drawn_anew_at_each_retry_is_not_taken_for_draws`).
+const DRAWS_SHIFT_ERRORS: f64 = 2.0;
+
+/// How far the slower scale's gaps sit above the faster scale's, retry by retry: what grows with
+/// the scale is policy.
+struct ScaleShift {
+    /// The slower scale's median gap less the faster one's, in real ms, per retry both saw.
+    by_retry: Vec<f64>,
+    /// Their mean.
+    mean: f64,
+    /// The mean's standard error, from the spread between instances of the same retry.
+    error: f64,
+}
+
+impl ScaleShift {
+    fn between(a: &ScaleSamples, b: &ScaleSamples) -> Option<ScaleShift> {
+        let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+        if high.time_scale.get() - low.time_scale.get() <= 0.0 {
+            return None;
+        }
+        let pooled = |set: &ScaleSamples| variance(&set.gaps_ms.concat());
+        // (difference of medians, its squared standard error) for each retry both scales saw.
+        let differences: Vec<(f64, f64)> = (0..all_retries(low).max(all_retries(high)))
+            .filter_map(|k| {
+                let at =
+                    |set: &ScaleSamples| -> Vec<f64> { set.gaps_ms.iter().filter_map(|g| g.get(k).copied()).collect() };
+                let (slow, fast) = (at(low), at(high));
+                if slow.is_empty() || fast.is_empty() {
+                    return None;
+                }
+                // The standard error of a median is 1.25 σ/√n; one instance says nothing of σ.
+                let squared_error = |samples: &[f64], set: &ScaleSamples| {
+                    let variance = if samples.len() > 1 { variance(samples) } else { pooled(set) };
+                    1.25 * 1.25 * variance / samples.len() as f64
+                };
+                Some((median(&fast) - median(&slow), squared_error(&slow, low) + squared_error(&fast, high)))
+            })
+            .collect();
+        if differences.is_empty() {
+            return None;
+        }
+        let count = differences.len() as f64;
+        Some(ScaleShift {
+            mean: differences.iter().map(|(d, _)| d).sum::<f64>() / count,
+            error: differences.iter().map(|(_, e)| e).sum::<f64>().sqrt() / count,
+            by_retry: differences.into_iter().map(|(d, _)| d).collect(),
         })
-        .collect();
-    if differences.is_empty() {
-        return Vec::new();
     }
-    let count = differences.len() as f64;
-    let mean = differences.iter().map(|(d, _)| d).sum::<f64>() / count;
-    let error = differences.iter().map(|(_, e)| e).sum::<f64>().sqrt() / count;
-    if mean <= (3.0 * error).max(TIMER_NOISE_MS) {
-        return Vec::new();
+
+    /// Whether the slower scale's gaps sit above the faster one's by `errors` standard errors
+    /// and the timer's noise.
+    fn exceeds(&self, errors: f64) -> bool {
+        self.mean > (errors * self.error).max(TIMER_NOISE_MS)
     }
-    differences.iter().map(|(difference, _)| difference.max(0.0) / growth_per_scale).collect()
 }
 
 fn all_retries(set: &ScaleSamples) -> usize {
@@ -530,15 +572,20 @@ mod tests {
         assert!(reaction.low_ms > 295.0 && reaction.high_ms < 312.0, "{reaction:?}");
     }
 
+    /// Uniform draws in [0, 1) from a small generator seeded with `seed`.
+    fn uniform_draws(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        move || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
     /// A calibration of a client with `reaction_ms` of its own and a full jitter of
     /// `base_ms` × `growth`ⁿ policy ms, as the suite takes it: four instances at 1/100 and four
     /// at 1/25, six retries each, the draws from a small generator seeded with `seed`.
     fn full_jitter_calibration(reaction_ms: f64, base_ms: f64, growth: f64, seed: u64) -> Reaction {
-        let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let mut uniform = move || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = uniform_draws(seed);
         let mut scale_set = |time_scale: TimeScale| ScaleSamples {
             time_scale,
             gaps_ms: (0..4)
@@ -571,6 +618,34 @@ mod tests {
         // Measured: 69 of 100. The rest are draws the scales' spreads did not tell from noise,
         // read with the reaction: the truth still inside, the interval wider (up to 0–270 ms).
         assert!(close >= 60, "no draw is taken for reaction in only {close} of 100 calibrations");
+    }
+
+    /// A client that honours the ask and spends 0–`width_ms` of its own before each retry, drawn
+    /// anew each time: its gaps spread alike at both scales, and sit alike.
+    fn drawn_reaction_calibration(width_ms: f64, seed: u64) -> Reaction {
+        let mut uniform = uniform_draws(seed);
+        let mut scale_set = |time_scale: TimeScale| ScaleSamples {
+            time_scale,
+            gaps_ms: (0..4).map(|_| (0..6).map(|_| uniform() * width_ms + time_scale.real_ms(1.0)).collect()).collect(),
+        };
+        let fast = scale_set(TimeScale::of(0.01));
+        Reaction::from_samples(&fast, &scale_set(TimeScale::of(0.04)))
+    }
+
+    /// A reaction drawn anew at every retry (0–60 ms) is its reaction, not draws of a policy:
+    /// sampling alone spreads one scale's gaps more than twice the other's in about 3 % of
+    /// calibrations, and read as draws the reaction shrank to the fastest gap (the truth outside
+    /// the interval, every timing check's noise too small). The slower scale's gaps must sit
+    /// higher too for draws.
+    #[test]
+    fn a_reaction_drawn_anew_at_each_retry_is_not_taken_for_draws() {
+        let calibrations: u64 = 4000;
+        let narrowed = (0..calibrations).filter(|seed| drawn_reaction_calibration(60.0, *seed).high_ms < 40.0).count();
+        // Measured: 11 of 4,000 (0.3 %); by the spread alone, 130 (3.3 %).
+        assert!(
+            narrowed as u64 * 100 <= calibrations,
+            "{narrowed} of {calibrations} calibrations narrowed the reaction"
+        );
     }
 
     /// A client with 200 ms of reaction of its own and a full jitter of 0–1 s at every retry:
