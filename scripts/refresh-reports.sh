@@ -48,7 +48,7 @@ run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --cl
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 
 # AWS's boto3 Bedrock Runtime client in its two retry modes, the openai SDK's AzureOpenAI, and
-# the ollama Python client (issue 45).
+# the ollama Python client.
 run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --clock accelerated --level wire --profile all \
   --name python-boto3-standard --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-standard
 run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --clock accelerated --level wire --profile all \
