@@ -117,9 +117,15 @@ fn spread_margin(args: &Args) -> Margin {
     Margin { waits: 2, ..Margin::of_waits(number(args, 1)) }.for_evidence()
 }
 
+/// Why a herd's spread cannot be judged for a client that waits of its own when asked to wait
+/// 1 ms: its lockstep herd cannot be run, at this scale or a slower one (its own waits only grow
+/// in real time as the scale slows), so no run of the case is asked for.
+const NO_LOCKSTEP_HERD: &str = "the client waits of its own when asked to wait 1 ms, so no herd of it can be asked \
+     for the same waits, at this scale or a slower one: its herd's spread cannot be told from the machine's";
+
 /// The first waits of every client that retried, as policy time: whether they spread over the
 /// bound beyond the noise — the larger of two waits' reactions and a lockstep herd's spread on
-/// this machine (unmeasured: nothing can be seen). Fewer than two retrying clients show no
+/// this machine (unmeasured: nothing can be seen; for a client that waits of its own, by no run). Fewer than two retrying clients show no
 /// spread at all: a miss by count (every client's first attempt failed, and the seeds retry it).
 fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
     let bound: f64 = number(args, 1);
@@ -139,6 +145,9 @@ fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
     let clock = &observation.clock;
     let reaction_ms = SpanShape { waits: 2, attempts: 0 }.noise_real_ms(&clock.reaction);
     let Some(lockstep_ms) = clock.lockstep_ms else {
+        if clock.reaction.waits_of_its_own_at(clock.time_scale) {
+            return Timed::beyond_runs(observed, NO_LOCKSTEP_HERD.to_owned());
+        }
         let why = "a lockstep herd's spread on this machine was not measured";
         return Timed::evidence(format!("{observed}; {why}"), false, f64::INFINITY);
     };

@@ -299,6 +299,11 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
             let why = "a busy machine could explain the miss".to_owned();
             (Verdict::of_check(strength, true, false), finding.observed, Some(Unsure::Slower(why)))
         }
+        // Nothing this client's runs show settles it: no run is asked for.
+        Reading::Undecided if finding.beyond_runs.is_some() => {
+            let why = finding.beyond_runs.unwrap_or_default();
+            (Verdict::Inconclusive, format!("cannot decide: {why}; observed {}", finding.observed), None)
+        }
         // The client's own randomness: a slower run would not settle it, more draws may.
         Reading::Undecided if finding.undecidable.is_some() => {
             let why = finding.undecidable.unwrap_or_default();

@@ -22,6 +22,9 @@ pub(crate) struct Timed {
     /// Why this run's verdict stands only until runs drawing anew confirm it (one run read as
     /// from a narrow jitter, where a wider one would read otherwise).
     pub confirm: Option<String>,
+    /// Why no run of this client, slower or drawn anew, can decide the check (a herd's spread
+    /// where no lockstep herd of it can be run): `inconclusive` at once.
+    pub beyond_runs: Option<String>,
 }
 
 impl Timed {
@@ -33,6 +36,7 @@ impl Timed {
             measured: Measured { held, certain_miss: !held, noise },
             undecidable: None,
             confirm: None,
+            beyond_runs: None,
         }
     }
 
@@ -44,6 +48,7 @@ impl Timed {
             measured: Measured { held, certain_miss, noise },
             undecidable: None,
             confirm: None,
+            beyond_runs: None,
         }
     }
 
@@ -55,6 +60,7 @@ impl Timed {
             measured: Measured { held: seen, certain_miss: false, noise },
             undecidable: None,
             confirm: None,
+            beyond_runs: None,
         }
     }
 
@@ -67,6 +73,7 @@ impl Timed {
             measured: Measured { held, certain_miss: !held, noise: 0.0 },
             undecidable: None,
             confirm: None,
+            beyond_runs: None,
         }
     }
 
@@ -74,7 +81,13 @@ impl Timed {
     /// client's random waits would settle.
     pub(crate) fn open(observed: impl Into<String>, why: String) -> Timed {
         let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
-        Timed { observed: observed.into(), measured, undecidable: Some(why), confirm: None }
+        Timed { observed: observed.into(), measured, undecidable: Some(why), confirm: None, beyond_runs: None }
+    }
+
+    /// Not decided, and no other run of this client would decide it: `why` says why.
+    pub(crate) fn beyond_runs(observed: impl Into<String>, why: String) -> Timed {
+        let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
+        Timed { observed: observed.into(), measured, undecidable: None, confirm: None, beyond_runs: Some(why) }
     }
 
     /// The same measurement, undecidable by one run of this client when `why` says why (its
@@ -112,6 +125,8 @@ pub(crate) struct TimedFinding {
     pub undecidable: Option<String>,
     /// Why its verdict stands only until draws confirm it ([`Timed::confirm`]).
     pub confirm: Option<String>,
+    /// Why no run can decide it ([`Timed::beyond_runs`]).
+    pub beyond_runs: Option<String>,
 }
 
 impl Timing {
@@ -123,6 +138,19 @@ impl Timing {
     pub(crate) fn find(&self, observation: &Observation, args: &Args) -> TimedFinding {
         let margin = (self.margin)(args);
         let plain = (self.measure)(observation, args);
+        if let Some(why) = plain.beyond_runs {
+            let (observed, noise) = (plain.observed, plain.measured.noise);
+            let (undecidable, confirm, beyond_runs) = (None, None, Some(why));
+            return TimedFinding {
+                observed,
+                reading: Reading::Undecided,
+                certain: false,
+                noise,
+                undecidable,
+                confirm,
+                beyond_runs,
+            };
+        }
         let clock = &observation.clock;
         let held = match clock.machine.held_back_ms > 0.0 {
             true => (self.measure)(&observation.with_clock(clock.held_back(clock.machine.held_back_ms)), args),
@@ -140,6 +168,7 @@ impl Timing {
                 noise,
                 undecidable,
                 confirm: None,
+                beyond_runs: None,
             };
         }
         let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
@@ -175,7 +204,8 @@ impl Timing {
                 plain.observed
             ),
         };
-        TimedFinding { observed, reading, certain, noise: held.measured.noise, undecidable: None, confirm: None }
+        let noise = held.measured.noise;
+        TimedFinding { observed, reading, certain, noise, undecidable: None, confirm: None, beyond_runs: None }
     }
 
     /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and

@@ -384,3 +384,23 @@ fn a_lower_bound_passes_only_where_a_busy_machines_moment_could_not_have_faked_i
     let exact = Observation { clock: measured.clock.clone().with_machine(Allowance::NONE), ..measured };
     assert_eq!(at_least.timing.find(&exact, &at_least.args).reading, Reading::Holds);
 }
+
+#[test]
+fn a_herd_whose_lockstep_cannot_be_run_is_inconclusive_at_once_and_one_not_yet_measured_runs_again() {
+    let spread = super::super::StepChecks::for_step("the herd's first retries spread over at least 0.2 seconds")
+        .expect("a step");
+    let spread_by = |reaction: Reaction| {
+        let mut observation = herd(&[2; 4], &[1030.0, 1810.0, 1450.0, 1222.0], &[true; 4]);
+        observation.clock = CaseClock { reaction, ..observation.clock.clone() }.with_lockstep(None);
+        spread.judge(&observation, Level::Wire, false).remove(0)
+    };
+    // Asked to wait 1 ms it waited seconds of its own (boto3's kind): no herd of it can be asked
+    // for the same waits, at this scale or a slower one, so no run is asked for.
+    let own_waits = Reaction { unasked_wait_ms: vec![900.0, 1900.0], ..Reaction::exactly(2.0) };
+    let found = spread_by(own_waits);
+    assert!(matches!((found.record.verdict, &found.unsure), (Inconclusive, None)), "{found:?}");
+    assert!(found.record.observed.contains("no herd of it can be asked for the same waits"), "{found:?}");
+    // A client that waits as asked, its lockstep herd not measured (yet): a slower run measures it.
+    let found = spread_by(Reaction::exactly(2.0));
+    assert!(matches!((found.record.verdict, &found.unsure), (Inconclusive, Some(Unsure::Slower(_)))), "{found:?}");
+}
