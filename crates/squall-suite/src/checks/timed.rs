@@ -129,6 +129,15 @@ pub(crate) struct TimedFinding {
     pub beyond_runs: Option<String>,
 }
 
+impl TimedFinding {
+    /// Undecided by this run, for `undecidable` (more draws may decide it) or `beyond_runs` (no
+    /// run can).
+    fn undecided(observed: String, noise: f64, undecidable: Option<String>, beyond_runs: Option<String>) -> Self {
+        let reading = Reading::Undecided;
+        TimedFinding { observed, reading, certain: false, noise, undecidable, confirm: None, beyond_runs }
+    }
+}
+
 impl Timing {
     /// Read the check on `observation`. What a busy machine can fake — it only lengthens spans —
     /// is read with the case clock's moment allowed at each wait and attempt: a pass then holds
@@ -139,17 +148,7 @@ impl Timing {
         let margin = (self.margin)(args);
         let plain = (self.measure)(observation, args);
         if let Some(why) = plain.beyond_runs {
-            let (observed, noise) = (plain.observed, plain.measured.noise);
-            let (undecidable, confirm, beyond_runs) = (None, None, Some(why));
-            return TimedFinding {
-                observed,
-                reading: Reading::Undecided,
-                certain: false,
-                noise,
-                undecidable,
-                confirm,
-                beyond_runs,
-            };
+            return TimedFinding::undecided(plain.observed, plain.measured.noise, None, Some(why));
         }
         let clock = &observation.clock;
         let held = match clock.machine.held_back_ms > 0.0 {
@@ -160,16 +159,7 @@ impl Timing {
         // it — or the runs drawn so far, which no reading of one run's moments decides.
         let drawn_open = !plain.measured.noise.is_finite();
         if let (Some(why), true) = (&plain.undecidable, held.undecidable.is_some() || drawn_open) {
-            let (observed, noise, undecidable) = (plain.observed.clone(), held.measured.noise, Some(why.clone()));
-            return TimedFinding {
-                observed,
-                reading: Reading::Undecided,
-                certain: false,
-                noise,
-                undecidable,
-                confirm: None,
-                beyond_runs: None,
-            };
+            return TimedFinding::undecided(plain.observed.clone(), held.measured.noise, Some(why.clone()), None);
         }
         let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
         // Runs drawn anew are read within the noise each measured: a busy machine's moment at
