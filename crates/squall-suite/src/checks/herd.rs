@@ -125,8 +125,9 @@ const NO_LOCKSTEP_HERD: &str = "the client waits of its own when asked to wait 1
 
 /// The first waits of every client that retried, as policy time: whether they spread over the
 /// bound beyond the noise — the larger of two waits' reactions and a lockstep herd's spread on
-/// this machine (unmeasured: nothing can be seen; for a client that waits of its own, by no run). Fewer than two retrying clients show no
-/// spread at all: a miss by count (every client's first attempt failed, and the seeds retry it).
+/// this machine (unmeasured: nothing can be seen; for a client that waits of its own, by no
+/// run). Fewer than two retrying clients show no spread at all: a miss by count (every client's
+/// first attempt failed, and the seeds retry it).
 fn first_retries_spread(observation: &Observation, args: &Args) -> Timed {
     let bound: f64 = number(args, 1);
     let waits: Vec<f64> = calls_by_client(observation)
