@@ -189,7 +189,8 @@ impl Reaction {
 
     /// From samples at two time scales (either may be empty). See the module comment.
     pub fn from_samples(a: &ScaleSamples, b: &ScaleSamples) -> Reaction {
-        let unasked = unasked_waits(a, b);
+        let shift = ScaleShift::between(a, b);
+        let unasked = unasked_waits(a, b, shift.as_ref());
         let corrected: Vec<f64> = [a, b]
             .iter()
             .flat_map(|set| {
@@ -209,7 +210,8 @@ impl Reaction {
         let by_retry = by_retry(&[a, b], &unasked);
         if grows_by_retry(&by_retry) {
             if corrected.iter().any(|gap| *gap < 0.0) {
-                // Draws, not a wait per retry: the per-retry correction took some below zero.
+                // Draws, not a wait per retry: the per-retry correction took some below zero. Any
+                // gap below zero, timer noise or not: the fastest bounds a reaction from above.
                 let measured = self::by_retry(&[a, b], &[]);
                 return Reaction::bounded_by_fastest(&measured.concat(), &measured, unasked);
             }
@@ -219,7 +221,7 @@ impl Reaction {
         // timer's noise): its waits vary from one instance to the next, draws that no wait per
         // retry describes, however the scales' spreads compare.
         let overcorrected = corrected.iter().any(|gap| *gap < -2.0 * TIMER_NOISE_MS);
-        let drawn = draws_waits_of_its_own(a, b, &unasked)
+        let drawn = draws_waits_of_its_own(a, b, &unasked, shift.as_ref())
             .or_else(|| overcorrected.then(|| waits_drawn_at_each_retry(a, b, &unasked)));
         if let Some(drawn) = drawn {
             // Its draws, not a wait per retry: the gaps as measured bound its reaction.
@@ -274,15 +276,20 @@ impl Reaction {
 /// take draws below zero. The spread is read within each instance and robustly
 /// ([`spread_within_instances`]): a busy machine that holds back one instance, or a few gaps,
 /// of one scale is not a client's draws.
-fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -> Option<Vec<f64>> {
-    let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+fn draws_waits_of_its_own(
+    a: &ScaleSamples,
+    b: &ScaleSamples,
+    unasked: &[f64],
+    shift: Option<&ScaleShift>,
+) -> Option<Vec<f64>> {
+    let (fast, slow) = fast_then_slow(a, b);
     let count = |set: &ScaleSamples| set.gaps_ms.iter().map(Vec::len).sum::<usize>();
     if count(fast) < 4 || count(slow) < 4 || slow.time_scale <= fast.time_scale {
         return None;
     }
     let (spread_fast, spread_slow) = (spread_within_instances(fast, unasked), spread_within_instances(slow, unasked));
     if spread_slow <= 2.0 * spread_fast + TIMER_NOISE_MS
-        || !ScaleShift::between(a, b).is_some_and(|shift| shift.exceeds(DRAWS_SHIFT_ERRORS))
+        || !shift.is_some_and(|shift| shift.exceeds(DRAWS_SHIFT_ERRORS))
     {
         return None;
     }
@@ -293,7 +300,7 @@ fn draws_waits_of_its_own(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -
 /// measured, less the fastest gap (less `unasked`) at either — no less than none: a correction
 /// that took a gap below zero says nothing of the reaction.
 fn waits_drawn_at_each_retry(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]) -> Vec<f64> {
-    let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+    let (fast, slow) = fast_then_slow(a, b);
     let corrected = by_retry(&[fast, slow], unasked).concat();
     let fastest = corrected.iter().copied().fold(f64::INFINITY, f64::min).max(0.0);
     let at_each_retry = by_retry(&[slow], &[]);
@@ -307,7 +314,7 @@ fn waits_drawn_at_each_retry(a: &ScaleSamples, b: &ScaleSamples, unasked: &[f64]
 /// the least of the retries' bounds is taken, less the timer's noise. Draws small beside the
 /// reaction leave it known nearly as closely as a steady client's; large ones leave nothing.
 fn floor_under_draws(a: &ScaleSamples, b: &ScaleSamples) -> f64 {
-    let (fast, slow) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
+    let (fast, slow) = fast_then_slow(a, b);
     let ratio = fast.time_scale.ratio_to(slow.time_scale);
     let floors = by_retry(&[fast], &[]).into_iter().zip(by_retry(&[slow], &[])).filter_map(|(quick, long)| {
         let ((fastest, _), (_, longest)) = (min_max(&quick), min_max(&long));
@@ -384,10 +391,10 @@ fn grows_by_retry(by_retry: &[Vec<f64>]) -> bool {
 /// when the mean of those differences exceeds three standard errors (from the spread between
 /// instances of the same retry) and the timer noise — samples of one reaction at both scales
 /// would not differ that much. Each retry's wait is then its difference over the change of scale.
-fn unasked_waits(a: &ScaleSamples, b: &ScaleSamples) -> Vec<f64> {
-    let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
-    let growth_per_scale = high.time_scale.get() - low.time_scale.get();
-    match ScaleShift::between(a, b) {
+fn unasked_waits(a: &ScaleSamples, b: &ScaleSamples, shift: Option<&ScaleShift>) -> Vec<f64> {
+    let (fast, slow) = fast_then_slow(a, b);
+    let growth_per_scale = slow.time_scale.get() - fast.time_scale.get();
+    match shift {
         Some(shift) if shift.exceeds(UNASKED_SHIFT_ERRORS) => {
             shift.by_retry.iter().map(|difference| difference.max(0.0) / growth_per_scale).collect()
         }
@@ -420,18 +427,18 @@ struct ScaleShift {
 
 impl ScaleShift {
     fn between(a: &ScaleSamples, b: &ScaleSamples) -> Option<ScaleShift> {
-        let (low, high) = if a.time_scale <= b.time_scale { (a, b) } else { (b, a) };
-        if high.time_scale.get() - low.time_scale.get() <= 0.0 {
+        let (fast, slow) = fast_then_slow(a, b);
+        if slow.time_scale.get() - fast.time_scale.get() <= 0.0 {
             return None;
         }
         let pooled = |set: &ScaleSamples| variance(&set.gaps_ms.concat());
         // (difference of medians, its squared standard error) for each retry both scales saw.
-        let differences: Vec<(f64, f64)> = (0..all_retries(low).max(all_retries(high)))
+        let differences: Vec<(f64, f64)> = (0..all_retries(fast).max(all_retries(slow)))
             .filter_map(|k| {
                 let at =
                     |set: &ScaleSamples| -> Vec<f64> { set.gaps_ms.iter().filter_map(|g| g.get(k).copied()).collect() };
-                let (slow, fast) = (at(low), at(high));
-                if slow.is_empty() || fast.is_empty() {
+                let (quick, long) = (at(fast), at(slow));
+                if quick.is_empty() || long.is_empty() {
                     return None;
                 }
                 // The standard error of a median is 1.25 σ/√n; one instance says nothing of σ.
@@ -439,7 +446,7 @@ impl ScaleShift {
                     let variance = if samples.len() > 1 { variance(samples) } else { pooled(set) };
                     1.25 * 1.25 * variance / samples.len() as f64
                 };
-                Some((median(&fast) - median(&slow), squared_error(&slow, low) + squared_error(&fast, high)))
+                Some((median(&long) - median(&quick), squared_error(&quick, fast) + squared_error(&long, slow)))
             })
             .collect();
         if differences.is_empty() {
@@ -457,6 +464,15 @@ impl ScaleShift {
     /// and the timer's noise.
     fn exceeds(&self, errors: f64) -> bool {
         self.mean > (errors * self.error).max(TIMER_NOISE_MS)
+    }
+}
+
+/// The two scales' samples, the faster scale's (the smaller time scale) first.
+fn fast_then_slow<'a>(a: &'a ScaleSamples, b: &'a ScaleSamples) -> (&'a ScaleSamples, &'a ScaleSamples) {
+    if a.time_scale <= b.time_scale {
+        (a, b)
+    } else {
+        (b, a)
     }
 }
 
