@@ -34,8 +34,10 @@
 /* The preload's version, as squall records it in a report's provenance. */
 const char squall_clock_version[] = "squall-clock 1";
 
+/* The rate read from FAKETIME, 0 until read. */
+static double cached = 0.0;
+
 static double rate(void) {
-    static double cached = 0.0;
     if (cached == 0.0) {
         const char *spec = getenv("FAKETIME");
         const char *x = spec ? strchr(spec, 'x') : NULL;
@@ -195,7 +197,18 @@ int epoll_wait(int fd, struct epoll_event *events, int max, int ms) { return epo
 
 /* The real time the sped-up clock started at: where it reads what real time reads, going back
  * from now at the rate (seen = origin + (real - origin) * rate). */
-__attribute__((constructor)) static void write_origin(void) {
+__attribute__((constructor)) static void write_origin(void);
+
+/* For squall's warm start (`warm/squall_warm.py`): a process forked from one that ran at another
+ * rate, its FAKETIME changed since (libfaketime re-reads it at every call with
+ * FAKETIME_NO_CACHE=1), reads its rate again and writes its frame's origin. */
+int squall_clock_restart(void) {
+    cached = 0.0;
+    write_origin();
+    return 0;
+}
+
+static void write_origin(void) {
     const char *path = getenv("SQUALL_CLOCK_ORIGIN");
     if (path == NULL || *path == '\0' || rate() == 1.0) {
         return;

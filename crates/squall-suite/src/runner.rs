@@ -12,7 +12,7 @@ use cucumber::{gherkin, writer, WriterExt as _};
 use futures_util::FutureExt as _;
 
 use super::cases::{all_tags, case_id, read_scenario, scenario_clauses, Shard};
-use super::engine::{calibrate_clock, Measure, ProcessClock, SuiteContext};
+use super::engine::{calibrate_clock, Measure, ProcessClock, SuiteContext, WarmPool};
 use super::provenance::{feature_digests, FeatureDigest, Host};
 use super::requirements::{requirement_tags, ProfileSelection};
 use super::results::{by_profile, by_requirement, CaseName, CaseRecord, ProfileResult, RequirementResult};
@@ -38,6 +38,9 @@ pub struct SuiteConfig {
     pub level: Level,
     /// The clock an outside implementation's process runs on.
     pub clock: ClockMode,
+    /// Start a Python implementation (`PYTHON SCRIPT [ARG…]`) warm: one process imports what the
+    /// script imports, once, and forks each case's process (`squall run --warm`).
+    pub warm: bool,
     /// Production values run at this fraction of real time.
     pub time_scale: TimeScale,
     /// The most a case's time scale may be raised to so that its timing checks can judge the
@@ -191,15 +194,16 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     let began = Instant::now();
     let host = Host::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
+    let warm = (config.warm && matches!(config.iut, Iut::Command(_))).then(WarmPool::default);
     let (process_clock, calibration) = if clock.is_virtual() {
         (ProcessClock::Scaled, Calibration::virtual_clock())
     } else {
         let measure =
             Measure { time_scale: config.time_scale, instances, case_timeout: config.case_timeout, seed: config.seed };
-        calibrate_clock(&server, &config.iut, config.clock, measure).await?
+        calibrate_clock(&server, &config.iut, config.clock, measure, warm.as_ref()).await?
     };
     let clock_mode = process_clock.mode();
-    let ctx = Arc::new(SuiteContext::new(config, server, process_clock, calibration, instances));
+    let ctx = Arc::new(SuiteContext::new(config, server, process_clock, warm, calibration, instances));
     let collected: Collected = Arc::default();
     match (&config.cucumber_json, config.console) {
         (Some(path), _) => {

@@ -38,6 +38,7 @@ impl SuiteConfig {
             iut,
             level: Level::Tasks,
             clock: ClockMode::Scaled,
+            warm: false,
             time_scale: DEFAULT_TIME_SCALE,
             max_time_scale: DEFAULT_MAX_TIME_SCALE,
             features,
@@ -96,6 +97,8 @@ pub struct SuiteSettings {
     pub herd: Option<u32>,
     /// Serve the implementation over TLS (default: plain HTTP).
     pub tls: bool,
+    /// Start a Python implementation warm (default: a fresh process for every case).
+    pub warm: bool,
     /// The features directory (default: `./features` if present, else the built-in ones).
     pub features: Option<PathBuf>,
     /// The scenario catalogue (default: `./scenarios` if present, else the built-in one).
@@ -153,6 +156,7 @@ impl SuiteSettings {
             seed: None,
             herd: None,
             tls: false,
+            warm: false,
             features: None,
             scenarios: None,
             shard: None,
@@ -201,6 +205,7 @@ impl SuiteSettings {
         settings.seed = parse_var("SQUALL_SEED", var("SQUALL_SEED"), "an unsigned integer")?;
         settings.herd = parse_var("SQUALL_HERD", var("SQUALL_HERD"), HERD)?;
         settings.tls = parse_var::<bool>("SQUALL_TLS", var("SQUALL_TLS"), "true or false")?.unwrap_or(false);
+        settings.warm = parse_var::<bool>("SQUALL_WARM", var("SQUALL_WARM"), "true or false")?.unwrap_or(false);
         settings.shard = var("SQUALL_SHARD");
         settings.cases = var("SQUALL_CASES")
             .map(|ids| ids.split(',').map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()).collect())
@@ -276,6 +281,7 @@ impl SuiteSettings {
         config.seed = self.seed;
         config.herd = herd;
         config.tls = self.tls;
+        config.warm = self.warm;
         config.shard = shard;
         config.cases = self.cases;
         Ok(Resolved { config, features })

@@ -48,6 +48,10 @@ pub(crate) struct RunArgs {
     /// (accelerated where libfaketime is installed and reaches the client, else scaled).
     #[arg(long, env = "SQUALL_CLOCK", default_value = "auto")]
     pub clock: String,
+    /// Start a Python implementation (`--iut "PYTHON SCRIPT [ARG…]"`) warm: one process imports
+    /// what the script imports, once, and forks each case's process (docs/iut-contract.md).
+    #[arg(long)]
+    pub warm: bool,
     /// Run production values at this fraction of real time.
     #[arg(long, default_value_t = DEFAULT_TIME_SCALE)]
     pub time_scale: TimeScale,
@@ -118,6 +122,7 @@ impl RunArgs {
         settings.seed = self.seed;
         settings.herd = Some(self.herd);
         settings.tls = self.tls;
+        settings.warm = self.warm;
         settings.features = self.features.clone();
         settings.scenarios = self.scenarios.clone();
         settings.shard = self.shard.clone();

@@ -1,7 +1,7 @@
 //! The independent implementation's suites at real time, run once per test binary: the correct
 //! one, its twins that spend 50, 150 and 300 ms of their own before each retry, a jittery
 //! one (20–300 ms), and the correct one unmodified on the sped-up clock, waiting on a thread
-//! primitive (`sped_up_clock`). Two tests judge from them — the correct one passes every profile
+//! primitive (`sped_up_clock`), started cold and warm (`warm_start`). Two tests judge from them — the correct one passes every profile
 //! (`independent_iut`), the slow twins get its verdicts (`slow_clients`) — and the correct
 //! suite is the same run for both: it runs beside the jittery one, which takes longest, so the
 //! test command does not pay for it twice (43 s).
@@ -29,6 +29,8 @@ pub(crate) struct IndependentSuites {
     /// The correct one on the sped-up clock (`--clock accelerated`), reading
     /// `SQUALL_TIME_SCALE=1` and waiting between attempts with `threading.Event().wait`.
     pub(crate) sped_up: SuiteOutcome,
+    /// The same started warm (`--warm`): each case's process forked from one that imported it.
+    pub(crate) warm: SuiteOutcome,
 }
 
 /// The suites, run in one turn by the first test that asks (a test that fails while they run
@@ -43,13 +45,15 @@ async fn run_them() -> IndependentSuites {
     // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
     // beside it, two at a time.
     let jittery = SuiteConfig { max_time_scale: TimeScale::of(0.25), ..slow_independent_config("20-300") };
-    let mut others = vec![independent_config(None), sped_up_config()];
+    let warm = SuiteConfig { warm: true, ..sped_up_config() };
+    let mut others = vec![independent_config(None), sped_up_config(), warm];
     others.extend(SLOW_TWINS_MS.map(slow_independent_config));
     let (jittery, mut outcomes) =
         staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(others)).await;
     let correct = outcomes.remove(0);
     let sped_up = outcomes.remove(0);
-    IndependentSuites { correct, slow: outcomes, jittery, sped_up }
+    let warm = outcomes.remove(0);
+    IndependentSuites { correct, slow: outcomes, jittery, sped_up, warm }
 }
 
 /// The correct implementation on the sped-up clock, waiting on a thread primitive.

@@ -39,3 +39,4 @@ mod slow_clients; // a client's own time per retry is never read as its policy (
 mod soak; // `squall soak`: the reference passes, a truncation bug is caught
 mod sped_up_clock; // the client as shipped on a sped-up clock: same verdicts; a client it cannot reach named
 mod timing_verdicts; // time squall cannot read as policy: inconclusive, error or real time (slow)
+mod warm_start; // a Python client forked from one process that imported it: the verdicts it gets cold

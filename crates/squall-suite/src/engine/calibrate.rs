@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::launch::{Launcher, ProcessClock};
+use super::launch::{Launcher, ProcessClock, WarmPool};
 use crate::iut::{ClockMode, Iut};
 use crate::timing::calibration::CalibrationPlan;
 use crate::timing::{Calibration, CannotStart};
@@ -30,18 +30,28 @@ pub(crate) async fn calibrate_clock(
     implementation: &Iut,
     mode: ClockMode,
     measure: Measure,
+    warm: Option<&WarmPool>,
 ) -> Result<(ProcessClock, Calibration), SuiteError> {
     let (mut clock, mut note) = ProcessClock::of(implementation, mode).map_err(SuiteError::Harness)?;
-    let calibration = match calibrate(Launcher::new(server, implementation, &clock), measure).await {
+    let calibration = match calibrate(Launcher::new(server, implementation, &clock).warm(warm), measure).await {
         Err(unreached) if unreached.clock_not_reached && mode == ClockMode::Auto => {
             clock = ProcessClock::Scaled;
             note = Some(format!("scaled, not sped up: it {}", unreached.why));
-            calibrate(Launcher::new(server, implementation, &clock), measure).await?
+            calibrate(Launcher::new(server, implementation, &clock).warm(warm), measure).await?
         }
         measured => measured?,
     };
-    Ok((clock.clone(), Calibration { clock: clock.describe().or(note), ..calibration }))
+    let described = match (warm, clock.describe().or(note)) {
+        (Some(_), Some(clock)) => Some(format!("{clock}; {STARTED_WARM}")),
+        (Some(_), None) => Some(STARTED_WARM.to_owned()),
+        (None, described) => described,
+    };
+    Ok((clock.clone(), Calibration { clock: described, ..calibration }))
 }
+
+/// What reports record of a run started warm (`--warm`).
+const STARTED_WARM: &str =
+    "started warm (one process imported what the script imports; each case's process was forked from it)";
 
 /// Measure the reaction of `launcher`'s implementation with `measure.instances` instances at
 /// each of two scales (the suite's and a second), all at once; again, more patiently, while

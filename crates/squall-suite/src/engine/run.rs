@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::calibrate::{calibrate, Measure};
 use super::first_look::{after_first_look, confirming_look, first_look, FIRST_LOOK_RUNS};
 use super::judge::{judge, Judgement, Judging, Stage};
-use super::launch::{Execution, Launcher, ProcessClock, RunPlan};
+use super::launch::{Execution, Launcher, ProcessClock, RunPlan, WarmPool};
 use super::machine_turns::MachineTurns;
 use crate::cases::CasePlan;
 use crate::checks::Observation;
@@ -45,6 +45,8 @@ pub(crate) struct SuiteContext {
     pub iut: Iut,
     /// The clock the implementation's processes run on.
     pub process_clock: ProcessClock,
+    /// Where its processes are forked from, when started warm (`--warm`).
+    pub warm: Option<WarmPool>,
     pub level: Level,
     /// Production values run at this fraction of real time (1 on the virtual clock).
     pub time_scale: TimeScale,
@@ -77,6 +79,7 @@ impl SuiteContext {
         config: &SuiteConfig,
         server: Server,
         process_clock: ProcessClock,
+        warm: Option<WarmPool>,
         calibration: Calibration,
         instances: usize,
     ) -> SuiteContext {
@@ -90,6 +93,7 @@ impl SuiteContext {
             catalogue: config.catalogue.clone(),
             iut: config.iut.clone(),
             process_clock,
+            warm,
             level: config.level,
             time_scale,
             max_time_scale,
@@ -114,7 +118,7 @@ impl SuiteContext {
 
     /// What starts the suite's implementation on its server.
     pub(crate) fn launcher(&self) -> Launcher<'_> {
-        Launcher::new(&self.server, &self.iut, &self.process_clock)
+        Launcher::new(&self.server, &self.iut, &self.process_clock).warm(self.warm.as_ref())
     }
 
     /// How far a lockstep herd of the suite's size spreads its retries: exact on the virtual

@@ -108,10 +108,7 @@ impl ProcessClock {
                 *value = "1".to_owned();
             }
         }
-        let preload = match std::env::var("LD_PRELOAD") {
-            Ok(theirs) if !theirs.is_empty() => format!("{}:{theirs}", accelerator.preload.display()),
-            _ => accelerator.preload.display().to_string(),
-        };
+        let preload = accelerator.preload_with_theirs();
         let mut argv = vec![accelerator.faketime.display().to_string(), "-f".to_owned(), format!("+0 x{rate}")];
         argv.extend(shell);
         Started {
@@ -119,6 +116,9 @@ impl ProcessClock {
             env: vec![
                 ("SQUALL_CLOCK", "accelerated".to_owned()),
                 ("SQUALL_CLOCK_RATE", rate.to_string()),
+                // What `faketime -f` sets; read by a warm start's child (`warm`), which runs no
+                // `faketime` of its own.
+                ("FAKETIME", format!("+0 x{rate}")),
                 ("SQUALL_CLOCK_ORIGIN", origin_file.display().to_string()),
                 ("LD_PRELOAD", preload),
                 // glibc 2.30 and later time a monotonic condition variable in the kernel: the
@@ -128,6 +128,21 @@ impl ProcessClock {
             ],
             told_time_scale: Some(TimeScale::REAL),
         }
+    }
+
+    /// How to start a warm server (`argv`, `super::warm`) on this clock, and what its
+    /// environment gains: on the sped-up clock under `faketime` at a rate of 1, libfaketime
+    /// re-reading `FAKETIME` at every call so that each forked child runs at its case's rate.
+    pub(crate) fn warm_server(&self, argv: Vec<String>) -> (Vec<String>, Vec<(&'static str, String)>) {
+        let ProcessClock::Accelerated(accelerator) = self else { return (argv, Vec::new()) };
+        let mut wrapped = vec![accelerator.faketime.display().to_string(), "-f".to_owned(), "+0 x1".to_owned()];
+        wrapped.extend(argv);
+        let env = vec![
+            ("LD_PRELOAD", accelerator.preload_with_theirs()),
+            ("FAKETIME_NO_CACHE", "1".to_owned()),
+            ("FAKETIME_FORCE_MONOTONIC_FIX", "1".to_owned()),
+        ];
+        (wrapped, env)
     }
 
     /// Dates sent to the client of `run` are in its frame: at once the frame of a clock that
@@ -169,6 +184,14 @@ fn read_origin(file: &Path) -> Option<SystemTime> {
 }
 
 impl Accelerator {
+    /// `LD_PRELOAD` with squall's preload first, and whatever squall's own environment has.
+    fn preload_with_theirs(&self) -> String {
+        match std::env::var("LD_PRELOAD") {
+            Ok(theirs) if !theirs.is_empty() => format!("{}:{theirs}", self.preload.display()),
+            _ => self.preload.display().to_string(),
+        }
+    }
+
     /// The `faketime` program (`SQUALL_FAKETIME`, else on `PATH`) and squall's preload, written
     /// once to a cache of its own; found once per process.
     fn find() -> Result<Accelerator, String> {

@@ -63,7 +63,7 @@ pub(super) async fn run(
 }
 
 /// SIGKILL every process in the group (none left is fine).
-fn kill_group(group: u32) {
+pub(super) fn kill_group(group: u32) {
     let pid = i32::try_from(group).ok().and_then(rustix::process::Pid::from_raw);
     if let Some(pid) = pid {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);

@@ -6,11 +6,13 @@
 //!
 //! - `clock` — the clock an outside implementation's process runs on: scaled, or sped up
 //! - `command` — an outside implementation's process
+//! - `warm` — a Python implementation's process forked from one that imported its SDK once
 //! - `reference` — the reference implementation in squall's process, on its clock
 
 use std::time::Duration;
 
 pub(crate) use self::clock::ProcessClock;
+pub(crate) use self::warm::WarmPool;
 use super::liveness::awaited_forever;
 use crate::iut::{contract_env, read_outputs, trust_env, CaseSpec, Iut, IutRun};
 pub(crate) use crate::iut::{Execution, RunPlan};
@@ -23,6 +25,7 @@ mod clock;
 mod command;
 #[cfg(feature = "reference")]
 mod reference;
+mod warm;
 
 /// Starts one implementation on one server, plan after plan.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +33,8 @@ pub(crate) struct Launcher<'a> {
     server: &'a Server,
     implementation: &'a Iut,
     clock: &'a ProcessClock,
+    /// Where an outside implementation's processes are forked from, when started warm.
+    warm: Option<&'a WarmPool>,
 }
 
 /// How an implementation's process ended.
@@ -48,7 +53,12 @@ struct ProcessEnd {
 impl<'a> Launcher<'a> {
     /// Runs of `implementation` on `server`, an outside one's processes on `clock`.
     pub(crate) fn new(server: &'a Server, implementation: &'a Iut, clock: &'a ProcessClock) -> Launcher<'a> {
-        Launcher { server, implementation, clock }
+        Launcher { server, implementation, clock, warm: None }
+    }
+
+    /// The same, its outside implementation's processes forked from `warm` when given.
+    pub(crate) fn warm(self, warm: Option<&'a WarmPool>) -> Launcher<'a> {
+        Launcher { warm, ..self }
     }
 
     /// The clock an outside implementation's processes run on.
@@ -132,7 +142,10 @@ impl<'a> Launcher<'a> {
                 env.extend(started.env);
                 told_time_scale = started.told_time_scale;
                 let forever = awaiting_forever(spec, run, clock, created);
-                let end = command::run(&started.argv, &env, spec.timeout, forever).await?;
+                let end = match self.warm {
+                    Some(warm) => warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?,
+                    None => command::run(&started.argv, &env, spec.timeout, forever).await?,
+                };
                 if let (true, Some(pid)) = (end.timed_out, end.pid) {
                     self.clock.tidy_after_kill(pid);
                 }
