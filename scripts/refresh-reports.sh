@@ -27,13 +27,14 @@ run() {
 
 run --iut reference --profile all --name reference --report-dir reports/reference
 # At the default time scale, each client unmodified on the sped-up clock (docs/iut-contract.md):
-# squall measures each client's own time per retry and takes it out.
+# squall measures each client's own time per retry and takes it out. The official Python SDKs
+# are started warm (their imports run once, each case forked from them: half the CPU).
 # Node starts slowly: fewer at once.
-run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-openai --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
 run --iut "node adapters/node-openai/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-openai --case-timeout 120 --concurrency 2 --report-dir reports/node-openai
-run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
 run --iut "node adapters/node-anthropic/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic

@@ -104,6 +104,8 @@ pub struct SuiteOutcome {
     pub tags: Option<String>,
     /// Whether the implementation was served over TLS (`--tls`).
     pub tls: bool,
+    /// Whether its processes were forked from one started warm (`--warm`).
+    pub warm: bool,
     /// The implementation's reaction, measured before the cases ran.
     pub calibration: Calibration,
     /// The clock the implementation's processes ran on: `scaled` or `accelerated`.
@@ -195,6 +197,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
     let host = Host::now();
     let instances = config.concurrency.clamp(1, INSTANCES_PER_SCALE);
     let warm = (config.warm && matches!(config.iut, Iut::Command(_))).then(WarmPool::default);
+    let warm_started = warm.is_some();
     let (process_clock, calibration) = if clock.is_virtual() {
         (ProcessClock::Scaled, Calibration::virtual_clock())
     } else {
@@ -232,6 +235,7 @@ async fn run_on(config: &SuiteConfig, clock: Clock) -> Result<SuiteOutcome, Suit
         requirements,
         calibration: Calibration { lockstep: ctx.last_lockstep().await, ..ctx.calibration.clone() },
         tls: config.tls,
+        warm: warm_started,
         clock: clock_mode,
         cases,
         selection: config.profiles.clone(),

@@ -134,6 +134,7 @@ mod tests {
             calibration: crate::timing::Calibration::assumed(crate::timing::Reaction::exactly(1.0)),
             clock: crate::iut::ClockMode::Scaled,
             tls: false,
+            warm: false,
             selection: ProfileSelection::default(),
             tags: Some("@typo".into()),
             started_at: SystemTime::now(),

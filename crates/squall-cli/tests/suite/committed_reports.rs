@@ -72,6 +72,9 @@ fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
     if report.tls {
         args.push("--tls".to_owned());
     }
+    if report.warm {
+        args.push("--warm".to_owned());
+    }
     for profile in &report.profiles.judged {
         args.extend(["--profile".to_owned(), profile.id.clone()]);
     }

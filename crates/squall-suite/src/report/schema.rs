@@ -57,6 +57,10 @@ pub struct Report {
     /// Whether squall served the implementation over TLS (`squall run --tls`); absent when not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls: bool,
+    /// Whether the implementation's processes were forked from one that imported its script's
+    /// imports once (`squall run --warm`); absent when not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm: bool,
     /// How the implementation's own time per retry was measured.
     pub calibration: CalibrationReport,
     /// Real seconds each case had before the implementation was killed.
@@ -212,6 +216,7 @@ impl Report {
             max_time_scale: meta.max_time_scale,
             clock: outcome.clock.as_str().to_owned(),
             tls: outcome.tls,
+            warm: outcome.warm,
             calibration: (&outcome.calibration).into(),
             case_timeout_s: meta.case_timeout.as_secs_f64(),
             concurrency: meta.concurrency,
@@ -261,6 +266,9 @@ fn provenance(meta: &ReportMeta, outcome: &SuiteOutcome) -> Provenance {
     let mut clock = if in_process { String::new() } else { format!(" --clock {}", outcome.clock.as_str()) };
     if outcome.tls {
         clock.push_str(" --tls");
+    }
+    if outcome.warm {
+        clock.push_str(" --warm");
     }
     let reproduce = |id: &str| {
         format!(
@@ -397,6 +405,7 @@ mod tests {
             tags: Some("@wire".into()),
             clock: crate::iut::ClockMode::Scaled,
             tls: true,
+            warm: true,
             calibration: Calibration {
                 lockstep: Some(Lockstep::exact()),
                 ..Calibration::assumed(Reaction { unscaled_wait_ms: vec![500.0], ..Reaction::exactly(3.0) })
