@@ -66,3 +66,25 @@ fn sped_up_config() -> SuiteConfig {
         ..independent_config(None)
     }
 }
+
+/// Whether two runs of the same suite gave every case the same verdict: `Err` names the cases
+/// that differ, each run called by its name in `names`.
+pub(crate) fn same_verdicts(a: &SuiteOutcome, b: &SuiteOutcome, names: (&str, &str)) -> Result<(), String> {
+    let verdicts = |outcome: &SuiteOutcome| {
+        let mut verdicts: Vec<(String, &'static str)> =
+            outcome.cases.iter().map(|c| (c.name.to_string(), c.verdict.as_str())).collect();
+        verdicts.sort();
+        verdicts
+    };
+    let (a, b) = (verdicts(a), verdicts(b));
+    let differing: Vec<String> = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| x != y)
+        .map(|((name, x), (_, y))| format!("{name}: {x} {}, {y} {}", names.0, names.1))
+        .collect();
+    match a.len() == b.len() && differing.is_empty() {
+        true => Ok(()),
+        false => Err(format!("{} cases {}, {} {}; differing: {differing:#?}", a.len(), names.0, b.len(), names.1)),
+    }
+}

@@ -7,35 +7,16 @@
 
 use std::process::Command;
 
-use squall_suite::CaseRecord;
-
 use crate::kit::command::squall_run;
 use crate::kit::harness::require;
-use crate::kit::independent_suites::independent_suites;
-
-/// Each case's verdict, by name.
-fn case_verdicts(cases: &[CaseRecord]) -> Vec<(String, &'static str)> {
-    let mut verdicts: Vec<(String, &'static str)> =
-        cases.iter().map(|c| (c.name.to_string(), c.verdict.as_str())).collect();
-    verdicts.sort();
-    verdicts
-}
+use crate::kit::independent_suites::{independent_suites, same_verdicts};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_unmodified_client_on_the_sped_up_clock_gets_the_verdicts_it_gets_scaled() {
     let suites = independent_suites().await;
-    let (scaled, sped_up) = (case_verdicts(&suites.correct.cases), case_verdicts(&suites.sped_up.cases));
-    let differing: Vec<String> = scaled
-        .iter()
-        .zip(&sped_up)
-        .filter(|(a, b)| a != b)
-        .map(|((name, a), (_, b))| format!("{name}: {a} scaled, {b} on the sped-up clock"))
-        .collect();
-    require(
-        scaled.len() == sped_up.len() && differing.is_empty(),
-        &format!("{} cases scaled, {} sped up; differing: {differing:#?}", scaled.len(), sped_up.len()),
-    );
+    let same = same_verdicts(&suites.correct, &suites.sped_up, ("scaled", "on the sped-up clock"));
+    require(same.is_ok(), &same.err().unwrap_or_default());
     require(suites.sped_up.passed(), "the correct implementation passes on the sped-up clock");
     let summary = suites.sped_up.calibration.summary();
     require(

@@ -4,35 +4,16 @@
 //! exactly the verdicts it gets started cold, case by case, each child at its own case's rate;
 //! a command `--warm` cannot start is refused before anything is judged, with why.
 
-use squall_suite::CaseRecord;
-
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::independent_suites::independent_suites;
-
-/// Each case's verdict and time scale, by name.
-fn judged(cases: &[CaseRecord]) -> Vec<(String, &'static str)> {
-    let mut verdicts: Vec<(String, &'static str)> =
-        cases.iter().map(|c| (c.name.to_string(), c.verdict.as_str())).collect();
-    verdicts.sort();
-    verdicts
-}
+use crate::kit::independent_suites::{independent_suites, same_verdicts};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_client_started_warm_gets_the_verdicts_it_gets_cold() {
     let suites = independent_suites().await;
-    let (cold, warm) = (judged(&suites.sped_up.cases), judged(&suites.warm.cases));
-    let differing: Vec<String> = cold
-        .iter()
-        .zip(&warm)
-        .filter(|(a, b)| a != b)
-        .map(|((name, a), (_, b))| format!("{name}: {a} cold, {b} warm"))
-        .collect();
-    require(
-        cold.len() == warm.len() && differing.is_empty(),
-        &format!("{} cases cold, {} warm; differing: {differing:#?}", cold.len(), warm.len()),
-    );
+    let same = same_verdicts(&suites.sped_up, &suites.warm, ("cold", "warm"));
+    require(same.is_ok(), &same.err().unwrap_or_default());
     require(suites.warm.passed(), "the correct implementation passes started warm");
     // Cases ran at more than one time scale (raised where timing needed it): each child took its
     // own case's rate, or the raised cases' waits would have read 4–100× too long or short.
