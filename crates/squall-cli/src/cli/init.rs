@@ -82,16 +82,18 @@ fn write_all(starter: &Starter, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// How to install the client, and the command that judges it.
+/// How to install the client, and the command that judges it: a Python client started warm (its
+/// SDK imported once a run, not once a case: half the CPU, docs/iut-contract.md).
 fn commands(starter: &Starter, dir: &Path) -> (String, String) {
     let entry = shell_word(&dir.join(starter.entry()).display().to_string());
-    let (install, program) = match starter.runtime {
+    let (install, program, warm) = match starter.runtime {
         Runtime::Python => {
-            (format!("pip install -r {}", shell_word(&dir.join("requirements.txt").display().to_string())), "python3")
+            let requirements = shell_word(&dir.join("requirements.txt").display().to_string());
+            (format!("pip install -r {requirements}"), "python3", " --warm")
         }
-        Runtime::Node => (format!("npm ci --prefix {}", shell_word(&dir.display().to_string())), "node"),
+        Runtime::Node => (format!("npm ci --prefix {}", shell_word(&dir.display().to_string())), "node", ""),
     };
-    (install, format!("squall run --iut \"{program} {entry}{}\" --level wire", starter.args))
+    (install, format!("squall run --iut \"{program} {entry}{}\"{warm} --level wire", starter.args))
 }
 
 /// `word` as one shell word: as it is when it needs no quoting, else in single quotes.

@@ -41,7 +41,10 @@ fn squall_init_writes_each_adapter_as_kept_and_never_over_a_file() {
     require(pinned.trim() == "openai==3.51.0", &pinned);
     require(said.contains("pip install -r squall-adapters/python-openai/requirements.txt"), &said);
     let command = printed_command(&said);
-    require(command == r#"squall run --iut "python3 squall-adapters/python-openai/adapter.py" --level wire"#, &command);
+    require(
+        command == r#"squall run --iut "python3 squall-adapters/python-openai/adapter.py" --warm --level wire"#,
+        &command,
+    );
 
     // Again: refused, naming both files, and nothing changed (the edit below survives).
     std::fs::write(written.join("adapter.py"), "# mine now\n").expect("writes");

@@ -116,9 +116,6 @@ impl ProcessClock {
             env: vec![
                 ("SQUALL_CLOCK", "accelerated".to_owned()),
                 ("SQUALL_CLOCK_RATE", rate.to_string()),
-                // What `faketime -f` sets; read by a warm start's child (`warm`), which runs no
-                // `faketime` of its own.
-                ("FAKETIME", format!("+0 x{rate}")),
                 ("SQUALL_CLOCK_ORIGIN", origin_file.display().to_string()),
                 ("LD_PRELOAD", preload),
                 // glibc 2.30 and later time a monotonic condition variable in the kernel: the
@@ -143,6 +140,17 @@ impl ProcessClock {
             ("FAKETIME_FORCE_MONOTONIC_FIX", "1".to_owned()),
         ];
         (wrapped, env)
+    }
+
+    /// What a warm server's child (`super::warm`) at `time_scale` sets in its environment besides
+    /// what [`Self::start`] gives: the rate `faketime -f` would give a fresh process (only the
+    /// child: in `faketime`'s own environment it would be read by squall's preload there, and
+    /// `faketime` warns of it).
+    pub(crate) fn warm_child_env(&self, time_scale: TimeScale) -> Vec<(&'static str, String)> {
+        match self {
+            ProcessClock::Accelerated(_) => vec![("FAKETIME", format!("+0 x{}", time_scale.rate()))],
+            ProcessClock::Scaled => Vec::new(),
+        }
     }
 
     /// Dates sent to the client of `run` are in its frame: at once the frame of a clock that

@@ -142,14 +142,19 @@ impl<'a> Launcher<'a> {
                 env.extend(started.env);
                 told_time_scale = started.told_time_scale;
                 let forever = awaiting_forever(spec, run, clock, created);
-                let end = match self.warm {
-                    Some(warm) => warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?,
-                    None => command::run(&started.argv, &env, spec.timeout, forever).await?,
-                };
-                if let (true, Some(pid)) = (end.timed_out, end.pid) {
-                    self.clock.tidy_after_kill(pid);
+                match self.warm {
+                    Some(warm) => {
+                        env.extend(self.clock.warm_child_env(spec.time_scale));
+                        warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?
+                    }
+                    None => {
+                        let end = command::run(&started.argv, &env, spec.timeout, forever).await?;
+                        if let (true, Some(pid)) = (end.timed_out, end.pid) {
+                            self.clock.tidy_after_kill(pid);
+                        }
+                        end
+                    }
                 }
-                end
             }
         };
         let (result, events, output_errors) = read_outputs(out_dir.path());
