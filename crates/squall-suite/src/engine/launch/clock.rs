@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
-use sha2::{Digest as _, Sha256};
-
+use super::cache::cached_file;
 use crate::iut::{ClockMode, Iut};
 use squall::clock::ClientFrame;
 use squall::clock::TimeScale;
@@ -232,7 +231,8 @@ fn find_accelerator() -> Result<Accelerator, String> {
         .skip_while(|word| *word != "Version")
         .nth(1)
         .map_or_else(|| "libfaketime (version unknown)".to_owned(), |v| format!("libfaketime {v}"));
-    let preload = write_preload().map_err(|e| format!("cannot write squall's clock preload: {e}"))?;
+    let preload = cached_file("libsquall_clock", "so", PRELOAD)
+        .map_err(|e| format!("cannot write squall's clock preload: {e}"))?;
     Ok(Accelerator { faketime, preload, version: format!("{version} + squall-clock 1") })
 }
 
@@ -240,25 +240,4 @@ fn find_accelerator() -> Result<Accelerator, String> {
 fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
-}
-
-/// The preload in squall's cache (`$XDG_CACHE_HOME/squall`, `~/.cache/squall`, else the
-/// temporary directory), named by its digest: written once, atomically.
-fn write_preload() -> std::io::Result<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("squall");
-    std::fs::create_dir_all(&cache)?;
-    let digest = Sha256::digest(PRELOAD);
-    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let path = cache.join(format!("libsquall_clock-{name}.so"));
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() == PRELOAD.len() as u64) {
-        return Ok(path);
-    }
-    let mut file = tempfile::NamedTempFile::new_in(&cache)?;
-    std::io::Write::write_all(&mut file, PRELOAD)?;
-    file.persist(&path).map_err(|e| e.error)?;
-    Ok(path)
 }

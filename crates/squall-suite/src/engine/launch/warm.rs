@@ -9,15 +9,16 @@
 //! re-reading `FAKETIME` at every call, so that each child runs at its case's rate.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
 
+use super::cache::cached_file;
 use super::clock::ProcessClock;
 use super::command::{kill_group, STDERR_TAIL_BYTES};
 use super::ProcessEnd;
@@ -43,7 +44,9 @@ impl WarmPool {
     async fn server(&self, command: &str, clock: &ProcessClock) -> std::io::Result<Arc<WarmServer>> {
         let mut server = self.server.lock().await;
         match &*server {
-            Some((sped_up, warm)) if *sped_up == clock.is_sped_up() => Ok(warm.clone()),
+            // A server that ended (killed, or crashed by a case's import-time side effect) is
+            // started again: the cases after it are not all lost.
+            Some((sped_up, warm)) if *sped_up == clock.is_sped_up() && warm.is_running() => Ok(warm.clone()),
             _ => {
                 let warm = Arc::new(WarmServer::start(command, clock).await?);
                 *server = Some((clock.is_sped_up(), warm.clone()));
@@ -80,6 +83,10 @@ struct WarmServer {
     stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
     awaited: Arc<Mutex<HashMap<u64, Awaited>>>,
     next: AtomicU64,
+    /// False once its replies end: the process is gone.
+    running: Arc<AtomicBool>,
+    /// Its standard error, quoted when it ends or cannot start.
+    said: tempfile::NamedTempFile,
     /// Killed with the pool.
     _process: tokio::process::Child,
 }
@@ -89,7 +96,7 @@ impl WarmServer {
     /// it has imported what the script imports.
     async fn start(command: &str, clock: &ProcessClock) -> std::io::Result<WarmServer> {
         let (assigned, python, script, args) = python_command(command)?;
-        let launcher = write_launcher()?;
+        let launcher = cached_file("squall_warm", "py", LAUNCHER.as_bytes())?;
         let said = tempfile::NamedTempFile::new()?;
         let mut argv = vec![python, launcher.display().to_string(), script];
         argv.extend(args);
@@ -107,13 +114,19 @@ impl WarmServer {
         let (stdin, stdout) = (process.stdin.take(), process.stdout.take());
         let (Some(stdin), Some(stdout)) = (stdin, stdout) else { return Err(invalid("no pipes".to_owned())) };
         let awaited: Arc<Mutex<HashMap<u64, Awaited>>> = Arc::default();
+        let running = Arc::new(AtomicBool::new(true));
         let (ready_tx, ready_rx) = oneshot::channel();
-        tokio::spawn(read_replies(BufReader::new(stdout), awaited.clone(), ready_tx));
+        tokio::spawn(read_replies(BufReader::new(stdout), awaited.clone(), running.clone(), ready_tx));
         let ready = tokio::time::timeout(READY_WITHIN, ready_rx).await;
         match ready {
-            Ok(Ok(Ok(()))) => {
-                Ok(WarmServer { stdin: stdin.into(), awaited, next: AtomicU64::new(1), _process: process })
-            }
+            Ok(Ok(Ok(()))) => Ok(WarmServer {
+                stdin: stdin.into(),
+                awaited,
+                next: AtomicU64::new(1),
+                running,
+                said,
+                _process: process,
+            }),
             Ok(Ok(Err(said))) => Err(invalid(format!("--warm: {said}"))),
             _ => {
                 let _ = process.start_kill();
@@ -141,13 +154,22 @@ impl WarmServer {
         let request = serde_json::json!({ "id": id, "env": env, "stderr": stderr_file });
         let mut line = request.to_string();
         line.push('\n');
-        self.stdin.lock().await.write_all(line.as_bytes()).await?;
+        if self.stdin.lock().await.write_all(line.as_bytes()).await.is_err() {
+            return Err(self.ended());
+        }
         let pid = match tokio::time::timeout(REPLY_WITHIN, pid_rx).await {
             Ok(Ok(pid)) => pid,
-            _ => return Err(std::io::Error::other("the warm server did not start the case's process")),
+            Ok(Err(_)) => return Err(self.ended()),
+            Err(_) => return Err(std::io::Error::other("the warm server did not start the case's process")),
         };
         let (exit, timed_out) = tokio::select! {
-            exit = &mut exit_rx => (exit.ok(), false),
+            exit = &mut exit_rx => match exit {
+                Ok(code) => (Some(code), false),
+                Err(_) => {
+                    kill_group(pid);
+                    return Err(self.ended());
+                }
+            },
             () = tokio::time::sleep(timeout) => (None, true),
             () = stop_early => (None, true),
         };
@@ -162,15 +184,29 @@ impl WarmServer {
         Ok(ProcessEnd { stderr: tail_of(stderr_file), exit_code, timed_out, pid: Some(pid) })
     }
 
+    fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Why a case's process was lost: the server ended, saying this.
+    fn ended(&self) -> std::io::Error {
+        std::io::Error::other(format!(
+            "the warm server ended (the next case starts another): {}",
+            tail_of(self.said.path()).trim()
+        ))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Awaited>> {
         self.awaited.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 /// The server's replies, handed to whoever awaits them; the first says whether it is ready.
+/// When they end, the server is marked ended and whoever still awaits a reply is told at once.
 async fn read_replies(
     mut stdout: BufReader<tokio::process::ChildStdout>,
     awaited: Arc<Mutex<HashMap<u64, Awaited>>>,
+    running: Arc<AtomicBool>,
     ready: oneshot::Sender<Result<(), String>>,
 ) {
     let mut ready = Some(ready);
@@ -204,6 +240,8 @@ async fn read_replies(
             }
         }
     }
+    running.store(false, Ordering::Release);
+    awaited.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
 }
 
 /// The last [`STDERR_TAIL_BYTES`] of the child's standard error.
@@ -243,18 +281,37 @@ fn invalid(why: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, why)
 }
 
-/// The launcher in the temporary directory, named by the process writing it.
-fn write_launcher() -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("squall-warm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join("squall_warm.py");
-    std::fs::write(&path, LAUNCHER)?;
-    Ok(path)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::python_command;
+    use super::{python_command, WarmPool};
+    use crate::engine::launch::ProcessClock;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_warm_server_that_ends_is_started_again_for_the_next_case() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = dir.path().join("kills_its_server.py");
+        let marker = dir.path().join("killed");
+        // Its first child kills the server it was forked from; every child then exits 3.
+        std::fs::write(
+            &script,
+            "import os, signal, sys\n\
+             if not os.path.exists(sys.argv[1]):\n    \
+             open(sys.argv[1], 'w').close()\n    \
+             os.kill(os.getppid(), signal.SIGKILL)\n\
+             sys.exit(3)\n",
+        )
+        .expect("script");
+        let command = format!("python3 '{}' '{}'", script.display(), marker.display());
+        let pool = WarmPool::default();
+        let run = || {
+            pool.run(&command, &ProcessClock::Scaled, &[], dir.path(), Duration::from_secs(20), std::future::pending())
+        };
+        let lost = run().await.expect_err("the case whose server died is lost");
+        assert!(lost.to_string().contains("the warm server ended"), "{lost}");
+        let next = run().await.expect("the next case gets a new server");
+        assert_eq!(next.exit_code, Some(3), "{next:?}");
+    }
 
     #[test]
     fn a_python_command_is_read_as_shell_words_with_its_variables_apart() {
