@@ -193,9 +193,12 @@ impl CalibrationPlan {
     }
 
     /// The next try's runs: `instances` at each scale, all at once (and, at the first try of a
-    /// sped-up clock, the probe of whether it reached the client, last).
+    /// sped-up clock, the probe of whether it reached the client, last). The scales alternate:
+    /// instances start in this order, each meeting a machine busy with the starts before it, and
+    /// a moment of load that fell on one scale's instances only would differ between the scales
+    /// as a wait of the client's own does.
     pub(crate) fn runs(&self) -> Vec<RunPlan> {
-        let runs = self.scales.iter().flat_map(|scale| (0..self.instances).map(move |n| (n, *scale)));
+        let runs = (0..self.instances).flat_map(|n| self.scales.iter().map(move |scale| (n, *scale)));
         let mut runs: Vec<RunPlan> = runs
             .map(|(n, time_scale)| RunPlan {
                 scenario: scenario(),
