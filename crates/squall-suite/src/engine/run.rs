@@ -1,7 +1,9 @@
 //! Running a case: its time scale planned from its timing checks and the client's reaction, the
 //! implementation run on its scenario, the run judged, and a slower run when the judge asks for
-//! one (the client's reaction measured again first).
+//! one (the client's reaction measured again first), or runs drawing anew (several at once
+//! where the run's slots are spare, read in order).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::calibrate::{calibrate, Measure};
@@ -103,7 +105,7 @@ impl SuiteContext {
             calibration,
             calibration_instances: instances,
             lockstep: tokio::sync::Mutex::new(None),
-            turns: MachineTurns::default(),
+            turns: MachineTurns::new(config.concurrency),
         }
     }
 
@@ -187,12 +189,14 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
     let mut drawn_for: Vec<String> = Vec::new();
     // A herd's slower run is judged against a lockstep herd measured again just before it.
     let mut lockstep_again = false;
+    // Draws run ahead of their reading, at once in the slots no case holds; read in order.
+    let mut ahead: VecDeque<Execution> = VecDeque::new();
     loop {
         runs += 1;
+        let looking = raised.is_some();
         // A raised case gets as much more time as it runs slower.
         let timeout = suite.case_timeout.mul_f64(choice.time_scale.ratio_to(asked).max(1.0));
-        let seed = draw_seed(suite.seed, draws.len());
-        let spec = CaseSpec {
+        let spec = |draw: usize| CaseSpec {
             case: step.clone(),
             task: action.task,
             prompt: PROMPT.to_owned(),
@@ -201,15 +205,32 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             profile: plan.setup.profile.clone(),
             fallback: plan.setup.fallback.clone(),
             max_retries: plan.setup.max_retries,
-            seed,
+            seed: draw_seed(suite.seed, draw),
             client: None,
             timeout,
         };
         let herd = action.herd.then_some(suite.herd);
-        let run = RunPlan { scenario: scenario.clone(), spec, herd };
-        let execution = match suite.launcher().run(run).await {
-            Ok(execution) => execution,
-            Err(why) => return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why)),
+        let execution = match ahead.pop_front() {
+            Some(execution) => execution,
+            None => {
+                // While drawing, the draws this case may still make run at once in spare slots.
+                let most = if looking { FIRST_LOOK_RUNS } else { MAX_DRAWS };
+                let spare = match (draws.is_empty(), herd) {
+                    (false, None) => suite.turns.spare(most.saturating_sub(draws.len() + 1)),
+                    _ => Vec::new(),
+                };
+                let plans = (0..=spare.len())
+                    .map(|k| RunPlan { scenario: scenario.clone(), spec: spec(draws.len() + k), herd })
+                    .collect();
+                let mut executed = suite.launcher().run_all(plans).await.into_iter();
+                let first = match executed.next() {
+                    Some(Ok(execution)) => execution,
+                    Some(Err(why)) => return CaseRecord::judged(plan.case_name(), Vec::new(), Some(why)),
+                    None => unreachable!("a run was planned"),
+                };
+                ahead.extend(executed.map_while(Result::ok));
+                first
+            }
         };
         let Execution { journal, iut, others, real_duration, ended_at_ms } = execution;
         let lockstep = match herd {
@@ -221,7 +242,6 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             .with_machine(suite.calibration.machine());
         let scale_note = choice.note.clone();
         let observation = Observation { journal, iut, others, clock, scale_note, real_duration, draws };
-        let looking = raised.is_some();
         let stage = Stage {
             time_scale: choice.time_scale,
             asked,
@@ -247,6 +267,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             };
             (runs, draws, lockstep_again) = (0, Vec::new(), false);
             drawn_for.clear();
+            ahead.clear();
             continue;
         }
         let Some(again) = again else {
@@ -265,6 +286,7 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         // A slower run starts the draws afresh: they are read on one clock.
         draws = Vec::new();
         drawn_for.clear();
+        ahead.clear();
         lockstep_again = herd.is_some();
         // The slower run takes the client to react as fast as either measurement saw it (a
         // calibration taken while the machine was busier cannot fail it on a lower bound).
