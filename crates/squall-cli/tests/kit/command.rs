@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-use super::suites::{root, take_turn_blocking};
+use super::suites::{root, take_light_turn_blocking, take_turn_blocking};
 
 /// Its path, for a command line of one's own (`'…/squall' reference-iut`).
 pub(crate) fn squall_bin() -> &'static str {
@@ -20,6 +20,17 @@ pub(crate) fn squall() -> Command {
 /// as every whole suite run does.
 pub(crate) fn squall_run(args: &[&str], dir: &Path) -> Output {
     let _one = take_turn_blocking();
+    run_from_root(args, dir)
+}
+
+/// [`squall_run`] for a run that mostly waits, in a turn shared with others that do
+/// ([`super::suites::take_light_turn`]).
+pub(crate) fn squall_run_waiting(args: &[&str], dir: &Path) -> Output {
+    let _shared = take_light_turn_blocking();
+    run_from_root(args, dir)
+}
+
+fn run_from_root(args: &[&str], dir: &Path) -> Output {
     squall().arg("run").args(args).arg("--report-dir").arg(dir).current_dir(root()).output().expect("squall runs")
 }
 

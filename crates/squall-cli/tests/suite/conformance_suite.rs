@@ -11,7 +11,7 @@ use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{config, failing, staggered, take_turn};
+use crate::kit::suites::{config, failing, staggered, take_light_turn, take_turn};
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
     outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect()
@@ -54,7 +54,7 @@ async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as_evidence() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     // It makes exactly the right calls — through the reference — and then dies without a result.
     let command = format!(
         "'{}' reference-iut; rm -f \"$SQUALL_OUT/result.json\"; echo 'adapter exploded' >&2; exit 3",
@@ -84,7 +84,7 @@ async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     // The reference, with a CLI's habit: exit 1 when the call failed (ok: false in result.json).
     let command = format!(
         "'{}' reference-iut && grep -q '\"ok\": false' \"$SQUALL_OUT/result.json\" && exit 1; exit 0",
@@ -101,7 +101,7 @@ async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     // The shell waits on a child that keeps the stderr pipe open and never ends.
     let mut hanging = config(Iut::Command("echo 'started' >&2; sleep 1000 & wait".to_owned()));
     hanging.tags = Some("@REQ-0006-002 and @wire".to_owned());

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::sdk::python;
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_turn_blocking};
+use crate::kit::suites::{root, take_light_turn_blocking};
 
 /// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
 /// name (calibration runs have none).
@@ -67,7 +67,7 @@ pub(super) fn examples_js() -> PathBuf {
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
-    let _one = take_turn_blocking();
+    let _one = take_light_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     // As a user runs it: the plugin starts the squall the wheel installed beside it (no
@@ -94,7 +94,7 @@ fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn node_test_judges_the_openai_node_sdk_as_squall_run_does() {
-    let _one = take_turn_blocking();
+    let _one = take_light_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     let output = Command::new("node")
@@ -119,7 +119,7 @@ fn node_test_judges_the_openai_node_sdk_as_squall_run_does() {
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn vitest_judges_the_vercel_ai_sdk_and_names_what_it_misses() {
-    let _one = take_turn_blocking();
+    let _one = take_light_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
     let output = Command::new("node")

@@ -15,7 +15,7 @@ use squall_suite::{run_suite, CaseRecord, Level, Verdict};
 use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
 use crate::kit::service_client::Judge;
-use crate::kit::suites::{config, independent_command, root, staggered, take_turn};
+use crate::kit::suites::{config, independent_command, root, staggered, take_light_turn, take_turn};
 
 /// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
 /// near a bound (its first backoff, 1–2 s, against an in-stream ask of 3 s) is the same wait.
@@ -77,7 +77,7 @@ async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn through_the_service_the_reference_gets_squall_runs_verdict_on_every_case() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     let command = format!("'{}' reference-iut", squall_bin());
     let verdicts = same_verdicts_both_ways(&command).await;
     require(verdicts.len() > 40, &format!("{} cases", verdicts.len()));

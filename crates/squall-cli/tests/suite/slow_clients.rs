@@ -11,7 +11,9 @@ use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
 use crate::kit::independent_suites::{independent_suites, SLOW_TWINS_MS};
-use crate::kit::suites::{independent_command, independent_config, slow_independent_config, take_turn, verdicts};
+use crate::kit::suites::{
+    independent_command, independent_config, slow_independent_config, take_light_turn, take_turn, verdicts,
+};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
@@ -117,7 +119,7 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_implementation_slow_to_start_is_calibrated_again_more_patiently() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     let config = SuiteConfig {
         iut: Iut::Command(format!("sleep 6; {}", independent_command(None))),
         case_timeout: std::time::Duration::from_secs(12),

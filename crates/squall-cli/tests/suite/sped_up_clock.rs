@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use crate::kit::command::squall_run;
+use crate::kit::command::squall_run_waiting;
 use crate::kit::harness::require;
 use crate::kit::independent_suites::{independent_suites, same_verdicts};
 
@@ -36,7 +36,8 @@ fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() 
     require(built.is_ok_and(|s| s.success()), "gcc -static builds the client (Debian's libc6-dev has libc.a)");
     let reports = dir.path().join("reports");
     let command = client.display().to_string();
-    let output = squall_run(&["--iut", &command, "--clock", "accelerated", "--level", "wire"], &reports);
+    // It waits out the probe's 10 s of real time.
+    let output = squall_run_waiting(&["--iut", &command, "--clock", "accelerated", "--level", "wire"], &reports);
     let stderr = String::from_utf8_lossy(&output.stderr);
     require(output.status.code() == Some(2), &format!("exit 2 before judging: {:?}\n{stderr}", output.status));
     require(

@@ -11,7 +11,7 @@ use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{config, independent_config, python, root, take_turn};
+use crate::kit::suites::{config, independent_config, python, root, take_light_turn, take_turn};
 use squall::clock::TimeScale;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
@@ -58,7 +58,7 @@ time.sleep(1e6)
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_hangs_elsewhere_is_an_error() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("features")).expect("features dir");
     std::fs::write(dir.path().join("features/silence.feature"), SILENCE).expect("feature");
@@ -127,7 +127,7 @@ async fn a_herd_without_jitter_never_passes_the_spread_and_a_jittered_one_does()
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_client_that_cannot_scale_its_sleeps_is_judged_at_real_time() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     // Only the three asked waits: at real time every other case waits out the client's backoff.
     let features = tempfile::tempdir().expect("a features directory");
     std::fs::write(
