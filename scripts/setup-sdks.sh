@@ -6,7 +6,8 @@
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
 # JS, the AWS SDK for JavaScript's Bedrock client), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
-# vitest). Idempotent: does nothing when all are already installed.
+# vitest). The Python packages are installed by uv (itself from PyPI), the npm ones by npm, all
+# side by side. Idempotent: does nothing when all are already installed.
 #   scripts/setup-sdks.sh [clock|packages]
 # `clock` installs only the faketime program, `packages` everything else (scripts/test.sh runs
 # the two side by side: most tests need the clock, only some the packages).
@@ -24,7 +25,7 @@ mkdir -p "$sdk"
 # `faketime` program; its tests need it. Debian's package, installed where we may (root, apt).
 if [ "$stage" != packages ] && ! command -v faketime >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup-sdks: installing Debian's faketime (libfaketime) for the sped-up clock"
+    echo "setup-sdks: [$SECONDS s] installing Debian's faketime (libfaketime) for the sped-up clock"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime
   else
     echo "setup-sdks: the sped-up clock's tests need the faketime program: apt-get install faketime" >&2
@@ -33,49 +34,69 @@ if [ "$stage" != packages ] && ! command -v faketime >/dev/null 2>&1; then
 fi
 [ "$stage" != clock ] || exit 0
 
-if ! "$sdk/python/bin/python" -c 'import openai, anthropic, litellm, google.genai, websockets, ollama, boto3' 2>/dev/null; then
-  echo "setup-sdks: installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"
-  python3 -m venv "$sdk/python"
-  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check -r "$root/crates/squall-cli/tests/sdk/python/requirements.txt"
-fi
-
-if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ] || [ ! -d "$sdk/node/node_modules/@aws-sdk/client-bedrock-runtime" ]; then
-  echo "setup-sdks: installing the npm openai, @anthropic-ai/sdk, @google/genai, ollama and @aws-sdk/client-bedrock-runtime SDKs into $sdk/node"
-  mkdir -p "$sdk/node"
-  cp "$root/crates/squall-cli/tests/sdk/node/package.json" "$sdk/node/package.json"
-  (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)
-fi
-
-# maturin builds the squall wheel (scripts/build-wheel.sh; scripts/test.sh installs it here, with
-# the pytest plugin), and pytest's own wheels are kept for the wheel's tests, which install it with
-# pytest into fresh venvs offline, as a user would.
-if [ ! -x "$sdk/python/bin/maturin" ]; then
-  echo "setup-sdks: installing maturin into $sdk/python"
-  "$sdk/python/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0
-fi
-if ! ls "$sdk/wheels"/pytest-9.2.0-*.whl >/dev/null 2>&1; then
-  echo "setup-sdks: keeping pytest's wheels in $sdk/wheels"
-  "$sdk/python/bin/pip" download --quiet --disable-pip-version-check --only-binary=:all: -d "$sdk/wheels" pytest==9.2.0
-fi
-
-if [ ! -d "$root/integrations/js/examples/node_modules/vitest" ] || [ ! -d "$root/integrations/js/examples/node_modules/typescript" ]; then
-  echo "setup-sdks: installing the JavaScript integration's examples' packages into integrations/js/examples"
-  (cd "$root/integrations/js/examples" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
-if [ ! -d "$root/adapters/node-openai/node_modules/openai" ]; then
-  echo "setup-sdks: installing the Node adapter's openai package into adapters/node-openai"
-  (cd "$root/adapters/node-openai" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
-if [ ! -d "$root/adapters/node-anthropic/node_modules/@anthropic-ai/sdk" ]; then
-  echo "setup-sdks: installing the Node adapter's @anthropic-ai/sdk package into adapters/node-anthropic"
-  (cd "$root/adapters/node-anthropic" && npm ci --no-audit --no-fund --loglevel=error)
-fi
-
-for adapter in node-ai-sdk node-langchain node-aws-bedrock; do
-  if [ ! -d "$root/adapters/$adapter/node_modules" ]; then
-    echo "setup-sdks: installing the $adapter adapter's packages into adapters/$adapter"
-    (cd "$root/adapters/$adapter" && npm ci --no-audit --no-fund --loglevel=error)
+# The Python packages, by uv (from PyPI, pinned): it resolves, downloads and installs in
+# parallel where pip took 151 s for the same pins (12 s, bytecode compiled as pip does: a client
+# run with PYTHONDONTWRITEBYTECODE set would otherwise compile the SDK at every start).
+uv_pip_install() {
+  if [ ! -x "$sdk/python/bin/uv" ]; then
+    "$sdk/python/bin/pip" install --quiet --disable-pip-version-check uv==0.13.9
   fi
+  "$sdk/python/bin/uv" pip install --quiet --compile-bytecode --python "$sdk/python/bin/python" "$@"
+}
+
+python_packages() {
+  # Found, not imported: importing litellm costs seconds (and a fetch that fails offline).
+  local found='import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ["openai", "anthropic", "litellm", "google.genai", "websockets", "ollama", "boto3", "h2"]))'
+  if ! "$sdk/python/bin/python" -c "$found" 2>/dev/null; then
+    echo "setup-sdks: [$SECONDS s] installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"
+    python3 -m venv "$sdk/python"
+    uv_pip_install -r "$root/crates/squall-cli/tests/sdk/python/requirements.txt"
+  fi
+  # maturin builds the squall wheel (scripts/build-wheel.sh; scripts/test.sh installs it here,
+  # with the pytest plugin), and pytest's own wheels are kept for the wheel's tests, which
+  # install it with pytest into fresh venvs offline, as a user would.
+  if [ ! -x "$sdk/python/bin/maturin" ]; then
+    echo "setup-sdks: [$SECONDS s] installing maturin into $sdk/python"
+    uv_pip_install maturin==1.16.0
+  fi
+  if ! ls "$sdk/wheels"/pytest-9.2.0-*.whl >/dev/null 2>&1; then
+    echo "setup-sdks: [$SECONDS s] keeping pytest's wheels in $sdk/wheels"
+    "$sdk/python/bin/pip" download --quiet --disable-pip-version-check --only-binary=:all: -d "$sdk/wheels" pytest==9.2.0
+  fi
+}
+
+node_sdks() {
+  if [ ! -d "$sdk/node/node_modules/openai" ] || [ ! -d "$sdk/node/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$sdk/node/node_modules/@google/genai" ] || [ ! -d "$sdk/node/node_modules/ollama" ] || [ ! -d "$sdk/node/node_modules/@aws-sdk/client-bedrock-runtime" ]; then
+    echo "setup-sdks: [$SECONDS s] installing the npm openai, @anthropic-ai/sdk, @google/genai, ollama and @aws-sdk/client-bedrock-runtime SDKs into $sdk/node"
+    mkdir -p "$sdk/node"
+    cp "$root/crates/squall-cli/tests/sdk/node/package.json" "$sdk/node/package.json"
+    (cd "$sdk/node" && npm install --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# `npm ci` in DIR (its package-lock.json) unless node_modules/WITNESS is there; WHAT for people.
+npm_ci() {
+  local dir=$1 witness=$2 what=$3
+  if [ ! -e "$root/$dir/node_modules/$witness" ]; then
+    echo "setup-sdks: [$SECONDS s] installing $what into $dir"
+    (cd "$root/$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+# Each install has a directory of its own, so they run side by side (npm's cache takes
+# concurrent writers): mostly waiting on the registries, one after the other they took 213 s.
+pids=()
+python_packages & pids+=($!)
+node_sdks & pids+=($!)
+npm_ci integrations/js/examples typescript "the JavaScript integration's examples' packages (vitest, typescript)" & pids+=($!)
+npm_ci adapters/node-openai openai "the Node adapter's openai package" & pids+=($!)
+npm_ci adapters/node-anthropic @anthropic-ai/sdk "the Node adapter's @anthropic-ai/sdk package" & pids+=($!)
+for adapter in node-ai-sdk node-langchain node-aws-bedrock; do
+  npm_ci "adapters/$adapter" .package-lock.json "the $adapter adapter's packages" & pids+=($!)
 done
+failed=0
+for pid in "${pids[@]}"; do
+  wait "$pid" || failed=1
+done
+[ "$failed" = 0 ] || { echo "setup-sdks: an install failed (its output above)" >&2; exit 1; }
+echo "setup-sdks: [$SECONDS s] done"

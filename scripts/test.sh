@@ -22,10 +22,10 @@ step() {
   "$@"
   echo "test.sh: $name took $((SECONDS - started)) s" | tee -a target/test-times.log >&2
 }
-# The SDKs install (mostly downloading and unpacking) while cargo lints and builds: the tests
-# wait for both. Its output goes to target/setup-sdks.log, shown if it fails. It runs at the
-# lowest priority: the builds after it take longer than it does, so it can wait for their idle
-# moments (measured on 2 cores: the build 105 s instead of 115 s, the setup 120 s instead of 79).
+# The SDKs install (every install side by side: 28 s and 52 CPU-s on 2 cores, alone) while cargo
+# lints and builds: the tests wait for both. Its output goes to target/setup-sdks.log, shown if
+# it fails. It runs at the lowest priority: the builds take longer than it does, so it can wait
+# for their idle moments.
 sdk_setup() {
   local started=$SECONDS status=0
   nice -n 19 scripts/setup-sdks.sh > target/setup-sdks.log 2>&1 || status=$?
