@@ -27,8 +27,8 @@ run() {
 
 run --iut reference --profile all --name reference --report-dir reports/reference
 # At the default time scale, each client unmodified on the sped-up clock (docs/iut-contract.md):
-# squall measures each client's own time per retry and takes it out. The official Python SDKs
-# are started warm (their imports run once, each case forked from them: half the CPU).
+# squall measures each client's own time per retry and takes it out. The Python clients are
+# started warm (their imports run once, each case forked from them: half the CPU).
 # Node starts slowly: fewer at once.
 run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-openai --case-timeout 120 --concurrency 8 --report-dir reports/python-openai
@@ -38,27 +38,27 @@ run --iut "target/sdk/python/bin/python adapters/python-anthropic/adapter.py" --
   --name python-anthropic --case-timeout 120 --concurrency 8 --report-dir reports/python-anthropic
 run --iut "node adapters/node-anthropic/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-anthropic --case-timeout 120 --concurrency 2 --report-dir reports/node-anthropic
-run --iut "target/sdk/python/bin/python adapters/python-google-genai/adapter.py" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-google-genai/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-google-genai --case-timeout 120 --concurrency 8 --report-dir reports/python-google-genai
 run --iut "node adapters/node-ai-sdk/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-ai-sdk --case-timeout 120 --concurrency 2 --report-dir reports/node-ai-sdk
 run --iut "node adapters/node-langchain/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-langchain --case-timeout 120 --concurrency 2 --report-dir reports/node-langchain
-# litellm takes about 3 s of CPU to import: four at once.
-run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --clock accelerated --level wire --profile all \
+# litellm spends about 2.7 s of CPU on each call of its own, even started warm: four at once.
+run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 
 # AWS's boto3 Bedrock Runtime client in its two retry modes, the openai SDK's AzureOpenAI, and
 # the ollama Python client.
-run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py standard" --warm --clock accelerated --level wire --profile all \
   --name python-boto3-standard --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-standard
-run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-boto3-bedrock/adapter.py adaptive" --warm --clock accelerated --level wire --profile all \
   --name python-boto3-adaptive --case-timeout 120 --concurrency 8 --report-dir reports/python-boto3-adaptive
-run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py --azure" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-openai/adapter.py --azure" --warm --clock accelerated --level wire --profile all \
   --name python-openai-azure --case-timeout 120 --concurrency 8 --report-dir reports/python-openai-azure
 run --iut "node adapters/node-aws-bedrock/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-aws-bedrock --case-timeout 120 --concurrency 2 --report-dir reports/node-aws-bedrock
-run --iut "target/sdk/python/bin/python adapters/python-ollama/adapter.py" --clock accelerated --level wire --profile all \
+run --iut "target/sdk/python/bin/python adapters/python-ollama/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-ollama --case-timeout 120 --concurrency 8 --report-dir reports/python-ollama
 
 # Kept compressed: the data of every case, a twentieth of the size (`squall report render DIR`
