@@ -43,7 +43,7 @@ pub(crate) async fn independent_suites() -> &'static IndependentSuites {
 async fn run_them() -> IndependentSuites {
     let _one = take_turn().await;
     // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
-    // beside it, two at a time.
+    // beside it, `kit::suites::PROCESSES_SIDE_BY_SIDE` at a time.
     let jittery = SuiteConfig { max_time_scale: TimeScale::of(0.25), ..slow_independent_config("20-300") };
     let warm = SuiteConfig { warm: true, ..sped_up_config() };
     let mut others = vec![independent_config(None), sped_up_config(), warm];
