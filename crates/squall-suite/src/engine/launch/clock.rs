@@ -171,16 +171,6 @@ impl ProcessClock {
             }
         });
     }
-
-    /// Tidy what a sped-up process tree killed before it could leaves behind: the `faketime`
-    /// program's semaphore and shared memory, named by its process id.
-    pub(crate) fn tidy_after_kill(&self, faketime_pid: u32) {
-        if matches!(self, ProcessClock::Accelerated(_)) {
-            for name in [format!("faketime_shm_{faketime_pid}"), format!("sem.faketime_sem_{faketime_pid}")] {
-                let _ = std::fs::remove_file(Path::new("/dev/shm").join(name));
-            }
-        }
-    }
 }
 
 /// The real time a sped-up clock started at, as the preload wrote it (seconds since the epoch).
@@ -231,6 +221,8 @@ fn find_accelerator() -> Result<Accelerator, String> {
         .skip_while(|word| *word != "Version")
         .nth(1)
         .map_or_else(|| "libfaketime (version unknown)".to_owned(), |v| format!("libfaketime {v}"));
+    // Found once per run of squall: what a killed squall's `faketime` left goes first.
+    super::faketime_objects::remove_stale();
     let preload = cached_file("libsquall_clock", "so", PRELOAD)
         .map_err(|e| format!("cannot write squall's clock preload: {e}"))?;
     Ok(Accelerator { faketime, preload, version: format!("{version} + squall-clock 1") })

@@ -41,7 +41,8 @@ pub(super) async fn run(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
-    let group = child.id();
+    // Until it is reaped, killed however this ends (even with this future dropped mid-run).
+    let group = child.id().map(Group);
     let tail = Arc::new(Mutex::new(Tail::default()));
     let mut reader = tokio::spawn(read_into(child.stderr.take(), tail.clone()));
     let (exit_code, timed_out) = tokio::select! {
@@ -49,17 +50,39 @@ pub(super) async fn run(
         () = tokio::time::sleep(timeout) => (None, true),
         () = stop_early => (None, true),
     };
-    if let Some(group) = group {
-        kill_group(group);
-    }
-    if timed_out {
-        let _ = child.wait().await;
+    match (timed_out, group) {
+        (true, group) => {
+            drop(group);
+            let _ = child.wait().await;
+        }
+        (false, Some(group)) => group.after_its_leader_was_reaped(),
+        (false, None) => {}
     }
     if tokio::time::timeout(PIPE_GRACE, &mut reader).await.is_err() {
         reader.abort();
     }
     let stderr = tail.lock().unwrap_or_else(std::sync::PoisonError::into_inner).text();
-    Ok(ProcessEnd { stderr, exit_code, timed_out, pid: group })
+    Ok(ProcessEnd { stderr, exit_code, timed_out })
+}
+
+/// A process group whose leader squall has not reaped: dropped, every process in it is killed,
+/// and what the leader left if it was `faketime` (`super::faketime_objects`) is removed.
+struct Group(u32);
+
+impl Group {
+    /// Kill what is left of the group once its leader was reaped: the leader's id may be another
+    /// process's by now, so nothing is removed in its name.
+    fn after_its_leader_was_reaped(self) {
+        kill_group(self.0);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        kill_group(self.0);
+        super::faketime_objects::remove_left_by(self.0);
+    }
 }
 
 /// SIGKILL every process in the group (none left is fine).

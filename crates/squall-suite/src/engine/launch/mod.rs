@@ -7,6 +7,7 @@
 //! - `cache` — the files handed to processes by path (the preload, the warm launcher)
 //! - `clock` — the clock an outside implementation's process runs on: scaled, or sped up
 //! - `command` — an outside implementation's process
+//! - `faketime_objects` — what a killed `faketime` leaves behind, removed
 //! - `warm` — a Python implementation's process forked from one that imported its SDK once
 //! - `reference` — the reference implementation in squall's process, on its clock
 
@@ -25,6 +26,7 @@ use tokio::time::Instant;
 mod cache;
 mod clock;
 mod command;
+mod faketime_objects;
 #[cfg(feature = "reference")]
 mod reference;
 mod warm;
@@ -48,8 +50,6 @@ struct ProcessEnd {
     exit_code: Option<i32>,
     /// Killed at the case timeout.
     timed_out: bool,
-    /// The process's id (the leader of its group); none for the reference in squall's process.
-    pid: Option<u32>,
 }
 
 impl<'a> Launcher<'a> {
@@ -149,13 +149,7 @@ impl<'a> Launcher<'a> {
                         env.extend(self.clock.warm_child_env(spec.time_scale));
                         warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?
                     }
-                    None => {
-                        let end = command::run(&started.argv, &env, spec.timeout, forever).await?;
-                        if let (true, Some(pid)) = (end.timed_out, end.pid) {
-                            self.clock.tidy_after_kill(pid);
-                        }
-                        end
-                    }
+                    None => command::run(&started.argv, &env, spec.timeout, forever).await?,
                 }
             }
         };
@@ -207,5 +201,5 @@ async fn run_reference(
 #[cfg(not(feature = "reference"))]
 async fn run_reference(_: &[(&'static str, String)], _: Option<&str>, _: Duration, _: &Clock) -> ProcessEnd {
     let stderr = "squall was built without the reference implementation (cargo feature `reference`)".to_owned();
-    ProcessEnd { stderr, exit_code: Some(2), timed_out: false, pid: None }
+    ProcessEnd { stderr, exit_code: Some(2), timed_out: false }
 }

@@ -20,12 +20,7 @@ pub(super) async fn run(
     timeout: Duration,
     clock: &Clock,
 ) -> ProcessEnd {
-    let end = |stderr: String, exit_code: Option<i32>, timed_out: bool| ProcessEnd {
-        stderr,
-        exit_code,
-        timed_out,
-        pid: None,
-    };
+    let end = |stderr: String, exit_code: Option<i32>, timed_out: bool| ProcessEnd { stderr, exit_code, timed_out };
     let mut case = match case_env(env, mutant) {
         Ok(case) => case,
         Err(e) => return end(e.to_string(), Some(2), false),

@@ -88,7 +88,18 @@ struct WarmServer {
     /// Its standard error, quoted when it ends or cannot start.
     said: tempfile::NamedTempFile,
     /// Killed with the pool.
-    _process: tokio::process::Child,
+    process: tokio::process::Child,
+}
+
+impl Drop for WarmServer {
+    /// Killed (`kill_on_drop` would kill it too, but after what it left was looked for): on the
+    /// sped-up clock it is a `faketime` process, whose objects go with it.
+    fn drop(&mut self) {
+        if let Some(pid) = self.process.id() {
+            let _ = self.process.start_kill();
+            super::faketime_objects::remove_left_by(pid);
+        }
+    }
 }
 
 impl WarmServer {
@@ -119,17 +130,15 @@ impl WarmServer {
         tokio::spawn(read_replies(BufReader::new(stdout), awaited.clone(), running.clone(), ready_tx));
         let ready = tokio::time::timeout(READY_WITHIN, ready_rx).await;
         match ready {
-            Ok(Ok(Ok(()))) => Ok(WarmServer {
-                stdin: stdin.into(),
-                awaited,
-                next: AtomicU64::new(1),
-                running,
-                said,
-                _process: process,
-            }),
+            Ok(Ok(Ok(()))) => {
+                Ok(WarmServer { stdin: stdin.into(), awaited, next: AtomicU64::new(1), running, said, process })
+            }
             Ok(Ok(Err(said))) => Err(invalid(format!("--warm: {said}"))),
             _ => {
                 let _ = process.start_kill();
+                if let Some(pid) = process.id() {
+                    super::faketime_objects::remove_left_by(pid);
+                }
                 let _ = tokio::time::timeout(Duration::from_secs(1), process.wait()).await;
                 Err(invalid(format!(
                     "--warm: {command} did not get ready as a Python implementation: {}",
@@ -181,7 +190,7 @@ impl WarmServer {
         };
         self.lock().remove(&id);
         let exit_code = exit.filter(|code| *code >= 0);
-        Ok(ProcessEnd { stderr: tail_of(stderr_file), exit_code, timed_out, pid: Some(pid) })
+        Ok(ProcessEnd { stderr: tail_of(stderr_file), exit_code, timed_out })
     }
 
     fn is_running(&self) -> bool {
