@@ -4,7 +4,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-use super::suites::{root, take_light_turn_blocking, take_turn_blocking};
+use super::machine::{take_light_turn_blocking, take_turn_blocking};
+use super::suites::root;
 
 /// Its path, for a command line of one's own (`'…/squall' reference-iut`).
 pub(crate) fn squall_bin() -> &'static str {
@@ -24,7 +25,7 @@ pub(crate) fn squall_run(args: &[&str], dir: &Path) -> Output {
 }
 
 /// [`squall_run`] for a run that mostly waits, in a turn shared with others that do
-/// ([`super::suites::take_light_turn`]).
+/// ([`super::machine::take_light_turn`]).
 pub(crate) fn squall_run_waiting(args: &[&str], dir: &Path) -> Output {
     let _shared = take_light_turn_blocking();
     run_from_root(args, dir)

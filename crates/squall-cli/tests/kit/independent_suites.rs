@@ -10,7 +10,8 @@ use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome};
 use tokio::sync::OnceCell;
 
-use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered, take_turn};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered};
 use squall::clock::TimeScale;
 
 /// What the slow twins spend of their own before each retry, ms, in [`IndependentSuites::slow`]'s

@@ -15,7 +15,7 @@ use squall_reference::run::engine::{CallFailure, OnRetry, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 
 use super::harness::Harness;
-use super::suites::take_turn;
+use super::machine::take_turn;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
 pub(crate) const SCALE: f64 = 0.005;

@@ -7,111 +7,13 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt as _};
 use squall::scenario::Catalogue;
 use squall_suite::iut::Iut;
 use squall_suite::requirements::ProfileSelection;
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
-
-/// Tests that run suites or measure precise timing take turns in this binary; within one such
-/// test, suites may run side by side ([`run_side_by_side`]): a verdict must not depend on
-/// what else the machine is doing, and those tests show it does not. The turn keeps a 2-core
-/// machine from being so busy that every timed case is raised to a slower time scale; the tests
-/// that mostly wait (a client that hangs, crashes or runs at real time; an integration whose
-/// runner waits on one case at a time) share one turn among themselves ([`take_light_turn`]):
-/// together they keep less than a core busy.
-static THE_MACHINE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
-
-/// What a turn holds (until it is dropped): the machine alone, or shared with other tests that
-/// mostly wait.
-enum Held {
-    Alone(#[allow(dead_code, reason = "held, not read")] tokio::sync::RwLockWriteGuard<'static, ()>),
-    Shared(#[allow(dead_code, reason = "held, not read")] tokio::sync::RwLockReadGuard<'static, ()>),
-}
-
-/// A test's turn at the machine: while it is held no other suite-wide test runs (besides, in a
-/// light turn, other light ones). When it ends,
-/// how long the test waited for it and held it is appended to `target/test-turns.log`, so a
-/// contributor sees where the test command's time goes (`sort -k5 -n -r target/test-turns.log`:
-/// the held time is the fifth field), with the CPU the whole machine was busy meanwhile (Linux:
-/// the ninth), which says whether a turn waits or computes.
-pub(crate) struct Turn {
-    held: Held,
-    test: String,
-    waited: Duration,
-    since: Instant,
-    busy_since: Option<f64>,
-}
-
-/// The CPU-seconds the machine's cores have been busy since boot (`/proc/stat`'s first line
-/// less idle and I/O wait), where the system says.
-fn machine_busy_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let ticks: Vec<f64> = stat.lines().next()?.split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
-    let (total, idle) = (ticks.iter().sum::<f64>(), ticks.get(3)? + ticks.get(4).unwrap_or(&0.0));
-    // USER_HZ is 100 on every Linux a test runs on.
-    Some((total - idle) / 100.0)
-}
-
-/// Waits for this test's turn (in an async test).
-pub(crate) async fn take_turn() -> Turn {
-    let asked = Instant::now();
-    let held = Held::Alone(THE_MACHINE.write().await);
-    Turn::new(held, asked)
-}
-
-/// Waits for this test's turn (in a test that runs no runtime of its own).
-pub(crate) fn take_turn_blocking() -> Turn {
-    let asked = Instant::now();
-    let held = Held::Alone(THE_MACHINE.blocking_write());
-    Turn::new(held, asked)
-}
-
-/// Waits for a turn shared with the other tests that mostly wait (in an async test): for a test
-/// that keeps less than 0.4 of a core busy while it runs (the ninth field of
-/// `target/test-turns.log` over the fifth), so that together they stay near one core.
-pub(crate) async fn take_light_turn() -> Turn {
-    let asked = Instant::now();
-    let held = Held::Shared(THE_MACHINE.read().await);
-    Turn::new(held, asked)
-}
-
-/// [`take_light_turn`], in a test that runs no runtime of its own.
-pub(crate) fn take_light_turn_blocking() -> Turn {
-    let asked = Instant::now();
-    let held = Held::Shared(THE_MACHINE.blocking_read());
-    Turn::new(held, asked)
-}
-
-impl Turn {
-    fn new(held: Held, asked: Instant) -> Self {
-        let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
-        Turn { held, test, waited: asked.elapsed(), since: Instant::now(), busy_since: machine_busy_cpu_seconds() }
-    }
-}
-
-impl Drop for Turn {
-    fn drop(&mut self) {
-        let busy = match (self.busy_since, machine_busy_cpu_seconds()) {
-            (Some(then), Some(now)) => format!("{:>6.1}", now - then),
-            _ => "     ?".to_owned(),
-        };
-        let line = format!(
-            "waited {:>6.1} s  held {:>6.1} s  busy {busy} CPU-s  {}{}\n",
-            self.waited.as_secs_f64(),
-            self.since.elapsed().as_secs_f64(),
-            self.test,
-            if matches!(self.held, Held::Shared(_)) { " (shared)" } else { "" }
-        );
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(target_dir().join("test-turns.log"));
-        // The log is a contributor's aid: a test does not fail because it cannot be written.
-        if let Ok(mut log) = log {
-            let _ = std::io::Write::write_all(&mut log, line.as_bytes());
-        }
-    }
-}
 
 /// Suites of the in-process reference run at once by [`run_side_by_side`]: they mostly wait.
 pub(crate) const IN_PROCESS_SIDE_BY_SIDE: usize = 4;

@@ -6,7 +6,8 @@ use regex::Regex;
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::root;
 
 /// The workflow's jobs run side by side, as a CI service runs a matrix (they took 53 s of the
 /// test command one after the other: each mostly waits on scaled sleeps).

@@ -18,7 +18,8 @@ use squall_suite::report::schema::Report;
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::root;
 
 /// The SDK cases re-run in CI: what they retry, and how they take a stream that breaks.
 /// Herd cases are left out: ten SDK processes per case on top of the other runs overload a

@@ -11,7 +11,8 @@ use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{config, failing, staggered, take_light_turn, take_turn};
+use crate::kit::machine::{take_light_turn, take_turn};
+use crate::kit::suites::{config, failing, staggered};
 
 fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
     outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect()

@@ -11,7 +11,8 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, Draws, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::suites::{config, independent_command, take_light_turn};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{config, independent_command};
 use squall::clock::TimeScale;
 
 /// The two cases whose waits are read for growth and a cap.
@@ -80,7 +81,7 @@ async fn a_case_drawing_alone_runs_its_draws_at_once_in_the_spare_slots() {
         max_time_scale: TimeScale::of(0.01),
         ..config(Iut::Command(command))
     };
-    let _shared = take_light_turn().await;
+    let _one = take_turn().await;
     let outcome = run_suite(&suite).await.expect("the suite runs");
     let checks = wait_checks(&outcome.cases);
     let runs = checks.iter().filter_map(|(_, _, draws, _)| draws.as_ref().map(|d| d.runs)).max().unwrap_or(1);

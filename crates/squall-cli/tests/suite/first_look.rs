@@ -10,7 +10,8 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, Level, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::suites::{config, python, take_turn};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{config, python};
 use squall::clock::TimeScale;
 
 /// REQ-0006-002's cap case with 8 retries instead of 10 (a doubling from 1 s without a cap waits

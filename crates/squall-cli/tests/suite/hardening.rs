@@ -8,8 +8,8 @@ use futures_util::future::join_all;
 
 use crate::kit::command::{serve_at, squall};
 use crate::kit::harness::{json_reply, require};
+use crate::kit::machine::take_turn;
 use crate::kit::server::server_with;
-use crate::kit::suites::take_turn;
 use serde_json::{json, Value};
 use squall::clock::TimeScale;
 use squall::embedded::MockProvider;

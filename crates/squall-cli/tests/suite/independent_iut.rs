@@ -8,9 +8,8 @@ use squall_suite::{Strength, Verdict};
 use crate::kit::command::squall;
 use crate::kit::harness::require;
 use crate::kit::independent_suites::independent_suites;
-use crate::kit::suites::{
-    failing, independent_command, root, take_turn_blocking, unexpected_findings, INDEPENDENT_WARNS,
-};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::{failing, independent_command, root, unexpected_findings, INDEPENDENT_WARNS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]

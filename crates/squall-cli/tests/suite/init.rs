@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 use super::integrations::text;
 use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::root;
 
 fn init(dir: &Path, args: &[&str]) -> Output {
     squall().arg("init").args(args).current_dir(dir).output().expect("squall runs")

@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::sdk::python;
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_light_turn_blocking};
+use crate::kit::machine::take_light_turn_blocking;
+use crate::kit::suites::root;
 
 /// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
 /// name (calibration runs have none).

@@ -11,7 +11,8 @@ use super::integrations::{examples_js, text};
 use super::sdk::python;
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::root;
 
 fn verdict_lines(file: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(file).unwrap_or_default();

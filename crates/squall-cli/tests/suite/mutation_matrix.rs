@@ -15,7 +15,8 @@ use squall_suite::requirements::requirement_title;
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::suites::{config, failing, independent_config, run_side_by_side, take_turn, unexpected_findings};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{config, failing, independent_config, run_side_by_side, unexpected_findings};
 
 /// The independent implementation's bugs (`crates/squall-cli/tests/iut/prd0006/bugs.py`) and what they break.
 const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[

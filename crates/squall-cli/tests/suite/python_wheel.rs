@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 use super::integrations::text;
 use super::sdk::sdk_dir;
 use crate::kit::harness::require;
-use crate::kit::suites::{python_interpreter, root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::{python_interpreter, root};
 
 /// A `PATH` without squall on it: the system's programs only.
 const BARE_PATH: &str = "/usr/bin:/bin";

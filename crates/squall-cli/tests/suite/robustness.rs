@@ -15,8 +15,8 @@ use squall::server::{Server, ServerConfig};
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
+use crate::kit::machine::{take_turn, take_turn_blocking};
 use crate::kit::server::create_run;
-use crate::kit::suites::{take_turn, take_turn_blocking};
 
 async fn server() -> Server {
     Server::start(ServerConfig::loopback(Catalogue::default())).await.expect("starts")

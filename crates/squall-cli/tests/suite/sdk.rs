@@ -13,7 +13,7 @@ use squall::embedded::{MockProvider, ScriptedRun};
 use squall::journal::{EndKind, Protocol};
 use squall::scenario::load::from_toml_str;
 
-use crate::kit::suites::take_turn;
+use crate::kit::machine::take_turn;
 
 const CASES: &[(&str, &str)] = &[
     ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),

@@ -14,8 +14,9 @@ use squall_suite::{run_suite, CaseRecord, Level, Verdict};
 
 use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
+use crate::kit::machine::{take_light_turn, take_turn};
 use crate::kit::service_client::Judge;
-use crate::kit::suites::{config, independent_command, root, staggered, take_light_turn, take_turn};
+use crate::kit::suites::{config, independent_command, root, staggered};
 
 /// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
 /// near a bound (its first backoff, 1–2 s, against an in-stream ask of 3 s) is the same wait.

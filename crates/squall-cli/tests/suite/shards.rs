@@ -12,7 +12,8 @@ use squall_suite::{Level, SuiteConfig, SuiteOutcome};
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::suites::{config, run_side_by_side, take_turn};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{config, run_side_by_side};
 
 fn meta(config: &SuiteConfig) -> ReportMeta {
     ReportMeta {

@@ -11,9 +11,8 @@ use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
 use crate::kit::independent_suites::{independent_suites, SLOW_TWINS_MS};
-use crate::kit::suites::{
-    independent_command, independent_config, slow_independent_config, take_light_turn, take_turn, verdicts,
-};
+use crate::kit::machine::{take_light_turn, take_turn};
+use crate::kit::suites::{independent_command, independent_config, slow_independent_config, verdicts};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {

@@ -13,7 +13,8 @@ use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
 use squall_suite::Verdict;
 
 use crate::kit::command::squall;
-use crate::kit::suites::{independent_command, root, take_turn_blocking};
+use crate::kit::machine::take_turn_blocking;
+use crate::kit::suites::{independent_command, root};
 
 const SCENARIO: &str = "chaos-30-percent";
 

@@ -11,7 +11,8 @@ use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::suites::{config, independent_config, python, root, take_light_turn, take_turn};
+use crate::kit::machine::{take_light_turn, take_turn};
+use crate::kit::suites::{config, independent_config, python, root};
 use squall::clock::TimeScale;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
