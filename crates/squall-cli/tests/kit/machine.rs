@@ -104,9 +104,17 @@ fn release(kind: Kind) {
     THE_MACHINE.freed.notify_waiters();
 }
 
-fn acquire_blocking(kind: Kind) {
+/// Waits for a turn of `kind`, timed for the log.
+async fn take(kind: Kind) -> Turn {
+    let asked = Instant::now();
+    acquire(kind).await;
+    Turn::new(kind, asked)
+}
+
+/// [`take`], in a test that runs no runtime of its own (on its own thread: the log names it).
+fn take_blocking(kind: Kind) -> Turn {
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime to wait in");
-    runtime.block_on(acquire(kind));
+    runtime.block_on(take(kind))
 }
 
 /// A test's turn at the machine: while it is held no other suite-wide test runs (besides, in a
@@ -139,32 +147,24 @@ fn machine_busy_cpu_seconds() -> Option<f64> {
 
 /// Waits for this test's turn (in an async test).
 pub(crate) async fn take_turn() -> Turn {
-    let asked = Instant::now();
-    acquire(Kind::Alone).await;
-    Turn::new(Kind::Alone, asked)
+    take(Kind::Alone).await
 }
 
 /// Waits for this test's turn (in a test that runs no runtime of its own).
 pub(crate) fn take_turn_blocking() -> Turn {
-    let asked = Instant::now();
-    acquire_blocking(Kind::Alone);
-    Turn::new(Kind::Alone, asked)
+    take_blocking(Kind::Alone)
 }
 
 /// Waits for a turn shared with the other tests that mostly wait (in an async test): for a test
 /// that keeps less than 0.4 of a core busy while it runs (the ninth field of
 /// `target/test-turns.log` over the fifth), so that together they stay near one core.
 pub(crate) async fn take_light_turn() -> Turn {
-    let asked = Instant::now();
-    acquire(Kind::Light).await;
-    Turn::new(Kind::Light, asked)
+    take(Kind::Light).await
 }
 
 /// [`take_light_turn`], in a test that runs no runtime of its own.
 pub(crate) fn take_light_turn_blocking() -> Turn {
-    let asked = Instant::now();
-    acquire_blocking(Kind::Light);
-    Turn::new(Kind::Light, asked)
+    take_blocking(Kind::Light)
 }
 
 impl Turn {
