@@ -322,6 +322,102 @@ mod tests {
         assert_eq!(next.exit_code, Some(3), "{next:?}");
     }
 
+    #[tokio::test]
+    async fn a_warm_only_block_runs_once_in_the_warm_process_and_never_in_a_case() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = dir.path().join("warms_up.py");
+        let log = dir.path().join("log");
+        // The block appends "warm" once; every case appends what it ran as and what the block left.
+        std::fs::write(
+            &script,
+            "import sys\n\
+             LOADED = []\n\
+             if __name__ == '__squall_warm__':\n    \
+             LOADED.append('loaded')\n    \
+             open(sys.argv[1], 'a').write('warm\\n')\n\
+             open(sys.argv[1], 'a').write(f'{__name__} {LOADED}\\n')\n",
+        )
+        .expect("script");
+        // `LOADED = []` is a statement of its own: the block after it is not leading, so a
+        // second script with the block first shows what a leading block shares.
+        let leading = dir.path().join("leading.py");
+        std::fs::write(
+            &leading,
+            "import sys\n\
+             import json\n\
+             if __name__ == '__squall_warm__':\n    \
+             json.LOADED = 'loaded'\n    \
+             open(sys.argv[1], 'a').write('warm\\n')\n\
+             open(sys.argv[1], 'a').write(f'{__name__} {getattr(json, \"LOADED\", None)}\\n')\n",
+        )
+        .expect("script");
+        for script in [&script, &leading] {
+            let pool = WarmPool::default();
+            let command = format!("python3 '{}' '{}'", script.display(), log.display());
+            for _ in 0..2 {
+                let ran = pool
+                    .run(
+                        &command,
+                        &ProcessClock::Scaled,
+                        &[],
+                        dir.path(),
+                        Duration::from_secs(20),
+                        std::future::pending(),
+                    )
+                    .await
+                    .expect("the case runs");
+                assert_eq!(ran.exit_code, Some(0), "{ran:?}");
+            }
+        }
+        let log = std::fs::read_to_string(&log).expect("log");
+        assert_eq!(log, "__main__ []\n__main__ []\nwarm\n__main__ loaded\n__main__ loaded\n");
+    }
+
+    #[tokio::test]
+    async fn a_case_ends_as_python_would_end_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = dir.path().join("ends.py");
+        // What an interpreter's exit does for a script: a file left open is flushed, a thread
+        // still running is awaited, a thread pool's idle workers told to stop, atexit handlers
+        // run, the exit status is the script's.
+        std::fs::write(
+            &script,
+            "import atexit, os, sys, threading, time\n\
+             log = open(os.path.join(sys.argv[1], 'log'), 'w')\n\
+             log.write('left open\\n')\n\
+             def late():\n    \
+             time.sleep(0.2)\n    \
+             log.write('thread\\n')\n\
+             threading.Thread(target=late).start()\n\
+             from concurrent.futures import ThreadPoolExecutor\n\
+             sys.kept = ThreadPoolExecutor(1)\n\
+             sys.kept.submit(time.sleep, 0)\n\
+             atexit.register(lambda: log.write('atexit\\n'))\n\
+             how = os.environ['HOW']\n\
+             if how == 'raise':\n    \
+             raise RuntimeError('uncaught')\n\
+             if how == 'message':\n    \
+             sys.exit('a message')\n\
+             sys.exit(int(how))\n",
+        )
+        .expect("script");
+        let command = format!("python3 '{}' '{}'", script.display(), dir.path().display());
+        let pool = WarmPool::default();
+        for (how, status, said) in
+            [("0", 0, ""), ("3", 3, ""), ("raise", 1, "RuntimeError: uncaught"), ("message", 1, "a message")]
+        {
+            let env = [("HOW", how.to_owned())];
+            let ended = pool
+                .run(&command, &ProcessClock::Scaled, &env, dir.path(), Duration::from_secs(20), std::future::pending())
+                .await
+                .expect("the case runs");
+            assert_eq!(ended.exit_code, Some(status), "{how}: {ended:?}");
+            assert!(ended.stderr.contains(said), "{how}: {ended:?}");
+            let log = std::fs::read_to_string(dir.path().join("log")).expect("log");
+            assert_eq!(log, "left open\nthread\natexit\n", "{how}");
+        }
+    }
+
     #[test]
     fn a_python_command_is_read_as_shell_words_with_its_variables_apart() {
         let (assigned, python, script, args) =
