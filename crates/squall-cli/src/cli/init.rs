@@ -83,17 +83,21 @@ fn write_all(starter: &Starter, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// How to install the client, and the command that judges it: a Python client started warm (its
-/// SDK imported once a run, not once a case: half the CPU, docs/iut-contract.md).
+/// SDK imported once a run, not once a case: half the CPU, docs/iut-contract.md); a Node client
+/// four cases at a time, each case a fresh Node process (LangChain's REQ-0006-001, -002 and -010
+/// took 69 s so and 90 s at the default eight: BENCHMARKS.md).
 fn commands(starter: &Starter, dir: &Path) -> (String, String) {
     let entry = shell_word(&dir.join(starter.entry()).display().to_string());
-    let (install, program, warm) = match starter.runtime {
+    let (install, program, how) = match starter.runtime {
         Runtime::Python => {
             let requirements = shell_word(&dir.join("requirements.txt").display().to_string());
             (format!("pip install -r {requirements}"), "python3", " --warm")
         }
-        Runtime::Node => (format!("npm ci --prefix {}", shell_word(&dir.display().to_string())), "node", ""),
+        Runtime::Node => {
+            (format!("npm ci --prefix {}", shell_word(&dir.display().to_string())), "node", " --concurrency 4")
+        }
     };
-    (install, format!("squall run --iut \"{program} {entry}{}\"{warm} --level wire", starter.args))
+    (install, format!("squall run --iut \"{program} {entry}{}\"{how} --level wire", starter.args))
 }
 
 /// `word` as one shell word: as it is when it needs no quoting, else in single quotes.

@@ -72,7 +72,10 @@ fn squall_init_writes_each_adapter_as_kept_and_never_over_a_file() {
     let kept = std::fs::read_to_string(root().join("adapters/node-ai-sdk/package-lock.json")).expect("the lock");
     let lock = std::fs::read_to_string(dir.join("my adapters/package-lock.json")).expect("written");
     require(lock == kept, "package-lock.json as kept");
-    require(printed_command(&said) == r#"squall run --iut "node 'my adapters/adapter.mjs'" --level wire"#, &said);
+    require(
+        printed_command(&said) == r#"squall run --iut "node 'my adapters/adapter.mjs'" --concurrency 4 --level wire"#,
+        &said,
+    );
 
     let unknown = init(dir, &["python-requests"]);
     require(
