@@ -80,8 +80,10 @@ export RUST_TEST_THREADS=${RUST_TEST_THREADS:-16}
 # The squall wheel (the executable, its finder, the pytest plugin), into the SDK venv where the
 # pytest tests run; the wheel's own tests install it elsewhere too. Mostly the debug build
 # reused, yet its crates build again with the wheel's features (30 s): it builds in the idle
-# class while the tests that need no SDK run, each test binary started as cargo would start it
-# (cargo itself would hold the build directory's lock, which the wheel's build needs).
+# class while the tests that need neither the SDKs nor cargo run, each test binary started as
+# cargo would start it (cargo itself would hold the build directory's lock, which the wheel's
+# build needs; for the same reason the library's integration tests, one of which runs its
+# example through cargo, wait for the wheel).
 wheel() {
   local started=$SECONDS status=0
   local idle="chrt --idle 0"
@@ -91,39 +93,44 @@ wheel() {
   echo "test.sh: the Python wheel took $((SECONDS - started)) s (beside the tests)" | tee -a target/test-times.log >&2
   return $status
 }
-# The test binaries of every crate but the CLI's (the ones built above: the same workspace-wide
-# features), each with its package's directory, where cargo would run it.
-test_binaries_but_the_clis() {
+# The test binaries of every crate but the CLI's, the library's integration tests aside (the
+# ones built above: the same workspace-wide features), each with its package's directory, where
+# cargo would run it.
+unit_and_suite_test_binaries() {
   cargo test --workspace --all-features --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json, os, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         package = os.path.dirname(m["manifest_path"])
-        if os.path.basename(package) != "squall-cli":
+        if os.path.basename(package) != "squall-cli" and m["target"]["name"] != "library":
             print(package, m["executable"])'
 }
-library_and_suite_tests() {
+unit_and_suite_tests() {
   local dir binary status=0
   while read -r dir binary; do
     echo "     Running $binary"
     (cd "$dir" && "$binary" --include-ignored "$@") || status=1
-  done < <(test_binaries_but_the_clis)
+  done < target/test-binaries.txt
   return $status
 }
+# Listed before the wheel's build takes the build directory's lock.
+unit_and_suite_test_binaries > target/test-binaries.txt
+[ -s target/test-binaries.txt ] || { echo "test.sh: no unit or suite test binary found" >&2; exit 1; }
 wheel &
 wheel_pid=$!
-step "the library's and the suite's tests" library_and_suite_tests "$@" 2>&1 | tee target/test-output.log
+step "the unit tests and the suite's" unit_and_suite_tests "$@" 2>&1 | tee target/test-output.log
 if ! wait "$wheel_pid"; then
   cat target/wheel.log >&2
   echo "test.sh: building the Python wheel failed (target/wheel.log above)" >&2
   exit 1
 fi
-cli_and_doc_tests() {
-  cargo test -p squall-cli --all-features -- --include-ignored "$@" 2>&1 | tee -a target/test-output.log
+integration_and_doc_tests() {
+  cargo test --workspace --all-features --test library --test all -- --include-ignored "$@" 2>&1 \
+    | tee -a target/test-output.log
   cargo test --workspace --all-features --doc "$@" 2>&1 | tee -a target/test-output.log
 }
-step "the CLI's tests and the doc tests" cli_and_doc_tests "$@"
+step "the library's and the CLI's integration tests, the doc tests" integration_and_doc_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
 # Messages API, Google's Gemini API, the Responses API over WebSocket, Amazon Bedrock's
 # Converse API, and the Responses API over HTTP/2 (h2c) and over TLS (HTTP/2 by ALPN), side by
