@@ -79,16 +79,15 @@ fi
 export RUST_TEST_THREADS=${RUST_TEST_THREADS:-16}
 # The squall wheel (the executable, its finder, the pytest plugin), into the SDK venv where the
 # pytest tests run; the wheel's own tests install it elsewhere too. Mostly the debug build
-# reused, yet its crates build again with the wheel's features (30 s): it builds in the idle
-# class while the tests that need neither the SDKs nor cargo run, each test binary started as
+# reused, yet its crates build again with the wheel's features (30 s): it builds while the tests
+# that need neither the SDKs nor cargo run (at their priority: in the idle class it shared the
+# spare core with the light builds, 82 s), each test binary started as
 # cargo would start it (cargo itself would hold the build directory's lock, which the wheel's
 # build needs; for the same reason the library's integration tests, one of which runs its
 # example through cargo, wait for the wheel).
 wheel() {
   local started=$SECONDS status=0
-  local idle="chrt --idle 0"
-  command -v chrt > /dev/null || idle="nice -n 19"
-  $idle scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" \
+  scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" \
     > target/wheel.log 2>&1 || status=$?
   echo "test.sh: the Python wheel took $((SECONDS - started)) s (beside the tests)" | tee -a target/test-times.log >&2
   return $status
