@@ -72,64 +72,20 @@ if ! wait "$sdk_setup_pid"; then
   echo "test.sh: installing the SDKs failed (target/setup-sdks.log above)" >&2
   exit 1
 fi
+# The squall wheel (the executable, its finder, the pytest plugin), into the SDK venv where the
+# pytest tests run; the wheel's own tests install it elsewhere too. Mostly the debug build reused.
+# (Built beside the unit tests, their binaries started directly so that cargo's lock stays free,
+# the two took 53 s together, as long as one after the other: the machine is busy either way.)
+step "the Python wheel" scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" > /dev/null
 # Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
 # quick tests go on while they wait for it (a waiting test holds a thread).
 # The slow tests (whole suites, the SDKs) are `#[ignore]`d with the reason, for the quick loop:
 # here every one runs. Arguments go to the test binaries (a name filter).
-export RUST_TEST_THREADS=${RUST_TEST_THREADS:-16}
-# The squall wheel (the executable, its finder, the pytest plugin), into the SDK venv where the
-# pytest tests run; the wheel's own tests install it elsewhere too. Mostly the debug build
-# reused, yet its crates build again with the wheel's features (30 s): it builds while the tests
-# that need neither the SDKs nor cargo run (at their priority: in the idle class it shared the
-# spare core with the light builds, 82 s), each test binary started as
-# cargo would start it (cargo itself would hold the build directory's lock, which the wheel's
-# build needs; for the same reason the library's integration tests, one of which runs its
-# example through cargo, wait for the wheel).
-wheel() {
-  local started=$SECONDS status=0
-  scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" \
-    > target/wheel.log 2>&1 || status=$?
-  echo "test.sh: the Python wheel took $((SECONDS - started)) s (beside the tests)" | tee -a target/test-times.log >&2
-  return $status
+workspace_tests() {
+  RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features -- --include-ignored "$@" 2>&1 \
+    | tee target/test-output.log
 }
-# The test binaries of every crate but the CLI's, the library's integration tests aside (the
-# ones built above: the same workspace-wide features), each with its package's directory, where
-# cargo would run it.
-unit_and_suite_test_binaries() {
-  cargo test --workspace --all-features --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json, os, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        package = os.path.dirname(m["manifest_path"])
-        if os.path.basename(package) != "squall-cli" and m["target"]["name"] != "library":
-            print(package, m["executable"])'
-}
-unit_and_suite_tests() {
-  local dir binary status=0
-  while read -r dir binary; do
-    echo "     Running $binary"
-    (cd "$dir" && "$binary" --include-ignored "$@") || status=1
-  done < target/test-binaries.txt
-  return $status
-}
-# Listed before the wheel's build takes the build directory's lock.
-unit_and_suite_test_binaries > target/test-binaries.txt
-[ -s target/test-binaries.txt ] || { echo "test.sh: no unit or suite test binary found" >&2; exit 1; }
-wheel &
-wheel_pid=$!
-step "the unit tests and the suite's" unit_and_suite_tests "$@" 2>&1 | tee target/test-output.log
-if ! wait "$wheel_pid"; then
-  cat target/wheel.log >&2
-  echo "test.sh: building the Python wheel failed (target/wheel.log above)" >&2
-  exit 1
-fi
-integration_and_doc_tests() {
-  cargo test --workspace --all-features --test library --test all -- --include-ignored "$@" 2>&1 \
-    | tee -a target/test-output.log
-  cargo test --workspace --all-features --doc "$@" 2>&1 | tee -a target/test-output.log
-}
-step "the library's and the CLI's integration tests, the doc tests" integration_and_doc_tests "$@"
+step "workspace tests" workspace_tests "$@"
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
 # Messages API, Google's Gemini API, the Responses API over WebSocket, Amazon Bedrock's
 # Converse API, and the Responses API over HTTP/2 (h2c) and over TLS (HTTP/2 by ALPN), side by
