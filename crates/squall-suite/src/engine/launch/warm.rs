@@ -293,8 +293,19 @@ fn invalid(why: String) -> std::io::Error {
 #[cfg(test)]
 mod tests {
     use super::{python_command, WarmPool};
-    use crate::engine::launch::ProcessClock;
+    use crate::engine::launch::{ProcessClock, ProcessEnd};
+    use std::path::Path;
     use std::time::Duration;
+
+    /// One case of `command` through `pool`, on the scaled clock, with 20 s to end.
+    async fn run_case(
+        pool: &WarmPool,
+        command: &str,
+        env: &[(&'static str, String)],
+        dir: &Path,
+    ) -> std::io::Result<ProcessEnd> {
+        pool.run(command, &ProcessClock::Scaled, env, dir, Duration::from_secs(20), std::future::pending()).await
+    }
 
     #[tokio::test]
     async fn a_warm_server_that_ends_is_started_again_for_the_next_case() {
@@ -313,12 +324,9 @@ mod tests {
         .expect("script");
         let command = format!("python3 '{}' '{}'", script.display(), marker.display());
         let pool = WarmPool::default();
-        let run = || {
-            pool.run(&command, &ProcessClock::Scaled, &[], dir.path(), Duration::from_secs(20), std::future::pending())
-        };
-        let lost = run().await.expect_err("the case whose server died is lost");
+        let lost = run_case(&pool, &command, &[], dir.path()).await.expect_err("the case whose server died is lost");
         assert!(lost.to_string().contains("the warm server ended"), "{lost}");
-        let next = run().await.expect("the next case gets a new server");
+        let next = run_case(&pool, &command, &[], dir.path()).await.expect("the next case gets a new server");
         assert_eq!(next.exit_code, Some(3), "{next:?}");
     }
 
@@ -355,17 +363,7 @@ mod tests {
             let pool = WarmPool::default();
             let command = format!("python3 '{}' '{}'", script.display(), log.display());
             for _ in 0..2 {
-                let ran = pool
-                    .run(
-                        &command,
-                        &ProcessClock::Scaled,
-                        &[],
-                        dir.path(),
-                        Duration::from_secs(20),
-                        std::future::pending(),
-                    )
-                    .await
-                    .expect("the case runs");
+                let ran = run_case(&pool, &command, &[], dir.path()).await.expect("the case runs");
                 assert_eq!(ran.exit_code, Some(0), "{ran:?}");
             }
         }
@@ -407,10 +405,7 @@ mod tests {
             [("0", 0, ""), ("3", 3, ""), ("raise", 1, "RuntimeError: uncaught"), ("message", 1, "a message")]
         {
             let env = [("HOW", how.to_owned())];
-            let ended = pool
-                .run(&command, &ProcessClock::Scaled, &env, dir.path(), Duration::from_secs(20), std::future::pending())
-                .await
-                .expect("the case runs");
+            let ended = run_case(&pool, &command, &env, dir.path()).await.expect("the case runs");
             assert_eq!(ended.exit_code, Some(status), "{how}: {ended:?}");
             assert!(ended.stderr.contains(said), "{how}: {ended:?}");
             let log = std::fs::read_to_string(dir.path().join("log")).expect("log");
