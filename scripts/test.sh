@@ -17,10 +17,11 @@ mkdir -p target
 # (target/test-turns.log says the same of each suite-wide test).
 : > target/test-times.log
 step() {
-  local name=$1 started=$SECONDS
+  local name=$1 started=$SECONDS status=0
   shift
-  "$@"
+  "$@" || status=$?
   echo "test.sh: $name took $((SECONDS - started)) s" | tee -a target/test-times.log >&2
+  return $status
 }
 # The SDKs install (every install side by side: 28 s and 52 CPU-s on 2 cores, alone) while cargo
 # lints and builds: the tests wait for both. Its output goes to target/setup-sdks.log, shown if
@@ -77,15 +78,54 @@ fi
 # (Built beside the unit tests, their binaries started directly so that cargo's lock stays free,
 # the two took 53 s together, as long as one after the other: the machine is busy either way.)
 step "the Python wheel" scripts/build-wheel.sh --dev --install "${SQUALL_SDK_DIR:-$root/target/sdk}/python" > /dev/null
-# Tests that run whole suites take turns (they hold one lock); sixteen test threads let the
-# quick tests go on while they wait for it (a waiting test holds a thread).
-# The slow tests (whole suites, the SDKs) are `#[ignore]`d with the reason, for the quick loop:
-# here every one runs. Arguments go to the test binaries (a name filter).
-workspace_tests() {
-  RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} cargo test --workspace --all-features -- --include-ignored "$@" 2>&1 \
-    | tee target/test-output.log
+# Every test executable cargo built for the workspace, one per line: its target's name, its
+# package's directory (where cargo would run it) and its path.
+test_executables() {
+  cargo test --workspace --all-features --no-run --message-format=json 2>/dev/null \
+    | grep '"executable":"/' | grep '"test":true' | while read -r artifact; do
+      local name manifest executable
+      name=$(grep -o '"name":"[^"]*"' <<< "$artifact" | head -1 | cut -d'"' -f4)
+      manifest=$(grep -o '"manifest_path":"[^"]*"' <<< "$artifact" | cut -d'"' -f4)
+      executable=$(grep -o '"executable":"[^"]*"' <<< "$artifact" | cut -d'"' -f4)
+      echo "$name $(dirname "$manifest") $executable"
+    done
 }
-step "workspace tests" workspace_tests "$@"
+test_executables > target/test-executables.txt
+[ -s target/test-executables.txt ] || { echo "test.sh: cargo listed no test executable" >&2; exit 1; }
+mkdir -p target/tests
+# Runs one test executable as cargo would (from its package's directory), its output to
+# target/tests/NAME.log. The slow tests (whole suites, the SDKs) are `#[ignore]`d with the
+# reason, for the quick loop: here every one runs. Arguments go to the test binaries (a name
+# filter).
+run_test_executable() {
+  local name=$1 dir=$2 executable=$3 status=0
+  shift 3
+  (cd "$dir" && "$executable" --include-ignored "$@") > "target/tests/$name.log" 2>&1 || status=$?
+  [ $status -eq 0 ] || failed_output "$name"
+  return $status
+}
+# A failed binary's failures (its whole output's end if it failed before listing any), to stderr.
+failed_output() {
+  local log=target/tests/$1.log
+  echo "test.sh: $1 failed ($log):" >&2
+  if grep -q '^failures:$' "$log"; then sed -n '/^failures:$/,$p' "$log" >&2; else tail -n 60 "$log" >&2; fi
+}
+# The command line's integration binary (`all`) holds most of the tests' time: its suite-wide
+# tests take turns at the machine (they hold one lock), keeping 1.3 cores busy on average.
+# It starts now, run directly so that cargo's lock stays free; sixteen test threads let the
+# quick tests go on while the suite-wide ones wait for their turn (a waiting test holds a thread).
+read -r _ all_dir all_executable < <(grep '^all ' target/test-executables.txt)
+RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} step "the integration binary (all)" \
+  run_test_executable all "$all_dir" "$all_executable" "$@" &
+all_pid=$!
+# Every other test binary, the doc tests and the other wire formats' suites (below) run beside
+# its later turns: once the light builds are done, so that they do not take the cores from the
+# heaviest turns, which come first.
+if ! wait "$light_builds_pid"; then
+  cat target/light-tests.log >&2
+  echo "test.sh: the light builds failed (target/light-tests.log above)" >&2
+  exit 1
+fi
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
 # Messages API, Google's Gemini API, the Responses API over WebSocket, Amazon Bedrock's
 # Converse API, and the Responses API over HTTP/2 (h2c) and over TLS (HTTP/2 by ALPN), side by
@@ -94,8 +134,7 @@ step "workspace tests" workspace_tests "$@"
 other_wire_formats() {
   local binary format status=0 pids=()
   local formats=(chat messages gemini responses-websocket bedrock responses-h2 responses-tls)
-  binary=$(cargo test -p squall-suite --all-features --test conformance --no-run --message-format=json 2>/dev/null \
-    | grep '"name":"conformance"' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4)
+  binary=$(grep '^conformance ' target/test-executables.txt | cut -d' ' -f3)
   [ -x "$binary" ] || { echo "test.sh: the conformance binary was not found" >&2; return 1; }
   for format in "${formats[@]}"; do
     # `NAME-h2`: the API NAME over HTTP/2 (h2c); `NAME-tls`: over TLS, HTTP/2 chosen by ALPN.
@@ -113,16 +152,32 @@ other_wire_formats() {
   for format in "${formats[@]}"; do
     echo "--- the suite over $format"
     cat "target/suite-$format.log"
-  done | tee -a target/test-output.log
+  done > target/tests/other-wire-formats.log
+  [ $status -eq 0 ] || failed_output other-wire-formats
   return $status
 }
-step "chat, messages, gemini, websocket, bedrock, HTTP/2 and TLS suites" other_wire_formats
-if ! wait "$light_builds_pid"; then
-  cat target/light-tests.log >&2
-  echo "test.sh: the light builds failed (target/light-tests.log above)" >&2
-  exit 1
-fi
+# The other test binaries one after another (the library's example test runs `cargo run`: cargo's
+# lock must be free), then the doc tests.
+other_tests() {
+  local name dir executable status=0
+  while read -r name dir executable; do
+    [ "$name" != all ] || continue
+    run_test_executable "$name" "$dir" "$executable" "$@" || status=1
+  done < target/test-executables.txt
+  cargo test --workspace --all-features --doc -- --include-ignored "$@" > target/tests/doc.log 2>&1 || { status=1; failed_output doc; }
+  return $status
+}
+status=0
+step "the other test binaries and the doc tests, beside the integration binary" other_tests "$@" || status=1
+step "chat, messages, gemini, websocket, bedrock, HTTP/2 and TLS suites, beside it" other_wire_formats || status=1
+wait "$all_pid" || status=1
+# Every binary's output, in one file: the integration binary's first.
+for log in all $(grep -v '^all ' target/test-executables.txt | cut -d' ' -f1) doc other-wire-formats; do
+  echo "--- $log"
+  cat "target/tests/$log.log"
+done > target/test-output.log
 echo "test.sh: $SECONDS s in all" | tee -a target/test-times.log >&2
 awk '/^test result:/ { passed += $4; failed += $6 }
      /^[0-9]+ passed, [0-9]+ failed/ { passed += $1; failed += $3 }
      END { print passed " passed, " failed " failed" }' target/light-tests.log target/test-output.log
+exit $status

@@ -31,6 +31,11 @@ pub(crate) fn squall_run_waiting(args: &[&str], dir: &Path) -> Output {
     run_from_root(args, dir)
 }
 
+/// A finished command's output, stdout then stderr, as text.
+pub(crate) fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
 fn run_from_root(args: &[&str], dir: &Path) -> Output {
     squall().arg("run").args(args).arg("--report-dir").arg(dir).current_dir(root()).output().expect("squall runs")
 }

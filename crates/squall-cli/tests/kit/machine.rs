@@ -110,8 +110,24 @@ fn release(kind: Kind) {
     THE_MACHINE.freed.notify_waiters();
 }
 
+/// The running test's name: libtest names a test's thread after it.
+fn this_test() -> String {
+    std::thread::current().name().unwrap_or("unnamed").to_owned()
+}
+
+/// Where the tests that take a light turn live: named first, they start first.
+const LIGHT_TESTS: &str = "mostly_waiting::";
+
 /// Waits for a turn of `kind`, timed for the log.
 async fn take(kind: Kind) -> Turn {
+    if kind == Kind::Light {
+        let test = this_test();
+        // With one test thread libtest runs every test on "main": nothing runs beside it then.
+        assert!(
+            test.starts_with(LIGHT_TESTS) || test == "main",
+            "{test} takes a light turn: it belongs in {LIGHT_TESTS} (crates/squall-cli/tests/mostly_waiting/), whose tests start first and wait out their hangs together"
+        );
+    }
     let asked = Instant::now();
     acquire(kind).await;
     Turn::new(kind, asked)
@@ -176,7 +192,7 @@ pub(crate) fn take_light_turn_blocking() -> Turn {
 impl Turn {
     fn new(kind: Kind, asked: Instant) -> Self {
         FIRST_ASKED.get_or_init(|| asked);
-        let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
+        let test = this_test();
         Turn { kind, test, waited: asked.elapsed(), since: Instant::now(), busy_since: machine_busy_cpu_seconds() }
     }
 }

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use regex::Regex;
 
-use super::integrations::text;
 use crate::kit::command::squall_bin;
+use crate::kit::command::text;
 use crate::kit::harness::require;
 use crate::kit::suites::{python_interpreter, root};
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::integrations::text;
+use crate::kit::command::text;
 use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
 use crate::kit::machine::take_turn_blocking;

@@ -7,9 +7,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use super::integrations::{examples_js, text};
-use super::sdk::python;
-use crate::kit::command::squall_bin;
+use super::sdk::{examples_js, python};
+use crate::kit::command::{squall_bin, text};
 use crate::kit::harness::require;
 use crate::kit::machine::take_turn_blocking;
 use crate::kit::suites::root;

@@ -15,7 +15,6 @@ mod github_action; // the GitHub Action's steps with a fake runner: install, jud
 mod hardening; // security defaults, bad input, load
 mod independent_iut; // an independent correct implementation passes every profile (slow)
 mod init; // `squall init`: adapters written as kept, never over a file; then the printed command judges a real SDK
-mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
 mod integrations_first_hour; // a new user's first hour with pytest and vitest: rootdir, one case alone, warnings, types
 mod layout; // the library stays light, and no crate has an import circle
 mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
@@ -28,11 +27,11 @@ mod release_archive; // the archive cargo binstall downloads holds squall where 
 mod reports; // `squall run`'s four report files agree; a kept report renders again
 mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
 mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
-mod sdk; // the official SDKs parse every stream squall sends (SDKs)
+pub(crate) mod sdk; // the official SDKs parse every stream squall sends (SDKs)
 mod seed_quotations; // every clause and quotation presented as seed text is the seed's, verbatim
 mod serve_process; // `squall serve` as a process: one descriptor a stream, memory to read a journal, SIGTERM
 mod server_tls; // TLS with ALPN: every API over HTTP/2 and HTTP/1.1, faults under TLS, certificates
-mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes
+pub(crate) mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes
 mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report (slow)
 mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary
 mod slow_clients; // a client's own time per retry is never read as its policy (slow)

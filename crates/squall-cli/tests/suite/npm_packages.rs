@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::integrations::{examples_js, text};
-use crate::kit::command::squall_bin;
+use super::sdk::examples_js;
+use crate::kit::command::{squall_bin, text};
 use crate::kit::harness::require;
 use crate::kit::suites::root;
 

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::integrations::text;
 use super::sdk::sdk_dir;
+use crate::kit::command::text;
 use crate::kit::harness::require;
 use crate::kit::machine::take_turn_blocking;
 use crate::kit::suites::{python_interpreter, root};

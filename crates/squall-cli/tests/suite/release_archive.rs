@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::integrations::text;
 use crate::kit::command::squall_bin;
+use crate::kit::command::text;
 use crate::kit::harness::require;
 use crate::kit::suites::root;
 

@@ -38,11 +38,19 @@ pub(super) fn sdk_dir() -> PathBuf {
 /// after the others, while the SDKs install, and finds them by their `#[ignore]`, which must say
 /// "needs the SDKs" (or the wheel, or Node). Meanwhile it sets `SQUALL_SDKS_INSTALLING`: a test
 /// that reaches for them without saying so fails here every time, not by the race.
-pub(super) fn not_while_installing(what: &str) {
+pub(crate) fn not_while_installing(what: &str) {
     assert!(
         std::env::var_os("SQUALL_SDKS_INSTALLING").is_none(),
         "this test needs {what}, which scripts/test.sh is still installing: its #[ignore] must say \"needs the SDKs\" (or the wheel, or Node) for the script to run it after them"
     );
+}
+
+/// The JavaScript examples (`integrations/js/examples`), their packages installed.
+pub(crate) fn examples_js() -> PathBuf {
+    not_while_installing("the JavaScript examples' packages");
+    let dir = crate::kit::suites::root().join("integrations/js/examples");
+    assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
+    dir
 }
 
 fn checker(relative: &str) -> PathBuf {
@@ -217,7 +225,7 @@ fn assert_529_retried(runs: &BTreeMap<&'static str, ScriptedRun>) {
     );
 }
 
-pub(super) fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let python = sdk_dir().join("python/bin/python");
     assert!(
         python.exists(),

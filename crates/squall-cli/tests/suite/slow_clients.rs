@@ -3,16 +3,16 @@
 //! before each retry gets exactly the verdicts of its fast twin at the default time scale; a jittery
 //! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained
 //! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
-//! in 3s" warns on that SHOULD at every time scale.
+//! in 3s" warns on that SHOULD at every time scale. (A client slow to start:
+//! `mostly_waiting::slow_clients`.)
 
 use squall::clock::TimeScale;
-use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
 use crate::kit::independent_suites::{independent_suites, SLOW_TWINS_MS};
-use crate::kit::machine::{take_light_turn, take_turn};
-use crate::kit::suites::{independent_command, independent_config, slow_independent_config, verdicts};
+use crate::kit::machine::take_turn;
+use crate::kit::suites::{slow_independent_config, verdicts};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
 fn differences(fast: &SuiteOutcome, slow: &SuiteOutcome) -> Vec<String> {
@@ -109,27 +109,4 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
             &format!("at {time_scale}: {} {:?} {:?}", case.verdict.as_str(), case.checks, case.error),
         );
     }
-}
-
-/// An implementation that takes longer to start than the first calibration allows (a machine
-/// busy with other work) is measured at a later, more patient try, not left unmeasured with
-/// every timing check unjudged: 6 s of start-up against a 12 s case timeout times out the first
-/// try's 5 s instances and fits the second's 10 s.
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn an_implementation_slow_to_start_is_calibrated_again_more_patiently() {
-    let _one = take_light_turn().await;
-    let config = SuiteConfig {
-        iut: Iut::Command(format!("sleep 6; {}", independent_command(None))),
-        case_timeout: std::time::Duration::from_secs(12),
-        tags: Some("@no-case-has-this-tag".to_owned()),
-        ..independent_config(None)
-    };
-    let outcome = run_suite(&config).await.expect("the suite runs");
-    let calibration = &outcome.calibration;
-    require(
-        calibration.reaction.missing.is_none() && calibration.tries == 2,
-        &format!("tries {}: {}", calibration.tries, calibration.summary()),
-    );
-    require(calibration.summary().contains("second try"), &calibration.summary());
 }

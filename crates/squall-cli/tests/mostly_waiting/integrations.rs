@@ -6,16 +6,16 @@
 //! case the verdict `squall run` gave through the adapter.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
-use super::sdk::python;
-use crate::kit::command::squall_bin;
+use crate::kit::command::{squall_bin, text};
 use crate::kit::harness::require;
 use crate::kit::machine::take_light_turn_blocking;
 use crate::kit::suites::root;
+use crate::suite::sdk::{examples_js, python};
 
 /// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
 /// name (calibration runs have none).
@@ -52,17 +52,6 @@ fn same_as_kept(verdicts: &BTreeMap<String, Value>, report: &str, output: &str) 
         .map(|(name, v)| format!("{name}: {} through the integration, {:?} kept", v["verdict"], kept.get(name)))
         .collect();
     require(differ.is_empty(), &format!("{}\n{output}", differ.join("\n")));
-}
-
-pub(super) fn text(output: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
-}
-
-pub(super) fn examples_js() -> PathBuf {
-    super::sdk::not_while_installing("the JavaScript examples' packages");
-    let dir = root().join("integrations/js/examples");
-    assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
-    dir
 }
 
 #[test]

@@ -1,0 +1,94 @@
+//! The suite with an implementation that dies or hangs: a crash is `error` at every level with
+//! its stderr as evidence, a give-up reported with a non-zero exit is a verdict, and a child that
+//! holds stderr and sleeps forever cannot hang the suite.
+
+use std::time::{Duration, Instant};
+
+use squall_suite::iut::Iut;
+use squall_suite::{run_suite, Level, Verdict};
+
+use crate::kit::command::squall_bin;
+use crate::kit::harness::require;
+use crate::kit::machine::take_light_turn;
+use crate::kit::suites::{config, failing};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as_evidence() {
+    let _one = take_light_turn().await;
+    // It makes exactly the right calls — through the reference — and then dies without a result.
+    let command = format!(
+        "'{}' reference-iut; rm -f \"$SQUALL_OUT/result.json\"; echo 'adapter exploded' >&2; exit 3",
+        squall_bin()
+    );
+    let mut crashing = config(Iut::Command(command));
+    crashing.level = Level::Wire;
+    crashing.tags = Some("@REQ-0006-001 or @REQ-0006-002".to_owned());
+    // Its cases end in error whatever their scale: none is slowed for its timing checks.
+    crashing.max_time_scale = crashing.time_scale;
+    let outcome = run_suite(&crashing).await.expect("suite runs");
+    require(outcome.cases.len() > 20, "the wire-level cases ran");
+    for case in &outcome.cases {
+        require(case.verdict == Verdict::Error, &format!("{}: {}", case.name, case.verdict.as_str()));
+        require(
+            case.evidence.outputs.stderr.contains("adapter exploded"),
+            &format!("{:?}", case.evidence.outputs.stderr),
+        );
+        // Said in plain words, not wrapped in cucumber's "Step panicked. Captured output: …".
+        require(
+            case.error.as_deref().is_some_and(|e| e.contains("no usable result.json") && !e.contains("panicked")),
+            &format!("{:?}", case.error),
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
+    let _one = take_light_turn().await;
+    // The reference, with a CLI's habit: exit 1 when the call failed (ok: false in result.json).
+    let command = format!(
+        "'{}' reference-iut && grep -q '\"ok\": false' \"$SQUALL_OUT/result.json\" && exit 1; exit 0",
+        squall_bin()
+    );
+    let mut cli_habit = config(Iut::Command(command));
+    cli_habit.tags = Some("@REQ-0006-001".to_owned());
+    let outcome = run_suite(&cli_habit).await.expect("suite runs");
+    let gave_up: Vec<_> = outcome.cases.iter().filter(|c| c.evidence.outputs.exit_code == Some(1)).collect();
+    require(!gave_up.is_empty(), "some cases gave up with exit 1");
+    require(outcome.passed(), &format!("a reported give-up is a verdict, not an error: {:?}", failing(&outcome)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
+    let _one = take_light_turn().await;
+    // The shell waits on a child that keeps the stderr pipe open and never ends.
+    let mut hanging = config(Iut::Command("echo 'started' >&2; sleep 1000 & wait".to_owned()));
+    hanging.tags = Some("@REQ-0006-002 and @wire".to_owned());
+    hanging.case_timeout = Duration::from_secs(1);
+    hanging.concurrency = 64;
+    let started = Instant::now();
+    let outcome = run_suite(&hanging).await.expect("suite runs");
+    // The cases' share of the run: the calibration's instances of the hanging client time out
+    // too, for as long whatever the number of cases (and longer on a busy machine).
+    let calibration = Duration::from_secs_f64(outcome.calibration.duration_ms / 1000.0);
+    let took = started.elapsed().saturating_sub(calibration);
+    require(outcome.cases.len() >= 8, "cases ran");
+    // One after another they would take a timeout each: side by side, far less.
+    let one_after_another = hanging.case_timeout * u32::try_from(outcome.cases.len()).unwrap_or(u32::MAX);
+    require(
+        took < one_after_another / 2,
+        &format!(
+            "the cases ran side by side, each killed at its timeout; they took {took:?} for {} cases (the calibration before them {calibration:?})",
+            outcome.cases.len()
+        ),
+    );
+    for case in &outcome.cases {
+        require(
+            case.verdict == Verdict::Error && case.evidence.outputs.timed_out,
+            &format!("{}: {}", case.name, case.verdict.as_str()),
+        );
+        require(case.evidence.outputs.stderr.contains("started"), "its stderr so far is kept");
+    }
+}
