@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test: installs the SDKs the SDK tests drive (once), checks formatting, lints every
-# target while building it (the benches too; they are run by hand: see BENCHMARKS.md), runs the
-# whole workspace's tests, and the conformance suite against the reference speaking Chat
-# Completions, the Messages API, the Gemini API, the Responses API over WebSocket and Bedrock's
-# Converse API (the
-# workspace tests cover Responses over HTTP) with the test binary already built; checks that the
-# harness builds without the reference implementation and that the library's tests pass without
-# its features, and ends with one line totalling every test run.
+# target while building it (the benches too; they are run by hand: see BENCHMARKS.md), runs every
+# test binary of the workspace and its doc tests, and the conformance suite against the reference
+# speaking Chat Completions, the Messages API, the Gemini API, the Responses API over WebSocket,
+# Bedrock's Converse API and Responses over HTTP/2 and TLS (the workspace's tests cover Responses
+# over HTTP/1.1) with the test binary already built; checks that the harness builds without the
+# reference implementation and that the library's tests pass without its features, and ends with
+# one line totalling every test run. Each binary's output is in target/tests/, all of it in
+# target/test-output.log; a failed binary's failures are printed.
 #
 # The quick loop for contributors (no SDKs, no suite-wide tests) is scripts/quick-test.sh.
 set -euo pipefail

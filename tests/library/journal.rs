@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use squall::journal::EndKind;
 
+use squall_testkit::first_within;
 use squall_testkit::harness::{read_body, Harness};
 
 #[tokio::test]
@@ -44,17 +45,21 @@ stream = { text = "sub ok" }
 async fn timings_match_what_the_client_measured() {
     let _quiet = squall_testkit::quiet_turn().await;
     let toml = "name = \"t\"\n[[attempts]]\ndelay_ms = 120\nstream = { text = \"a b c\", event_delay_ms = 10 }\n";
-    let h = Harness::new(toml).await;
-    let sent = Instant::now();
-    let read = read_body(h.stream_responses().await).await;
-    let client_total = sent.elapsed();
-    assert!(read.error.is_none());
-    let entry = &h.settled_journal().await[0];
-    let server_total =
-        Duration::from_secs_f64((entry.finished_at_ms.expect("finished") - entry.received_at_ms) / 1000.0);
-    let difference = client_total.abs_diff(server_total);
-    assert!(difference < Duration::from_millis(15), "client {client_total:?} vs server {server_total:?}");
-    assert!(server_total >= Duration::from_millis(120 + 10 * 10));
+    let measure = || async {
+        let h = Harness::new(toml).await;
+        let sent = Instant::now();
+        let read = read_body(h.stream_responses().await).await;
+        let client_total = sent.elapsed();
+        assert!(read.error.is_none());
+        let entry = &h.settled_journal().await[0];
+        let server_total =
+            Duration::from_secs_f64((entry.finished_at_ms.expect("finished") - entry.received_at_ms) / 1000.0);
+        assert!(server_total >= Duration::from_millis(120 + 10 * 10), "server {server_total:?}");
+        (client_total, server_total)
+    };
+    let close = |(client, server): &(Duration, Duration)| client.abs_diff(*server) < Duration::from_millis(15);
+    let taken = first_within(3, measure, close).await;
+    assert!(taken.last().is_some_and(close), "client and server totals, try by try: {taken:?}");
 }
 
 #[tokio::test]

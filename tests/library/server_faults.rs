@@ -7,6 +7,7 @@ use squall::clock::TimeScale;
 use squall::journal::EndKind;
 use squall::scenario::FaultKind;
 
+use squall_testkit::first_within;
 use squall_testkit::harness::{read_body, Harness};
 
 fn one_attempt(stream: &str, fault: &str) -> String {
@@ -100,16 +101,21 @@ async fn delta_offsets_break_every_api_at_the_same_output() {
 #[tokio::test]
 async fn timed_stall_is_a_measured_gap_then_the_rest() {
     let _quiet = squall_testkit::quiet_turn().await;
-    let h =
-        Harness::new(&one_attempt(r#"{ text = "a b c" }"#, r#"{ kind = "stall", after_events = 2, ms = 300 }"#)).await;
-    let read = read_body(h.stream_responses().await).await;
-    assert!(read.error.is_none());
-    assert!(read.event_names().last().is_some_and(|n| n == "response.completed"));
-    let gaps: Vec<Duration> = read.arrivals.windows(2).map(|w| w[1].0 - w[0].0).collect();
-    let longest = gaps.iter().max().copied().unwrap_or_default();
-    assert!(longest >= Duration::from_millis(295) && longest < Duration::from_millis(450), "gap {longest:?}");
-    let entry = &h.settled_journal().await[0];
-    assert_eq!((entry.end, entry.fault), (Some(EndKind::Completed), Some(FaultKind::Stall)));
+    let script = one_attempt(r#"{ text = "a b c" }"#, r#"{ kind = "stall", after_events = 2, ms = 300 }"#);
+    let measure = || async {
+        let h = Harness::new(&script).await;
+        let read = read_body(h.stream_responses().await).await;
+        assert!(read.error.is_none());
+        assert!(read.event_names().last().is_some_and(|n| n == "response.completed"));
+        let entry = &h.settled_journal().await[0];
+        assert_eq!((entry.end, entry.fault), (Some(EndKind::Completed), Some(FaultKind::Stall)));
+        let gaps: Vec<Duration> = read.arrivals.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        let longest = gaps.iter().max().copied().unwrap_or_default();
+        assert!(longest >= Duration::from_millis(295), "gap {longest:?}");
+        longest
+    };
+    let taken = first_within(3, measure, |longest| *longest < Duration::from_millis(450)).await;
+    assert!(taken.last().is_some_and(|l| *l < Duration::from_millis(450)), "the longest gap, try by try: {taken:?}");
 }
 
 #[tokio::test]
