@@ -3,13 +3,17 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 
 use super::machine::{take_light_turn_blocking, take_turn_blocking};
 use super::suites::root;
 
-/// Its path, for a command line of one's own (`'…/squall' reference-iut`).
+/// Its path, for a command line of one's own (`'…/squall' reference-iut`): `SQUALL_TEST_BIN`
+/// when set (scripts/test.sh links this build's executable there: the wheel it builds beside the
+/// tests replaces `target/debug/squall` meanwhile).
 pub(crate) fn squall_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_squall")
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| std::env::var("SQUALL_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_squall").to_owned()))
 }
 
 /// A command that runs it.

@@ -15,7 +15,7 @@ use crate::kit::command::{squall_bin, text};
 use crate::kit::harness::require;
 use crate::kit::machine::take_light_turn_blocking;
 use crate::kit::suites::root;
-use crate::suite::sdk::{examples_js, python};
+use crate::suite::sdk::{examples_js, python, wait_for_the_wheel};
 
 /// The verdicts a run of an integration wrote (`--squall-verdicts` / `SQUALL_VERDICTS`), by case
 /// name (calibration runs have none).
@@ -57,6 +57,7 @@ fn same_as_kept(verdicts: &BTreeMap<String, Value>, report: &str, output: &str) 
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn pytest_judges_the_openai_python_sdk_as_squall_run_does() {
+    wait_for_the_wheel();
     let _one = take_light_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");

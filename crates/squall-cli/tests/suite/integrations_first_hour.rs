@@ -39,6 +39,7 @@ fn pytest(dir: &Path, args: &[String]) -> Output {
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn a_fresh_pytest_project_keeps_its_rootdir_and_one_timed_case_alone_is_calibrated() {
+    super::sdk::wait_for_the_wheel();
     let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("a project directory");
     pytest_project(dir.path());

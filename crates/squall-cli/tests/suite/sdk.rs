@@ -53,6 +53,20 @@ pub(crate) fn examples_js() -> PathBuf {
     dir
 }
 
+/// Waits while scripts/test.sh still builds the squall wheel beside the tests: the file
+/// `SQUALL_WHEEL_PENDING` names is there until the wheel is installed into the SDK venv, and
+/// says `failed` if it could not be built. A test that runs the wheel's executable or its pytest
+/// plugin calls this first (before its turn at the machine: the wait is not the test's).
+pub(crate) fn wait_for_the_wheel() {
+    let Some(pending) = std::env::var_os("SQUALL_WHEEL_PENDING") else { return };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while let Ok(said) = std::fs::read_to_string(&pending) {
+        assert!(said.trim() != "failed", "scripts/test.sh could not build the wheel (target/wheel-build.log)");
+        assert!(std::time::Instant::now() < deadline, "the wheel was not built within 10 minutes");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
 fn checker(relative: &str) -> PathBuf {
     crate::kit::suites::root().to_path_buf().join("crates/squall-cli/tests/sdk").join(relative)
 }
