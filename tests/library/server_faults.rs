@@ -110,12 +110,14 @@ async fn timed_stall_is_a_measured_gap_then_the_rest() {
         let entry = &h.settled_journal().await[0];
         assert_eq!((entry.end, entry.fault), (Some(EndKind::Completed), Some(FaultKind::Stall)));
         let gaps: Vec<Duration> = read.arrivals.windows(2).map(|w| w[1].0 - w[0].0).collect();
-        let longest = gaps.iter().max().copied().unwrap_or_default();
-        assert!(longest >= Duration::from_millis(295), "gap {longest:?}");
-        longest
+        gaps.iter().max().copied().unwrap_or_default()
     };
-    let taken = first_within(3, measure, |longest| *longest < Duration::from_millis(450)).await;
-    assert!(taken.last().is_some_and(|l| *l < Duration::from_millis(450)), "the longest gap, try by try: {taken:?}");
+    // The client reads the gap: a late read of the event before it shortens it, of the one
+    // after lengthens it (once 292 ms beside the integration binary).
+    let the_stall =
+        |longest: &Duration| *longest >= Duration::from_millis(295) && *longest < Duration::from_millis(450);
+    let taken = first_within(3, measure, the_stall).await;
+    assert!(taken.last().is_some_and(the_stall), "the longest gap, try by try: {taken:?}");
 }
 
 #[tokio::test]

@@ -32,10 +32,10 @@ pub async fn quiet_turn() -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 /// Measures up to `tries` times until `within` holds, and returns every measurement taken (the
-/// last is the one that held, or the last try). For a bound the machine's noise can break only
-/// one way — a test binary runs beside others (scripts/test.sh), and a busy core delays a wake-up,
-/// never hastens one — while what the bound guards against (a timestamp taken at the wrong
-/// moment) breaks it at every try: the test stays able to fail.
+/// last is the one that held, or the last try). For a bound the machine's noise breaks now and
+/// then — a test binary runs beside others (scripts/test.sh), and a busy core delays a wake-up —
+/// while what the bound guards against (a timestamp taken at the wrong moment, a stall of the
+/// wrong length) breaks it at every try: the test stays able to fail.
 pub async fn first_within<T, F, Fut>(tries: usize, mut measure: F, within: impl Fn(&T) -> bool) -> Vec<T>
 where
     F: FnMut() -> Fut,
