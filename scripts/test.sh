@@ -137,8 +137,8 @@ RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} step "the integration binary (all)" \
   run_test_executable all "$all_dir" "$all_executable" "$@" &
 all_pid=$!
 # Every other test binary, the doc tests and the other wire formats' suites (below) run beside
-# its later turns: once the light builds are done, so that they do not take the cores from the
-# heaviest turns, which come first.
+# its later turns, once the light builds are done: the machine has room for one of the two
+# beside the turns, not both.
 if ! wait "$light_builds_pid"; then
   cat target/light-tests.log >&2
   echo "test.sh: the light builds failed (target/light-tests.log above)" >&2
@@ -147,8 +147,8 @@ fi
 # One suite, every wire format: the reference again, speaking Chat Completions, Anthropic's
 # Messages API, Google's Gemini API, the Responses API over WebSocket, Amazon Bedrock's
 # Converse API, and the Responses API over HTTP/2 (h2c) and over TLS (HTTP/2 by ALPN), side by
-# side (each mostly waits on scaled sleeps), through the conformance binary the line above
-# built. The first starts alone for 3 s, to measure its client's reaction on a calm machine.
+# side (each mostly waits on scaled sleeps), through the conformance binary the build made. The
+# first starts alone for 3 s, to measure its client's reaction on a calm machine.
 other_wire_formats() {
   local binary format status=0 pids=()
   local formats=(chat messages gemini responses-websocket bedrock responses-h2 responses-tls)
