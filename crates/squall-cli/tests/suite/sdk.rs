@@ -28,26 +28,13 @@ const CASES: &[(&str, &str)] = &[
 
 /// Where scripts/setup-sdks.sh installed the SDKs (`SQUALL_SDK_DIR`, else target/sdk).
 pub(super) fn sdk_dir() -> PathBuf {
-    not_while_installing("the SDKs");
     std::env::var_os("SQUALL_SDK_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::kit::suites::root().to_path_buf().join("target/sdk"))
 }
 
-/// scripts/test.sh runs the tests that need what scripts/setup-sdks.sh installs (or the wheel)
-/// after the others, while the SDKs install, and finds them by their `#[ignore]`, which must say
-/// "needs the SDKs" (or the wheel, or Node). Meanwhile it sets `SQUALL_SDKS_INSTALLING`: a test
-/// that reaches for them without saying so fails here every time, not by the race.
-pub(crate) fn not_while_installing(what: &str) {
-    assert!(
-        std::env::var_os("SQUALL_SDKS_INSTALLING").is_none(),
-        "this test needs {what}, which scripts/test.sh is still installing: its #[ignore] must say \"needs the SDKs\" (or the wheel, or Node) for the script to run it after them"
-    );
-}
-
 /// The JavaScript examples (`integrations/js/examples`), their packages installed.
 pub(crate) fn examples_js() -> PathBuf {
-    not_while_installing("the JavaScript examples' packages");
     let dir = crate::kit::suites::root().join("integrations/js/examples");
     assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
     dir
