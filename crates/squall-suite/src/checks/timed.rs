@@ -164,7 +164,7 @@ impl Timing {
         let (as_measured, with_moment) = (margin.read(&plain.measured), margin.read(&held.measured));
         // Runs drawn anew are read within the noise each measured: a busy machine's moment at
         // every wait (2.5 s of policy time at 1/100) would widen each retry's bound beyond what
-        // 30 runs narrow. The one run that asked for the draws was read with it.
+        // the runs drawn narrow. The one run that asked for the draws was read with it.
         let drawn = !observation.draws.is_empty();
         let trusted = |reading: Reading, without_moment: bool| {
             with_moment == reading || ((without_moment || drawn) && as_measured == reading)
