@@ -1,16 +1,19 @@
-//! The suite with an implementation that dies or hangs: a crash is `error` at every level with
-//! its stderr as evidence, a give-up reported with a non-zero exit is a verdict, and a child that
-//! holds stderr and sleeps forever cannot hang the suite.
+//! The suite through the IUT contract's external path: the reference as a process gets the
+//! verdicts it gets in process (0.2 of a core: the processes mostly wait); and with an
+//! implementation that dies or hangs: a crash is `error` at every level with its stderr as
+//! evidence, a give-up reported with a non-zero exit is a verdict, and a child that holds stderr
+//! and sleeps forever cannot hang the suite.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use squall_suite::iut::Iut;
-use squall_suite::{run_suite, Level, Verdict};
+use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
 use crate::kit::machine::take_light_turn;
-use crate::kit::suites::{config, failing};
+use crate::kit::suites::{config, failing, staggered};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
@@ -91,4 +94,27 @@ async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
         );
         require(case.evidence.outputs.stderr.contains("started"), "its stderr so far is kept");
     }
+}
+
+fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
+    outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c.verdict)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
+    let _one = take_light_turn().await;
+    let command = format!("'{}' reference-iut", squall_bin());
+    let (in_process_suite, external_suite) = (config(Iut::Reference { mutant: None }), config(Iut::Command(command)));
+    let (in_process, external) = staggered(run_suite(&in_process_suite), run_suite(&external_suite)).await;
+    let (in_process, external) = (in_process.expect("suite runs"), external.expect("suite runs"));
+    require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
+    let (inside, outside) = (verdicts(&in_process), verdicts(&external));
+    let differing: Vec<_> = inside
+        .iter()
+        .filter(|(case, v)| outside.get(*case) != Some(*v))
+        .map(|(case, v)| format!("{case:?}: in-process {v:?}, external {:?}", outside.get(case)))
+        .collect();
+    require(differing.is_empty() && inside.len() == outside.len(), &differing.join("\n"));
+    require(in_process.cases.len() >= 70, &format!("only {} cases ran", in_process.cases.len()));
 }

@@ -7,8 +7,9 @@
 //! tests that wait for a turn of their own (that cost the test command about a minute).
 //! `take_light_turn` holds the rule: called from a test outside this module, it panics.
 
-mod conformance_suite; // an implementation that crashes, gives up with exit 1, or hangs with stderr held
+mod conformance_suite; // the external contract path; an implementation that crashes, gives up with exit 1, or hangs
 mod drawn_waits; // a linear backoff with a full jitter fails from runs drawn beyond 30
+mod first_look; // a raised case looks first at its own scale: an uncapped backoff fails in seconds
 mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
 mod service; // the service judges the reference one case at a time: squall run's verdicts
 mod slow_clients; // an implementation slow to start is calibrated again

@@ -8,9 +8,8 @@ mod catalogue; // the shipped scenario catalogue loads and covers every fault
 mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod cli; // the `squall` binary as a user runs it
 mod committed_reports; // the kept reports agree with fresh runs, and the matrix with the kept reports (SDKs)
-mod conformance_suite; // the suite itself: the IUT contract's external path, levels, crashes, hangs (slow)
+mod conformance_suite; // the suite itself: levels, cucumber's JSON (the external path, crashes, hangs: mostly_waiting)
 pub(crate) mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded
-mod first_look; // a case raised for a wide reaction looks first at its own scale, for a miss in seconds
 mod github_action; // the GitHub Action's steps with a fake runner: install, judge, summary, comment, exit code
 mod hardening; // security defaults, bad input, load
 mod independent_iut; // an independent correct implementation passes every profile (slow)

@@ -2,7 +2,7 @@
 //! cap misses "the waits level off at a cap" there (confirmed, where a busy machine could explain
 //! the miss, at the scale the cap's own margin needs) in seconds, instead of waiting out 1,023 s
 //! of doubling at the raised scale; a capped backoff, which the look cannot decide, is passed by
-//! the raised run as before.
+//! the raised run as before. Both clients mostly wait (0.3 of a core): a light turn.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, Level, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
+use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{config, python};
 use squall::clock::TimeScale;
 
@@ -77,7 +77,7 @@ async fn cap_case(dir: &std::path::Path, cap: Option<u32>) -> (CaseRecord, Durat
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn an_uncapped_backoff_fails_at_its_own_scale_and_a_capped_one_passes_at_the_raised_one() {
-    let _one = take_turn().await;
+    let _one = take_light_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("doubling.py"), DOUBLING_CLIENT).expect("the client is written");
     std::fs::create_dir(dir.path().join("features")).expect("features dir");
