@@ -43,18 +43,14 @@ step "fmt" cargo fmt --all --check
 # target, with its lints and -D warnings (what `cargo clippy` does, through the same variables),
 # so each crate is compiled once instead of checked by clippy and then built again (171 s in CI,
 # beside the SDK setup, instead of 119 + 113). Every cargo command below builds with the same
-# wrapper, so nothing is built twice. The integration binary builds first: its tests hold most of
-# the test command's time and start as soon as it is built; the other targets (about 40 CPU-s:
-# the library's and the suite's unit tests, the benches) build beside its first turns, niced.
+# wrapper, so nothing is built twice.
 clippy_driver=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)
 if [ -n "$clippy_driver" ]; then
   export RUSTC_WORKSPACE_WRAPPER=$clippy_driver CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-  step "clippy and building the integration binary" cargo test --workspace --all-features --no-run --test all
-  other_targets=(cargo test --workspace --all-features --all-targets --no-run)
+  step "clippy and building the tests" cargo test --workspace --all-features --all-targets --no-run
 else
   step "clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
-  step "building the integration binary" cargo test --workspace --all-features --no-run --test all
-  other_targets=(cargo test --workspace --all-features --no-run)
+  step "building the tests" cargo test --workspace --all-features --no-run
 fi
 # The judge builds without the judged (no reference), and the library as a user gets it (no
 # features: no WebSocket, no TLS, no suite) with its unit tests run so, by rustc alone (clippy
@@ -76,7 +72,7 @@ light_builds_pid=$!
 # Every test executable cargo built for the workspace, one per line: its target's name, its
 # package's directory (where cargo would run it) and its path.
 test_executables() {
-  cargo test --workspace --all-features --no-run --message-format=json "$@" 2>/dev/null \
+  cargo test --workspace --all-features --no-run --message-format=json 2>/dev/null \
     | grep '"executable":"/' | grep '"test":true' | while read -r artifact; do
       local name manifest executable
       name=$(grep -o '"name":"[^"]*"' <<< "$artifact" | head -1 | cut -d'"' -f4)
@@ -85,8 +81,8 @@ test_executables() {
       echo "$name $(dirname "$manifest") $executable"
     done
 }
-test_executables --test all > target/test-executables.txt
-[ -s target/test-executables.txt ] || { echo "test.sh: cargo listed no integration binary" >&2; exit 1; }
+test_executables > target/test-executables.txt
+[ -s target/test-executables.txt ] || { echo "test.sh: cargo listed no test executable" >&2; exit 1; }
 mkdir -p target/tests
 if ! wait "$sdk_setup_pid"; then
   cat target/setup-sdks.log >&2
@@ -129,6 +125,9 @@ wheel() {
     return 1
   fi
 }
+# Niced: the turns' clients come first when they wake.
+(renice -n 10 -p "$BASHPID" > /dev/null; step "the Python wheel, beside the tests" wheel) &
+wheel_pid=$!
 # The command line's integration binary (`all`) holds most of the tests' time: its suite-wide
 # tests take turns at the machine (they hold one lock), keeping 1.3 cores busy on average.
 # It starts now, run directly so that cargo's lock stays free; sixteen test threads let the
@@ -137,12 +136,6 @@ read -r _ all_dir all_executable < <(grep '^all ' target/test-executables.txt)
 RUST_TEST_THREADS=${RUST_TEST_THREADS:-16} step "the integration binary (all)" \
   run_test_executable all "$all_dir" "$all_executable" "$@" &
 all_pid=$!
-# The other targets, then every test executable cargo built; then the wheel (niced: the turns'
-# clients come first when they wake), whose cargo would otherwise wait for their lock.
-step "clippy and building the other targets, beside the integration binary" nice -n 10 "${other_targets[@]}" || exit 1
-test_executables > target/test-executables.txt
-(renice -n 10 -p "$BASHPID" > /dev/null; step "the Python wheel, beside the tests" wheel) &
-wheel_pid=$!
 # Every other test binary, the doc tests and the other wire formats' suites (below) run beside
 # its later turns, once the light builds are done: the machine has room for one of the two
 # beside the turns, not both.
