@@ -13,7 +13,7 @@ use crate::suite::drawn_waits::{shown, wait_checks, CASES, SEED};
 /// leave its growth undecided (docs/requirements.md: 100 % of the simulated clients); its runs of
 /// the seven-attempt case take about a second at the scale its reaction needs (forked warm), so
 /// more are drawn within the case's budget of real time, eight at a time, and it fails. It mostly
-/// waits: 4.5 CPU-s in 53 s, four at a time.
+/// waits: 4 CPU-s in 28 s alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "slow: runs a suite of processes; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 async fn a_linear_backoff_with_a_full_jitter_fails_growth_from_runs_drawn_beyond_thirty() {

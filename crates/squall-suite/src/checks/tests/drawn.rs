@@ -4,9 +4,9 @@
 //! capped at 8 s, at 20 s or not at all; from a base of 0.5 s or 1 s — each judged as the engine
 //! judges a case: one run, then runs drawing anew while a check asks for them, up to
 //! [`MAX_DRAWS`] (what 30 would have left undecided, where the engine's budget of real time stops
-//! a client whose runs take 10 s, is counted too), every wait measured within a machine's noise (what is left of a client's
-//! reaction once the calibration took it out). The rates it measures are docs/requirements.md's
-//! table; the test holds them.
+//! a client whose runs take 10 s, is counted too), every wait measured within a machine's noise
+//! (what is left of a client's reaction once the calibration took it out). The rates it measures
+//! are docs/requirements.md's table; the test holds them.
 
 use std::fmt::Write as _;
 
