@@ -23,7 +23,14 @@ pub struct BackoffConfig {
     pub jitter: Duration,
     /// Each wait a uniform share of the capped delay instead (a full jitter; `jitter` unused).
     pub full_jitter: bool,
+    /// Each wait uniform from `initial` to [`DECORRELATED_MULTIPLE`] times the wait before (the
+    /// first: times `initial`), capped, instead (AWS's decorrelated jitter; `factor` and
+    /// `jitter` unused).
+    pub decorrelated: bool,
 }
+
+/// A decorrelated jitter's multiple of the wait before (AWS's).
+pub const DECORRELATED_MULTIPLE: f64 = 3.0;
 
 impl Default for BackoffConfig {
     fn default() -> Self {
@@ -33,6 +40,7 @@ impl Default for BackoffConfig {
             cap: Duration::from_secs(30),
             jitter: Duration::from_secs(1),
             full_jitter: false,
+            decorrelated: false,
         }
     }
 }
@@ -42,6 +50,7 @@ impl BackoffConfig {
     pub fn without_jitter(mut self) -> Self {
         self.jitter = Duration::ZERO;
         self.full_jitter = false;
+        self.decorrelated = false;
         self
     }
 
@@ -53,6 +62,10 @@ impl BackoffConfig {
 
     /// The largest delay the schedule can produce for retry `n`.
     pub fn max_delay(&self, retry: u32) -> Duration {
+        if self.decorrelated {
+            let most = self.initial.as_secs_f64() * DECORRELATED_MULTIPLE.powi(retry.min(64) as i32 + 1);
+            return Duration::from_secs_f64(most.min(self.cap.as_secs_f64()));
+        }
         match self.full_jitter {
             true => self.base_delay(retry),
             false => (self.base_delay(retry) + self.jitter).min(self.cap.max(self.base_delay(retry))),
@@ -61,7 +74,7 @@ impl BackoffConfig {
 
     /// A schedule of at most `max_retries` delays, jittered from `seed`.
     pub fn schedule(&self, max_retries: u32, seed: u64) -> Backoff {
-        Backoff { config: *self, retry: 0, max_retries, rng: SplitMix64(seed) }
+        Backoff { config: *self, retry: 0, max_retries, rng: SplitMix64(seed), last: self.initial }
     }
 }
 
@@ -72,6 +85,8 @@ pub struct Backoff {
     retry: u32,
     max_retries: u32,
     rng: SplitMix64,
+    /// The wait before (a decorrelated jitter's draws depend on it).
+    last: Duration,
 }
 
 impl Iterator for Backoff {
@@ -84,6 +99,12 @@ impl Iterator for Backoff {
         let base = self.config.base_delay(self.retry);
         let draw = self.rng.next_unit();
         self.retry += 1;
+        if self.config.decorrelated {
+            let (floor, ceiling) = (self.config.initial.as_secs_f64(), DECORRELATED_MULTIPLE * self.last.as_secs_f64());
+            let wait = (floor + (ceiling - floor) * draw).min(self.config.cap.as_secs_f64());
+            self.last = Duration::from_secs_f64(wait);
+            return Some(self.last);
+        }
         match self.config.full_jitter {
             true => Some(base.mul_f64(draw)),
             false => Some((base + self.config.jitter.mul_f64(draw)).min(self.config.cap.max(base))),
@@ -129,6 +150,19 @@ mod tests {
         for (n, delay) in first.iter().enumerate() {
             let base = config.base_delay(n as u32);
             assert!(*delay >= base && *delay <= config.max_delay(n as u32), "retry {n}: {delay:?}");
+        }
+    }
+
+    #[test]
+    fn a_decorrelated_jitter_draws_each_wait_below_three_times_the_one_before() {
+        let config = BackoffConfig { decorrelated: true, ..BackoffConfig::default() };
+        let delays: Vec<Duration> = config.schedule(10, 7).collect();
+        let mut before = config.initial;
+        for (n, delay) in delays.iter().enumerate() {
+            let ceiling = before.mul_f64(DECORRELATED_MULTIPLE).min(config.cap);
+            assert!(*delay >= config.initial.min(ceiling) && *delay <= ceiling, "retry {n}: {delays:?}");
+            assert!(*delay <= config.max_delay(n as u32), "retry {n}: {delays:?}");
+            before = *delay;
         }
     }
 

@@ -51,6 +51,7 @@ pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {
         Mutant::ConstantBackoff => policy.backoff.factor = 1.0,
         Mutant::ZeroJitter => policy.backoff = policy.backoff.without_jitter(),
         Mutant::FullJitter => policy.backoff.full_jitter = true,
+        Mutant::DecorrelatedJitter => policy.backoff.decorrelated = true,
         Mutant::Base2s => policy.backoff.initial = std::time::Duration::from_secs(2),
         Mutant::NoTimeoutLadder => policy.timeout_ladder.clear(),
         Mutant::WriterRetries if policy.max_retries == 0 => policy.max_retries = 6,

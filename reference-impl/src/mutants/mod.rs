@@ -97,6 +97,10 @@ mutants! {
         // Seed 002's schedule only: its waits still grow exponentially to a cap, which one run
         // cannot tell and runs drawing anew do (REQ-0006-002 holds).
         Only(&["SEED-002-JITTER"]);
+    DecorrelatedJitter = "decorrelated-jitter": "Each wait is drawn from 1 s to three times the one before, capped (AWS's decorrelated jitter) instead of seed 002's 2^n plus 0-1 s.",
+        // Seed 002's schedule only: its mean waits grow 1.5x a retry to the cap, which runs
+        // drawing anew read as a decorrelated jitter's (REQ-0006-002 holds).
+        Only(&["SEED-002-JITTER"]);
     NoStreamRetry = "no-stream-retry": "A stream broken mid-body (EOF, reset, truncation, garbage) is final.",
         // Breaks get 7 attempts by default (-002); the gate's allowed path replays one (SEED-001).
         Only(&["REQ-0006-002", "REQ-0006-010", "SEED-001-GATE"]);

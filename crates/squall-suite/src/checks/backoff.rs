@@ -3,6 +3,7 @@
 //! scale undone, the client's reaction taken out); every comparison tolerates the waits' noise,
 //! and each check's margin says how much noise it can tolerate and still reject what it must.
 
+use super::decorrelated::{Decorrelated, Dependence};
 use super::envelope::{Decided, Envelope, LEVEL_RATIO};
 use super::wire::{seconds, waits_and_noise};
 use super::{number, Args, Check, Observation, Timed, Timing};
@@ -191,7 +192,8 @@ fn drawn_waits(observation: &Observation) -> (Vec<Vec<f64>>, f64) {
 /// until runs drawing anew confirm them.
 pub(super) fn growth_over(runs: &[Vec<f64>], noise: f64) -> Timed {
     let what = "its waits double below a cap or not";
-    let [waits] = runs else { return pooled(runs, noise, (Envelope::growth, Some(growth_over)), what) };
+    let readings = Readings { envelope: Envelope::growth, decorrelated: Decorrelated::growth, each: Some(growth_over) };
+    let [waits] = runs else { return pooled(runs, noise, readings, what) };
     let one_run = compared((waits.clone(), noise), grows_exponentially);
     if let Some(why) = growth_undecidable(waits, noise) {
         return one_run.undecidable_if(Some(why));
@@ -212,7 +214,8 @@ pub(super) fn growth_over(runs: &[Vec<f64>], noise: f64) -> Timed {
 /// [`LEVEL_RATIO`]; one run's miss stands until runs drawing anew confirm it.
 pub(super) fn cap_over(runs: &[Vec<f64>], noise: f64) -> Timed {
     let what = "its last waits level off or not";
-    let [waits] = runs else { return pooled(runs, noise, (Envelope::cap, None), what) };
+    let readings = Readings { envelope: Envelope::cap, decorrelated: Decorrelated::cap, each: None };
+    let [waits] = runs else { return pooled(runs, noise, readings, what) };
     let one_run = compared((waits.clone(), noise), levels_off);
     if let Some(why) = wider_jitter(waits, noise, what) {
         return one_run.undecidable_if(Some(why));
@@ -251,38 +254,66 @@ fn dips_below_the_cap(waits: &[f64], noise: f64) -> Option<(usize, f64, f64)> {
 /// three in a row 6 % of the time in the simulation).
 const MISSED_ALONE: usize = 3;
 
-/// How a check reads several runs: over their envelope, and (for growth) each run alone.
-type Readings = (fn(&Envelope, f64) -> Decided, Option<fn(&[Vec<f64>], f64) -> Timed>);
+/// How a check reads several runs: over their envelope, as a decorrelated jitter, and (for
+/// growth) each run alone.
+struct Readings {
+    envelope: fn(&Envelope, f64) -> Decided,
+    decorrelated: fn(&Decorrelated) -> Decided,
+    each: Option<OverRuns>,
+}
 
-/// A check read over the envelope of several runs of the case: decided, or open with why
-/// (`what` is what the draws decide). [`MISSED_ALONE`] runs or more that each miss growth on
-/// their own, none showing a jitter wider than one run reads through, confirm the miss.
-fn pooled(runs: &[Vec<f64>], noise: f64, (read, each): Readings, what: &str) -> Timed {
+/// A check over runs' waits measured within a noise.
+type OverRuns = fn(&[Vec<f64>], f64) -> Timed;
+
+/// A check read over several runs of the case: decided, or open with why (`what` is what the
+/// draws decide). Runs whose waits depend on the ones before as a decorrelated jitter's do are
+/// read by its parameters; while the runs do not yet tell whether they do, a verdict needs that
+/// reading and the envelope's (which reads waits as drawn retry by retry) to agree. Otherwise
+/// over their envelope: [`MISSED_ALONE`] runs or more that each miss growth on their own, none
+/// showing a jitter wider than one run reads through, confirm the miss.
+fn pooled(runs: &[Vec<f64>], noise: f64, readings: Readings, what: &str) -> Timed {
     let Some(envelope) = Envelope::of_draws(runs, noise) else {
         let counts: Vec<usize> = runs.iter().map(Vec::len).collect();
         return Timed::decided(format!("a run with fewer than 3 waits (waits per run: {counts:?})"), false);
     };
-    let observed = envelope.describe();
-    let missed_alone = |each: fn(&[Vec<f64>], f64) -> Timed| {
-        runs.iter().all(|run| {
-            let alone = each(std::slice::from_ref(run), noise);
-            alone.undecidable.is_none() && !alone.measured.held
-        })
-    };
-    if runs.len() >= MISSED_ALONE && each.is_some_and(missed_alone) {
-        return Timed::decided(format!("{observed}; each run missed on its own"), false);
-    }
-    match read(&envelope, noise) {
+    let decided = |observed: String, decided: Decided| match decided {
         Decided::Holds => Timed::decided(observed, true),
         Decided::Misses => Timed::decided(observed, false),
         Decided::Open => {
             let why = format!(
                 "the client's jitter is wider than one run reads through, and {} runs do not yet tell whether {what}",
-                envelope.runs
+                runs.len()
             );
             Timed::open(observed, why)
         }
+    };
+    match Dependence::of_draws(runs, noise) {
+        Dependence::Decorrelated(fit) => {
+            let fit = fit.bounds();
+            return decided(fit.describe(), (readings.decorrelated)(&fit));
+        }
+        Dependence::Either(fit) => {
+            let by_retry = (readings.envelope)(&envelope, noise);
+            if by_retry == Decided::Open {
+                return decided(envelope.describe(), Decided::Open);
+            }
+            let fit = fit.bounds();
+            let both = if (readings.decorrelated)(&fit) == by_retry { by_retry } else { Decided::Open };
+            return decided(format!("{}; or {}", envelope.describe(), fit.describe()), both);
+        }
+        Dependence::Independent => {}
     }
+    let observed = envelope.describe();
+    let missed_alone = |each: OverRuns| {
+        runs.iter().all(|run| {
+            let alone = each(std::slice::from_ref(run), noise);
+            alone.undecidable.is_none() && !alone.measured.held
+        })
+    };
+    if runs.len() >= MISSED_ALONE && readings.each.is_some_and(missed_alone) {
+        return Timed::decided(format!("{observed}; each run missed on its own"), false);
+    }
+    decided(observed, (readings.envelope)(&envelope, noise))
 }
 
 /// Why one run cannot decide `what` ("… by its draws"), when the waits show a jitter wider

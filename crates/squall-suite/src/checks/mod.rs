@@ -14,6 +14,7 @@
 //!   confirm, or a measurement too noisy to decide
 
 mod backoff;
+pub(crate) mod decorrelated;
 mod each_client;
 pub(crate) mod envelope;
 mod events;

@@ -38,8 +38,9 @@ enum Jitter {
     Equal,
     /// 0–θ.
     Full,
-    /// min(cap, 0.5 s to 3× the last wait), the first from 0.5 s to 3× the base.
-    Decorrelated,
+    /// min(cap, the base to so many times the last wait), the first from the base to so many
+    /// times it (AWS's decorrelated jitter with 3).
+    Decorrelated(f64),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -86,8 +87,8 @@ impl Family {
                     Jitter::Added => theta + u,
                     Jitter::Equal => theta * (0.5 + 0.5 * u),
                     Jitter::Full => theta * u,
-                    Jitter::Decorrelated => {
-                        last = (self.base + (3.0 * last - self.base) * u).min(self.cap);
+                    Jitter::Decorrelated(multiple) => {
+                        last = (self.base + (multiple * last - self.base) * u).min(self.cap);
                         last
                     }
                 };
@@ -96,10 +97,22 @@ impl Family {
             .collect()
     }
 
-    /// The verdict the seed's words give the check: `None` where no verdict is owed (1.5× and
-    /// decorrelated are reported, not held to a rate).
+    /// The verdict the seed's words give the check: `None` where no verdict is owed (1.5× a
+    /// retry lies between the families the checks tell apart). A decorrelated jitter is judged by
+    /// its mean waits, as every other: they grow by about multiple ÷ 2 a retry, exponential from
+    /// 2√2 (√2 a retry), and fourfold before the cap when the cap is four times the first wait's
+    /// ceiling; they level off as 20,000 drawn paths of them show.
     fn expected(&self, check: Check) -> Option<bool> {
-        if self.growth == Growth::Ratio15 || self.jitter == Jitter::Decorrelated {
+        if let Jitter::Decorrelated(multiple) = self.jitter {
+            return Some(match check {
+                Check::Growth(_) => multiple >= 2.0 * 2f64.sqrt() && self.cap >= 4.0 * multiple * self.base,
+                Check::Cap => {
+                    let mean = self.mean_waits(10);
+                    (7..9).all(|k| mean[k + 1] <= 1.4 * mean[k])
+                }
+            });
+        }
+        if self.growth == Growth::Ratio15 {
             return None;
         }
         Some(match check {
@@ -109,9 +122,38 @@ impl Family {
         })
     }
 
+    /// The mean of each of `retries` waits over 20,000 paths drawn without noise.
+    fn mean_waits(&self, retries: usize) -> Vec<f64> {
+        const PATHS: usize = 20_000;
+        let mut random = uniform(99);
+        let mut sums = vec![0.0; retries];
+        for _ in 0..PATHS {
+            for (sum, wait) in sums.iter_mut().zip(self.draw(retries, 0.0, &mut random)) {
+                *sum += wait;
+            }
+        }
+        sums.iter().map(|sum| sum / PATHS as f64).collect()
+    }
+
+    /// The share of clients a family owed a verdict must get it: 97 % (the demand of
+    /// full- and equal-jittered doubling clients, and linear and constant ones); a decorrelated
+    /// jitter's multiple is bounded by its longest ratios, at 2.5 within 13 % of the 2√2 its growth
+    /// is read at, and its cap by its mean waits: 85 %, the rest undecided (never wrong beyond
+    /// the rates above).
+    fn least_right(&self) -> f64 {
+        match self.jitter {
+            Jitter::Decorrelated(_) => 0.85,
+            _ => 0.97,
+        }
+    }
+
     fn name(&self) -> String {
         let cap = if self.cap.is_finite() { format!("{} s", self.cap) } else { "none".to_owned() };
-        format!("{:?}, {:?} jitter, base {} s, cap {cap}", self.growth, self.jitter, self.base)
+        let jitter = match self.jitter {
+            Jitter::Decorrelated(multiple) => format!("decorrelated ({multiple}× the last)"),
+            other => format!("{other:?}"),
+        };
+        format!("{:?}, {jitter} jitter, base {} s, cap {cap}", self.growth, self.base)
     }
 }
 
@@ -162,11 +204,12 @@ fn judge(family: &Family, check: Check, noise: f64, seed: u64) -> (Outcome, usiz
 fn families() -> Vec<Family> {
     let mut all = Vec::new();
     for growth in [Growth::Constant, Growth::Linear, Growth::Ratio15, Growth::Doubling] {
-        for jitter in [Jitter::None, Jitter::Minus25, Jitter::Added, Jitter::Equal, Jitter::Full, Jitter::Decorrelated]
-        {
-            if jitter == Jitter::Decorrelated && growth != Growth::Doubling {
-                continue;
-            }
+        let jitters = [Jitter::None, Jitter::Minus25, Jitter::Added, Jitter::Equal, Jitter::Full];
+        // A decorrelated jitter's growth is its multiple's: drawn once, with 3 (AWS's) and 2.5.
+        let decorrelated = [Jitter::Decorrelated(3.0), Jitter::Decorrelated(2.5)];
+        let growth_jitters =
+            if growth == Growth::Doubling { [&jitters[..], &decorrelated[..]].concat() } else { jitters.to_vec() };
+        for jitter in growth_jitters {
             for base in [0.5, 1.0] {
                 // A cap the schedule never reaches within 10 retries reads as none.
                 let reached = |cap: &f64| Family { growth, jitter, base, cap: *cap }.backoff(9) >= *cap;
@@ -327,7 +370,7 @@ fn random_waits_are_decided_from_enough_draws_at_the_rates_docs_state() {
                 broken.push(format!("{check:?}, {}: wrong {:.1} %", family.name(), 100.0 * rates.wrong(expected)));
             }
             let right = rates.share(if expected { rates.pass } else { rates.fail });
-            if right < 0.97 {
+            if right < family.least_right() {
                 broken.push(format!("{check:?}, {}: owed verdict given {:.1} %", family.name(), 100.0 * right));
             }
         }
