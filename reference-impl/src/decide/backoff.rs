@@ -23,13 +23,13 @@ pub struct BackoffConfig {
     pub jitter: Duration,
     /// Each wait a uniform share of the capped delay instead (a full jitter; `jitter` unused).
     pub full_jitter: bool,
-    /// Each wait uniform from `initial` to [`DECORRELATED_MULTIPLE`] times the wait before (the
-    /// first: times `initial`), capped, instead (AWS's decorrelated jitter; `factor` and
-    /// `jitter` unused).
-    pub decorrelated: bool,
+    /// Each wait uniform from `initial` to this multiple of the wait before (the first: of
+    /// `initial`), capped, instead (a decorrelated jitter, AWS's with
+    /// [`DECORRELATED_MULTIPLE`]; `factor` and `jitter` unused).
+    pub decorrelated: Option<f64>,
 }
 
-/// A decorrelated jitter's multiple of the wait before (AWS's).
+/// AWS's decorrelated jitter's multiple of the wait before.
 pub const DECORRELATED_MULTIPLE: f64 = 3.0;
 
 impl Default for BackoffConfig {
@@ -40,7 +40,7 @@ impl Default for BackoffConfig {
             cap: Duration::from_secs(30),
             jitter: Duration::from_secs(1),
             full_jitter: false,
-            decorrelated: false,
+            decorrelated: None,
         }
     }
 }
@@ -50,7 +50,7 @@ impl BackoffConfig {
     pub fn without_jitter(mut self) -> Self {
         self.jitter = Duration::ZERO;
         self.full_jitter = false;
-        self.decorrelated = false;
+        self.decorrelated = None;
         self
     }
 
@@ -62,8 +62,8 @@ impl BackoffConfig {
 
     /// The largest delay the schedule can produce for retry `n`.
     pub fn max_delay(&self, retry: u32) -> Duration {
-        if self.decorrelated {
-            let most = self.initial.as_secs_f64() * DECORRELATED_MULTIPLE.powi(retry.min(64) as i32 + 1);
+        if let Some(multiple) = self.decorrelated {
+            let most = self.initial.as_secs_f64() * multiple.powi(retry.min(64) as i32 + 1);
             return Duration::from_secs_f64(most.min(self.cap.as_secs_f64()));
         }
         match self.full_jitter {
@@ -99,8 +99,8 @@ impl Iterator for Backoff {
         let base = self.config.base_delay(self.retry);
         let draw = self.rng.next_unit();
         self.retry += 1;
-        if self.config.decorrelated {
-            let (floor, ceiling) = (self.config.initial.as_secs_f64(), DECORRELATED_MULTIPLE * self.last.as_secs_f64());
+        if let Some(multiple) = self.config.decorrelated {
+            let (floor, ceiling) = (self.config.initial.as_secs_f64(), multiple * self.last.as_secs_f64());
             let wait = (floor + (ceiling - floor) * draw).min(self.config.cap.as_secs_f64());
             self.last = Duration::from_secs_f64(wait);
             return Some(self.last);
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn a_decorrelated_jitter_draws_each_wait_below_three_times_the_one_before() {
-        let config = BackoffConfig { decorrelated: true, ..BackoffConfig::default() };
+        let config = BackoffConfig { decorrelated: Some(DECORRELATED_MULTIPLE), ..BackoffConfig::default() };
         let delays: Vec<Duration> = config.schedule(10, 7).collect();
         let mut before = config.initial;
         for (n, delay) in delays.iter().enumerate() {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::Mutant;
+use crate::decide::backoff::DECORRELATED_MULTIPLE;
 use crate::decide::classify::TransportFailure;
 use crate::decide::policy::{KindLimits, RetryPolicy};
 use crate::run::engine::AttemptFailure;
@@ -51,7 +52,8 @@ pub fn adjust_policy(mutant: Mutant, policy: &mut RetryPolicy) {
         Mutant::ConstantBackoff => policy.backoff.factor = 1.0,
         Mutant::ZeroJitter => policy.backoff = policy.backoff.without_jitter(),
         Mutant::FullJitter => policy.backoff.full_jitter = true,
-        Mutant::DecorrelatedJitter => policy.backoff.decorrelated = true,
+        Mutant::DecorrelatedJitter => policy.backoff.decorrelated = Some(DECORRELATED_MULTIPLE),
+        Mutant::SlowDecorrelatedJitter => policy.backoff.decorrelated = Some(2.5),
         Mutant::Base2s => policy.backoff.initial = std::time::Duration::from_secs(2),
         Mutant::NoTimeoutLadder => policy.timeout_ladder.clear(),
         Mutant::WriterRetries if policy.max_retries == 0 => policy.max_retries = 6,

@@ -101,6 +101,10 @@ mutants! {
         // Seed 002's schedule only: its mean waits grow 1.5x a retry to the cap, which runs
         // drawing anew read as a decorrelated jitter's (REQ-0006-002 holds).
         Only(&["SEED-002-JITTER"]);
+    SlowDecorrelatedJitter = "slow-decorrelated-jitter": "A decorrelated jitter with a multiple of 2.5: each wait from 1 s to 2.5 times the one before, capped; its mean waits grow 1.25x a retry.",
+        // Too slow to be exponential (√2 a retry), read as a decorrelated jitter's; its mean
+        // waits still level off (each under 1.4x the one before).
+        Only(&["REQ-0006-002", "SEED-002-JITTER"]);
     NoStreamRetry = "no-stream-retry": "A stream broken mid-body (EOF, reset, truncation, garbage) is final.",
         // Breaks get 7 attempts by default (-002); the gate's allowed path replays one (SEED-001).
         Only(&["REQ-0006-002", "REQ-0006-010", "SEED-001-GATE"]);

@@ -42,7 +42,7 @@ pub(crate) fn shown(checks: &[(String, Verdict, Option<Draws>, String)]) -> Stri
     lines.join("\n")
 }
 
-/// The checks over waits of the reference's `mutant` on both cases (growth twice, the cap once).
+/// The checks over waits of the reference's `mutant` on both cases, as far as each was judged.
 async fn reference_wait_checks(mutant: &str) -> Vec<(String, Verdict, Option<Draws>, String)> {
     let suite = SuiteConfig {
         cases: CASES.map(str::to_owned).to_vec(),
@@ -50,14 +50,18 @@ async fn reference_wait_checks(mutant: &str) -> Vec<(String, Verdict, Option<Dra
         ..config(Iut::Reference { mutant: Some(mutant.to_owned()) })
     };
     let outcome = run_suite(&suite).await.expect("the suite runs");
-    let checks = wait_checks(&outcome.cases);
-    require(checks.len() == 3, &format!("growth twice and the cap once:\n{}", shown(&checks)));
-    checks
+    wait_checks(&outcome.cases)
+}
+
+/// Growth twice and the cap once: each case judged to its end.
+fn judged_to_the_end(checks: &[(String, Verdict, Option<Draws>, String)]) {
+    require(checks.len() == 3, &format!("growth twice and the cap once:\n{}", shown(checks)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_full_jitter_is_passed_from_runs_drawn_anew_each_seeded_and_recorded() {
     let checks = reference_wait_checks("full-jitter").await;
+    judged_to_the_end(&checks);
     require(checks.iter().all(|(_, verdict, ..)| *verdict == Verdict::Pass), &shown(&checks));
     // A full jitter under a cap takes more than one run: the cap case's checks are read over
     // several, each seeded anew.
@@ -76,10 +80,23 @@ async fn a_full_jitter_is_passed_from_runs_drawn_anew_each_seeded_and_recorded()
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_decorrelated_jitter_is_read_by_its_parameters_and_passes() {
     let checks = reference_wait_checks("decorrelated-jitter").await;
+    judged_to_the_end(&checks);
     let read_as_decorrelated = |(_, verdict, draws, observed): &(String, Verdict, Option<Draws>, String)| {
         *verdict == Verdict::Pass && draws.is_some() && observed.contains("decorrelated jitter")
     };
     require(checks.iter().all(read_as_decorrelated), &shown(&checks));
+}
+
+/// Its `slow-decorrelated-jitter` mutant (a multiple of 2.5: mean waits growing 1.25× a retry)
+/// fails growth over the eleven-attempt case, read as a decorrelated jitter too slow to be
+/// exponential (the case's cap is not judged after the failed step).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_decorrelated_jitter_too_slow_to_be_exponential_fails_growth() {
+    let checks = reference_wait_checks("slow-decorrelated-jitter").await;
+    let read_as_too_slow = |(_, verdict, draws, observed): &(String, Verdict, Option<Draws>, String)| {
+        *verdict == Verdict::Fail && draws.is_some() && observed.contains("decorrelated jitter")
+    };
+    require(checks.iter().any(read_as_too_slow), &shown(&checks));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
