@@ -5,7 +5,7 @@
 # herd of 12 independent clients without jitter is judged RUNS times under the same load on seed
 # 002's spread MUST (it must never pass), and the reference's jittered herd as often (it must
 # pass every time). The independent implementation runs on the sped-up clock (`--clock
-# accelerated`: libfaketime must be installed). A measurement, not a test: it takes about half an
+# accelerated`, squall's own). A measurement, not a test: it takes about half an
 # hour on 2 cores.
 #
 #   scripts/measure-stability.sh [RUNS]        (default 10; needs python3, builds squall --release)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs libfaketime's faketime program (Debian's package, for the sped-up clock's tests) and the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
+# Installs the official OpenAI, Anthropic, Google, Ollama and AWS SDKs that the SDK conformance tests drive, under
 # target/sdk (or $SQUALL_SDK_DIR): the Python `openai`, `anthropic`, `litellm`, `google-genai`, `ollama` and `boto3` packages in a venv (with
 # pytest, and maturin for the squall wheel), the npm `openai`,
 # `@anthropic-ai/sdk`, `@google/genai`, `ollama` and `@aws-sdk/client-bedrock-runtime` packages; the Node adapters' own pinned packages
@@ -8,31 +8,11 @@
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
 # vitest). The Python packages are installed by uv (itself from PyPI), the npm ones by npm, all
 # side by side. Idempotent: does nothing when all are already installed.
-#   scripts/setup-sdks.sh [clock|packages]
-# `clock` installs only the faketime program, `packages` everything else (scripts/test.sh runs
-# the two side by side: most tests need the clock, only some the packages).
+#   scripts/setup-sdks.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
-stage=${1:-all}
-case $stage in
-  all | clock | packages) ;;
-  *) echo "setup-sdks: unknown stage $stage (clock, packages, or none for both)" >&2; exit 2 ;;
-esac
 mkdir -p "$sdk"
-
-# The sped-up clock (`squall run --clock accelerated`) runs an implementation under libfaketime's
-# `faketime` program; its tests need it. Debian's package, installed where we may (root, apt).
-if [ "$stage" != packages ] && ! command -v faketime >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup-sdks: [$SECONDS s] installing Debian's faketime (libfaketime) for the sped-up clock"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime
-  else
-    echo "setup-sdks: the sped-up clock's tests need the faketime program: apt-get install faketime" >&2
-    exit 1
-  fi
-fi
-[ "$stage" != clock ] || exit 0
 
 # The Python packages, by uv (from PyPI, pinned): it resolves, downloads and installs in
 # parallel where pip took 151 s for the same pins (12 s, bytecode compiled as pip does: a client

@@ -1,9 +1,8 @@
 //! Embeds the features (`features/*.feature`; `features` here links to the repository's, so the
 //! packaged crate carries them) so `squall run` works from anywhere, and records the git commit
 //! squall is built from, and the compiler, for reports' provenance (`SQUALL_GIT_COMMIT`, none
-//! outside a checkout; `SQUALL_RUSTC`), and builds the clock preload (`clock/squall_clock.c`)
-//! that an implementation's process loads beside libfaketime, embedded as bytes (none, and the
-//! sped-up clock unavailable, where no C compiler is found).
+//! outside a checkout; `SQUALL_RUSTC`), and builds the clock preload (`clock/*.c`), embedded as
+//! bytes (none, and the sped-up clock unavailable, where no C compiler is found).
 
 include!("embed_files.rs");
 
@@ -14,32 +13,56 @@ fn main() {
     build_clock_preload(&root);
 }
 
-/// `$OUT_DIR/libsquall_clock.so` from `clock/squall_clock.c` with the C compiler (`$CC`, else
-/// `cc`), and `SQUALL_CLOCK_PRELOAD`, the file `include_bytes!` reads: the library, or an empty
-/// file where it cannot be built (the cargo warning says why).
+/// `$OUT_DIR/libsquall_clock.so` from `clock/*.c`, the clock's preload, and
+/// `SQUALL_CLOCK_PRELOAD`, the file `include_bytes!` reads: the library, or an empty file where
+/// it cannot be built (the cargo warning says why). It is a shared object handed to other
+/// processes, never linked into squall: the `cc` crate finds the compiler for the target (`CC`,
+/// `CC_<target>`, a cross compiler), and the compiler links the object itself.
 fn build_clock_preload(root: &std::path::Path) {
-    let source = root.join("clock/squall_clock.c");
-    println!("cargo:rerun-if-changed={}", source.display());
-    println!("cargo:rerun-if-env-changed=CC");
+    let dir = root.join("clock");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+        .unwrap_or_default();
+    sources.retain(|path| path.extension().is_some_and(|ext| ext == "c"));
+    sources.sort();
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
     let library = out_dir.join("libsquall_clock.so");
-    let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let built = linux
-        && std::process::Command::new(&compiler)
-            .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
-            .arg(&library)
-            .arg(&source)
-            .arg("-ldl")
-            .status()
-            .is_ok_and(|status| status.success());
-    if !built {
-        println!("cargo:warning=the clock preload was not built (no Linux target or no C compiler `{compiler}`): `squall run --clock accelerated` will say so");
+    let target = |key: &str| std::env::var(format!("CARGO_CFG_TARGET_{key}")).unwrap_or_default();
+    let why_not = if target("OS") != "linux" {
+        Some("the clock preload is for Linux (LD_PRELOAD)".to_owned())
+    } else {
+        compile_preload(&sources, &dir, &library, &target("ARCH")).err()
+    };
+    if let Some(why) = why_not {
+        println!("cargo:warning=the clock preload was not built: {why}; `squall run --clock accelerated` will say so");
         if let Err(e) = std::fs::write(&library, b"") {
             panic!("cannot write {}: {e}", library.display());
         }
     }
     println!("cargo:rustc-env=SQUALL_CLOCK_PRELOAD={}", library.display());
+}
+
+fn compile_preload(
+    sources: &[PathBuf],
+    dir: &std::path::Path,
+    library: &std::path::Path,
+    arch: &str,
+) -> Result<(), String> {
+    let compiler = cc::Build::new().cargo_metadata(false).opt_level(2).try_get_compiler().map_err(|e| e.to_string())?;
+    let mut command = compiler.to_command();
+    command.args(["-shared", "-fPIC", "-Wall", "-Wextra", "-o"]).arg(library).args(sources);
+    if arch == "x86_64" {
+        // pthread_cond_timedwait in both of glibc's versions there.
+        command.arg(format!("-Wl,--version-script={}", dir.join("versions.map").display()));
+    }
+    command.arg("-ldl");
+    let output = command.output().map_err(|e| format!("cannot run {}: {e}", compiler.path().display()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} failed: {}", compiler.path().display(), String::from_utf8_lossy(&output.stderr).trim()))
+    }
 }
 
 /// `SQUALL_GIT_COMMIT` for the crate: given in the environment, or asked of git; rebuilt when

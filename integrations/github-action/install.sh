@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Action's first step: puts a squall executable on the job's PATH ($GITHUB_PATH) — from a
 # release archive for this runner, from the wheel (pip, into a venv of its own: the runner's
-# Python refuses --user installs), or one already there — and libfaketime where apt-get can.
+# Python refuses --user installs), or one already there. It carries its own clock: nothing else.
 set -euo pipefail
 : "${GITHUB_PATH:?}" "${RUNNER_TEMP:?}"
 from=${INPUT_INSTALL_FROM:-release} version=${INPUT_VERSION:?}
@@ -32,7 +32,3 @@ esac
 [ -x "$dir/squall" ] || { echo "squall: no squall executable in $dir after installing from $from" >&2; exit 1; }
 echo "$dir" >> "$GITHUB_PATH"
 "$dir/squall" --version
-if [ "${INPUT_INSTALL_FAKETIME:-true}" = true ] && ! command -v faketime >/dev/null && command -v apt-get >/dev/null; then
-  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq faketime
-fi

@@ -5,10 +5,12 @@
 //! - [`VirtualClock`] — virtual time for a server and in-process clients on one runtime: waits
 //!   take no real time and every span is exact (`docs/embedded.md`, "Virtual time")
 //! - [`ClientFrame`] — the wall time a client on a sped-up clock reads, for dates sent to it
+//! - [`Frame`] — the file a process tree on squall's clock reads its time from
 //! - [`TimeScale`] — real time per policy second, checked once
 //! - `precise` — real sleeps that land on their deadline, not on the timer wheel's next tick
 
 mod client_frame;
+mod frame;
 mod precise;
 mod time_scale;
 mod virtual_clock;
@@ -21,6 +23,7 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 pub use self::client_frame::ClientFrame;
+pub use self::frame::{Frame, FrameError, Segment};
 pub(crate) use self::precise::deadline_after;
 use self::precise::PreciseSleep;
 pub use self::time_scale::{TimeScale, TimeScaleError};

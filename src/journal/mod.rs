@@ -79,7 +79,7 @@ impl Journal {
     /// The wall time the run's client reads now: the clock's, or its own sped-up frame's.
     pub fn client_wall_now(&self) -> std::time::SystemTime {
         let real = self.clock.wall_now();
-        match *self.client_frame.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+        match &*self.client_frame.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
             Some(frame) => frame.seen(real),
             None => real,
         }

@@ -3,6 +3,7 @@
 //! its requirement ids; the acceptance reports; soak.
 //!
 //! - [`iut`] — how an implementation under test is run (the IUT contract)
+//! - [`clock`] — squall's clock for a process tree: the preload and its frame
 //! - `verdict` — how checks, cases, requirements, profiles and runs are judged, in one place
 //!   ([`Verdict`], [`Level`], [`Strength`], [`Tally`], [`RunVerdict`])
 //! - [`requirements`] — the requirement ids, their titles and their profiles
@@ -28,6 +29,7 @@
 pub mod cases;
 mod checks;
 pub mod clauses;
+pub mod clock;
 mod conversation;
 mod digest;
 #[cfg(test)]

@@ -294,7 +294,7 @@ impl SuiteSettings {
 }
 
 const SCALE: &str = TimeScale::RANGE;
-const CLOCK: &str = "`auto` (sped up where libfaketime is installed and reaches the client, else scaled), `accelerated` (its process runs on a clock sped up by libfaketime) or `scaled` (the client scales its own waits by SQUALL_TIME_SCALE)";
+const CLOCK: &str = "`auto` (sped up where squall's clock reaches the client, else scaled), `accelerated` (its process runs on squall's sped-up clock) or `scaled` (the client scales its own waits by SQUALL_TIME_SCALE)";
 const SECONDS: &str = "a positive number of seconds";
 const COUNT: &str = "a whole number of at least 1";
 const HERD: &str = "a whole number from 10 to 500";

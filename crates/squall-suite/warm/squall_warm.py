@@ -17,9 +17,9 @@ are done; to {"id": N, "env": {…}, "stderr": PATH} it answers {"id": N, "pid":
 runs and {"id": N, "exit": CODE} when the child ends (a negative CODE: the signal that ended it).
 When its standard input closes, it kills every child still running and exits.
 
-On the sped-up clock the process runs under libfaketime at a rate of 1, re-reading `FAKETIME`
-at every call (`FAKETIME_NO_CACHE=1`): the child's `FAKETIME` sets its case's rate, and squall's
-preload, told to read it again, writes the origin of the child's frame.
+On the sped-up clock the process has squall's preload and no frame (real time): the child's
+environment names its case's frame (`SQUALL_CLOCK_FRAME`), and the preload, told to read it
+again, puts the child on it.
 """
 
 import ast

@@ -1,9 +1,10 @@
 //! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
-//! ([`run`]), `init` ([`init`]), `soak` ([`soak`]), `cases` ([`cases`]), `report merge` ([`report`]),
+//! ([`run`]), `init` ([`init`]), `soak` ([`soak`]), `cases` ([`cases`]), `clock` ([`clock`]), `report merge` ([`report`]),
 //! `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
 pub(crate) mod cases;
+pub(crate) mod clock;
 pub(crate) mod init;
 pub(crate) mod record;
 pub(crate) mod report;
@@ -117,6 +118,9 @@ pub(crate) enum Command {
     #[cfg(feature = "reference")]
     #[command(name = "reference-iut")]
     ReferenceIut,
+    /// Run a command, and everything it starts, on squall's clock: a test runner whose
+    /// integration (pytest-squall, squall-judge) speeds it up for each case (docs/clock.md).
+    Clock(clock::ClockArgs),
     /// Work with scenario files.
     Scenarios {
         #[command(subcommand)]
@@ -183,6 +187,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Soak(args) => soak::soak(args).await,
         Command::Record(args) => record::record(args).await,
         Command::Cases(args) => cases::cases(args),
+        Command::Clock(args) => clock::clock(args).await,
         Command::Init(args) => init::init(args),
         Command::Report { command } => report::report(command),
         #[cfg(feature = "reference")]

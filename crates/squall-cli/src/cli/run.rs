@@ -42,10 +42,10 @@ pub(crate) struct RunArgs {
     /// Accept a run in which every case is n/a (exit 0 instead of 2).
     #[arg(long)]
     pub allow_empty: bool,
-    /// The clock an outside implementation's process runs on: `accelerated` (sped up by
-    /// 1/time-scale with libfaketime; the client reads SQUALL_TIME_SCALE=1 and runs unmodified),
+    /// The clock an outside implementation's process runs on: `accelerated` (squall's clock,
+    /// sped up by 1/time-scale; the client reads SQUALL_TIME_SCALE=1 and runs unmodified),
     /// `scaled` (real time; its adapter scales its waits by SQUALL_TIME_SCALE), or `auto`
-    /// (accelerated where libfaketime is installed and reaches the client, else scaled).
+    /// (accelerated where squall's clock reaches the client, else scaled).
     #[arg(long, env = "SQUALL_CLOCK", default_value = "auto")]
     pub clock: String,
     /// Start a Python implementation (`--iut "PYTHON SCRIPT [ARG…]"`) warm: one process imports

@@ -1,5 +1,7 @@
 //! A statically linked client, which no preload reaches, is named as such before anything is
-//! judged: it waits out the sped-up clock's probe at real time.
+//! judged: it waits out the sped-up clock's probe at real time. Under `--clock auto` it is run
+//! scaled instead, and since it says it does not scale its waits either (time scale 1), the run
+//! stops before any case too, saying both.
 
 use std::process::Command;
 
@@ -7,7 +9,7 @@ use crate::kit::command::squall_run_waiting;
 use crate::kit::harness::require;
 
 #[test]
-#[ignore = "needs the faketime program (scripts/setup-sdks.sh installs it; scripts/test.sh runs it)"]
+#[ignore = "slow: waits out the probe's 10 s of real time (scripts/test.sh runs it)"]
 fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() {
     let dir = tempfile::tempdir().expect("tempdir");
     let client = dir.path().join("static-client");
@@ -26,4 +28,18 @@ fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() 
     );
     require(stderr.contains("--clock scaled"), &format!("and the ways out: {stderr}"));
     require(!reports.join("report.json").exists(), "nothing is judged, no report written");
+
+    let auto = dir.path().join("auto");
+    let output = squall_run_waiting(&["--iut", &command, "--level", "wire"], &auto);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    require(output.status.code() == Some(2), &format!("auto: exit 2 before judging: {:?}\n{stderr}", output.status));
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("does not scale its own waits")).collect();
+    require(said.len() == 1, &format!("one line says why: {stderr}"));
+    require(
+        said[0].contains("squall's clock did not reach it")
+            && said[0].contains("time_scale 1")
+            && said[0].contains("--time-scale 1"),
+        &format!("what it saw and the ways out: {}", said[0]),
+    );
+    require(!auto.join("report.json").exists(), "auto: nothing is judged, no report written");
 }

@@ -103,7 +103,6 @@ fn the_actions_steps_install_squall_judge_summarise_and_fail_as_squall_run_does(
             ("INPUT_INSTALL_FROM", "release"),
             ("INPUT_VERSION", env!("CARGO_PKG_VERSION")),
             ("INPUT_RELEASE_URL", &releases),
-            ("INPUT_INSTALL_FAKETIME", "false"),
         ],
     );
     require(installed.status.success(), &text(&installed));
@@ -191,7 +190,6 @@ fn the_action_installs_squall_from_the_wheel_into_a_venv_of_its_own() {
             ("INPUT_INSTALL_FROM", "wheel"),
             ("INPUT_VERSION", env!("CARGO_PKG_VERSION")),
             ("INPUT_WHEEL", wheel.to_str().expect("UTF-8")),
-            ("INPUT_INSTALL_FAKETIME", "false"),
             ("PIP_NO_INDEX", "1"),
         ],
     );

@@ -7,6 +7,7 @@
 mod catalogue; // the shipped scenario catalogue loads and covers every fault
 mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod cli; // the `squall` binary as a user runs it
+mod clock_matrix; // squall's clock reaches every wait a client makes: Python, Node, Rust, curl, a shell
 mod committed_reports; // the kept reports agree with fresh runs, and the matrix with the kept reports (SDKs)
 mod conformance_suite; // the suite itself: levels, cucumber's JSON (the external path, crashes, hangs: mostly_waiting)
 pub(crate) mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded

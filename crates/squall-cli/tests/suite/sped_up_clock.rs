@@ -1,7 +1,7 @@
-//! The client as shipped: an implementation's process on a clock sped up by libfaketime and
-//! squall's preload (`--clock accelerated`). The independent implementation, unmodified and
+//! The client as shipped: an implementation's process on squall's sped-up clock (`--clock
+//! accelerated`). The independent implementation, unmodified and
 //! reading `SQUALL_TIME_SCALE=1`, waiting between attempts on a thread primitive with a timeout
-//! (`threading.Event().wait`, which the packaged libfaketime alone would hang), gets on it the
+//! (`threading.Event().wait`), gets on it the
 //! verdicts it gets scaled. (A statically linked client, which no preload reaches, named before
 //! anything is judged: `mostly_waiting::sped_up_clock`.)
 
@@ -17,7 +17,7 @@ async fn an_unmodified_client_on_the_sped_up_clock_gets_the_verdicts_it_gets_sca
     require(suites.sped_up.passed(), "the correct implementation passes on the sped-up clock");
     let summary = suites.sped_up.calibration.summary();
     require(
-        summary.contains("the client's clock: accelerated (libfaketime"),
+        summary.contains("the client's clock: accelerated (squall-clock 2)"),
         &format!("the clock is recorded: {summary}"),
     );
     require(suites.correct.calibration.clock.is_none(), "a scaled run records no sped-up clock");

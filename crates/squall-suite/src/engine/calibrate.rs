@@ -33,11 +33,12 @@ pub(crate) async fn calibrate_clock(
     warm: Option<&WarmPool>,
 ) -> Result<(ProcessClock, Calibration), SuiteError> {
     let (mut clock, mut note) = ProcessClock::of(implementation, mode).map_err(SuiteError::Harness)?;
-    let calibration = match calibrate(Launcher::new(server, implementation, &clock).warm(warm), measure).await {
-        Err(unreached) if unreached.clock_not_reached && mode == ClockMode::Auto => {
+    let calibration = match calibrate(Launcher::new(server, implementation, &clock).warm(warm), measure, None).await {
+        Err(CannotStart { why, unreached: Some(seen), .. }) if mode == ClockMode::Auto => {
             clock = ProcessClock::Scaled;
-            note = Some(format!("scaled, not sped up: it {}", unreached.why));
-            calibrate(Launcher::new(server, implementation, &clock).warm(warm), measure).await?
+            note = Some(format!("scaled, not sped up: it {why}"));
+            let launcher = Launcher::new(server, implementation, &clock).warm(warm);
+            calibrate(launcher, measure, Some(seen)).await?
         }
         measured => measured?,
     };
@@ -55,11 +56,17 @@ const STARTED_WARM: &str =
 
 /// Measure the reaction of `launcher`'s implementation with `measure.instances` instances at
 /// each of two scales (the suite's and a second), all at once; again, more patiently, while
-/// instances time out before anything is measured.
-pub(crate) async fn calibrate(launcher: Launcher<'_>, measure: Measure) -> Result<Calibration, CannotStart> {
+/// instances time out before anything is measured. `unreached`: why squall's clock did not
+/// reach it, when that is why it runs scaled.
+pub(crate) async fn calibrate(
+    launcher: Launcher<'_>,
+    measure: Measure,
+    unreached: Option<String>,
+) -> Result<Calibration, CannotStart> {
     let Measure { time_scale, instances, case_timeout, seed } = measure;
     let sped_up = launcher.clock().is_sped_up();
-    let mut plan = CalibrationPlan::new(launcher.implementation(), time_scale, instances, case_timeout, seed, sped_up);
+    let mut plan = CalibrationPlan::new(launcher.implementation(), time_scale, instances, case_timeout, seed, sped_up)
+        .unreached(unreached);
     loop {
         let outcomes = launcher.run_all(plan.runs()).await;
         if let Some(calibration) = plan.read(outcomes)? {

@@ -356,6 +356,6 @@ async fn measure_reaction(suite: &SuiteContext) -> Reaction {
         case_timeout: suite.case_timeout,
         seed: suite.seed,
     };
-    let calibration = calibrate(suite.launcher(), measure).await;
+    let calibration = calibrate(suite.launcher(), measure, None).await;
     calibration.map_or_else(|e| Reaction::unknown(e.to_string()), |c| c.reaction)
 }

@@ -52,8 +52,8 @@ pub enum ClockMode {
     /// multiplies them).
     #[default]
     Scaled,
-    /// Sped up by `1 / time scale` with libfaketime: the client reads `SQUALL_TIME_SCALE=1` and
-    /// waits production values, unmodified (Linux, with libfaketime installed).
+    /// Sped up by `1 / time scale` with squall's preload: the client reads `SQUALL_TIME_SCALE=1`
+    /// and waits production values, unmodified (Linux).
     Accelerated,
     /// Sped up where that can be had and reaches the client; else scaled, saying why (`squall
     /// run`'s default).

@@ -154,7 +154,7 @@ pub struct CalibrationReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lockstep: Option<Lockstep>,
     /// The sped-up clock the implementation's processes ran on (absent when they ran in real
-    /// time): `accelerated (libfaketime 0.9.10 + squall-clock 1)`.
+    /// time): `accelerated (squall-clock 2)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<String>,
 }

@@ -16,6 +16,7 @@ use super::allowance::{Allowance, MOMENT};
 use super::lockstep::Lockstep;
 use super::reach;
 use super::reaction::{Reaction, ScaleSamples};
+use super::reported_scale_mismatch;
 use super::wait_asks::{self, gaps_after_asks, scenario};
 use crate::iut::Iut;
 use crate::iut::{Execution, RunPlan};
@@ -165,6 +166,8 @@ pub(crate) struct CalibrationPlan {
     tries: usize,
     /// Whether the first try also asks whether the client's clock was sped up ([`super::reach`]).
     probe_reach: bool,
+    /// What showed that squall's clock did not reach the client, when that is why it runs scaled.
+    unreached: Option<String>,
     started: std::time::Instant,
 }
 
@@ -188,8 +191,14 @@ impl CalibrationPlan {
             seed,
             tries: 0,
             probe_reach,
+            unreached: None,
             started: std::time::Instant::now(),
         }
+    }
+
+    /// The same, for a client squall's clock did not reach (`why`): it runs scaled.
+    pub(crate) fn unreached(self, why: Option<String>) -> CalibrationPlan {
+        CalibrationPlan { unreached: why, ..self }
     }
 
     /// The next try's runs: `instances` at each scale, all at once (and, at the first try of a
@@ -233,15 +242,29 @@ impl CalibrationPlan {
         if self.probes_reach() && outcomes.len() == plans.len() {
             plans.pop();
             let probe = outcomes.pop().unwrap_or_else(|| Err("no probe ran".to_owned()));
-            if let Some(why) = reach::not_reached(&probe, self.scales[0]) {
-                return Err(CannotStart { implementation: self.implementation.clone(), why, clock_not_reached: true });
+            if let Some(unreached) = reach::not_reached(&probe, self.scales[0]) {
+                return Err(CannotStart {
+                    implementation: self.implementation.clone(),
+                    why: unreached.why(),
+                    advice: None,
+                    unreached: Some(unreached.seen()),
+                });
             }
         }
         self.tries += 1;
         let measured: Vec<InstanceRun> =
             plans.iter().zip(outcomes).map(|(plan, outcome)| InstanceRun::of(plan.spec.time_scale, outcome)).collect();
         if let Some(why) = cannot_start(&measured) {
-            return Err(CannotStart { implementation: self.implementation.clone(), why, clock_not_reached: false });
+            return Err(CannotStart {
+                implementation: self.implementation.clone(),
+                why,
+                advice: None,
+                unreached: None,
+            });
+        }
+        if let Some(why) = every_scale_misreported(&measured, self.unreached.as_deref()) {
+            let advice = Some(SCALE_WAYS_OUT.to_owned());
+            return Err(CannotStart { implementation: self.implementation.clone(), why, advice, unreached: None });
         }
         let samples = self.scales.map(|scale| ScaleSamples {
             time_scale: scale,
@@ -284,9 +307,32 @@ fn ordinal(n: usize) -> String {
     }
 }
 
+/// Why no case could be judged when every instance that wrote a result reported a time scale
+/// other than the one it was told: it does not scale its own waits, and every case would be
+/// `error`. `unreached`: what showed that squall's clock did not reach it, when that is why it
+/// runs scaled.
+fn every_scale_misreported(measured: &[InstanceRun], unreached: Option<&str>) -> Option<String> {
+    let reported: Vec<&InstanceRun> = measured.iter().filter(|run| run.wrote_result).collect();
+    let (told, said) = reported.first()?.misreported_scale?;
+    if !reported.iter().all(|run| run.misreported_scale.is_some()) {
+        return None;
+    }
+    let clock = unreached.map(|seen| format!("squall's clock did not reach it ({seen}), and ")).unwrap_or_default();
+    Some(format!(
+        "does not scale its own waits: {clock}on the scaled clock every calibration run's result.json says time_scale {said} where it was told {told}"
+    ))
+}
+
+/// What a client that does not scale its waits can do instead.
+const SCALE_WAYS_OUT: &str = "run it at real time with `--time-scale 1` (each case then takes its production time), or multiply its waits by SQUALL_TIME_SCALE in its adapter";
+
 /// What one calibration instance showed.
 struct InstanceRun {
     time_scale: TimeScale,
+    /// It wrote a `result.json`.
+    wrote_result: bool,
+    /// The time scale it was told and the one its `result.json` says, when they differ.
+    misreported_scale: Option<(TimeScale, f64)>,
     /// Real ms from the end of each 429 to the next request.
     gaps_ms: Vec<f64>,
     /// Why it did nothing at all, if it did nothing (see [`did_nothing`]).
@@ -301,11 +347,23 @@ impl InstanceRun {
         match outcome {
             Ok(execution) => InstanceRun {
                 time_scale,
+                wrote_result: execution.iut.result.is_some(),
+                misreported_scale: misreported(
+                    execution.iut.result.as_ref(),
+                    execution.iut.told_time_scale.unwrap_or(time_scale),
+                ),
                 gaps_ms: gaps_after_asks(&execution.journal),
                 did_nothing: did_nothing(&execution),
                 timed_out: execution.iut.timed_out,
             },
-            Err(why) => InstanceRun { time_scale, gaps_ms: Vec::new(), did_nothing: Some(why), timed_out: false },
+            Err(why) => InstanceRun {
+                time_scale,
+                wrote_result: false,
+                misreported_scale: None,
+                gaps_ms: Vec::new(),
+                did_nothing: Some(why),
+                timed_out: false,
+            },
         }
     }
 }
@@ -313,15 +371,22 @@ impl InstanceRun {
 /// An implementation that did nothing in any calibration run: no case can be judged, so the run
 /// stops before its cases with this, and `squall run` exits 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the implementation cannot run a case: `{implementation}` {why}; check the command (try it by hand with the IUT contract's variables, docs/iut-contract.md)")]
+#[error("the implementation cannot run a case: `{implementation}` {why}; {}", advice.as_deref().unwrap_or(CHECK_THE_COMMAND))]
 pub struct CannotStart {
     /// The implementation, as reports name it.
     pub implementation: String,
-    /// The sped-up clock did not reach it: it may run on the scaled clock instead.
-    pub clock_not_reached: bool,
     /// What every calibration run showed: the exit status, result.json missing, the stderr tail.
     pub why: String,
+    /// What to do, where it is not to check the command.
+    pub advice: Option<String>,
+    /// What showed that squall's sped-up clock did not reach it, when that is why: it may run
+    /// on the scaled clock instead.
+    pub unreached: Option<String>,
 }
+
+/// What to do about an implementation that cannot run a case, unless said otherwise.
+const CHECK_THE_COMMAND: &str =
+    "check the command (try it by hand with the IUT contract's variables, docs/iut-contract.md)";
 
 /// Why the implementation did nothing, when it sent no request: it could not be started, it
 /// exited 126 or 127 (the shell found no such command, or could not execute it), or it exited
@@ -341,6 +406,12 @@ fn did_nothing(execution: &Execution) -> Option<String> {
     }
 }
 
+/// The time scale told and the one `result` says, when it says another.
+fn misreported(result: Option<&serde_json::Value>, told: TimeScale) -> Option<(TimeScale, f64)> {
+    reported_scale_mismatch(result, told)?;
+    Some((told, result.and_then(|r| r["time_scale"].as_f64()).unwrap_or(f64::NAN)))
+}
+
 /// What every calibration run says about an implementation that did nothing in all of them.
 fn cannot_start(measured: &[InstanceRun]) -> Option<String> {
     let reasons: Vec<&String> = measured.iter().map(|run| run.did_nothing.as_ref()).collect::<Option<_>>()?;
@@ -356,6 +427,30 @@ fn cannot_start(measured: &[InstanceRun]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn instance(wrote: Option<f64>) -> InstanceRun {
+        let result = wrote.map(|scale| serde_json::json!({"ok": true, "time_scale": scale}));
+        InstanceRun {
+            time_scale: TimeScale::of(0.01),
+            wrote_result: result.is_some(),
+            misreported_scale: misreported(result.as_ref(), TimeScale::of(0.01)),
+            gaps_ms: vec![5.0],
+            did_nothing: None,
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn a_client_that_reports_real_time_in_every_run_stops_the_run_saying_why() {
+        let every = [instance(Some(1.0)), instance(None), instance(Some(1.0))];
+        let why = every_scale_misreported(&every, Some("it waited 10.00 s real")).expect("stops");
+        assert_eq!(
+            why,
+            "does not scale its own waits: squall's clock did not reach it (it waited 10.00 s real), and on the scaled clock every calibration run's result.json says time_scale 1 where it was told 0.01"
+        );
+        assert_eq!(every_scale_misreported(&[instance(Some(1.0)), instance(Some(0.01))], None), None, "one run scaled");
+        assert_eq!(every_scale_misreported(&[instance(None)], None), None, "no result said anything");
+    }
 
     #[test]
     fn the_second_scale_stays_within_real_time() {

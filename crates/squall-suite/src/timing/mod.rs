@@ -44,6 +44,25 @@ pub fn scale_name(time_scale: TimeScale) -> String {
     }
 }
 
+/// Why the case cannot be judged when the implementation reports a time scale other than the
+/// one it was given (`time_scale` in `result.json` is optional).
+pub(crate) fn reported_scale_mismatch(result: Option<&serde_json::Value>, time_scale: TimeScale) -> Option<String> {
+    let reported = result.map(|r| &r["time_scale"]).filter(|v| !v.is_null())?;
+    let fix = "honour SQUALL_TIME_SCALE (multiply every wait and timeout by it); or, if the client cannot scale its \
+               waits, run it on the sped-up clock (`squall run --clock accelerated`: it is then told 1), or run every \
+               case at time scale 1 (`squall run --time-scale 1`; pytest `--squall-time-scale 1`; \
+               squall-judge `squall({ timeScale: 1 })`; `\"time_scale\": 1` when creating a run) — each case then \
+               takes its production time";
+    match reported.as_f64() {
+        Some(seen) if (seen - time_scale.get()).abs() <= 1e-6 * time_scale.get() => None,
+        Some(seen) => Some(format!(
+            "result.json says time_scale {seen}, but the case ran at {time_scale} ({}): squall would misread every wait; {fix}",
+            scale_name(time_scale)
+        )),
+        None => Some(format!("result.json's time_scale is not a number ({reported}); {fix}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,4 +1,4 @@
-//! Whether a sped-up clock reached the client. A process started under libfaketime may still
+//! Whether a sped-up clock reached the client. A process started with squall's preload may still
 //! read real time: a statically linked program, Go's runtime, anything that asks the kernel
 //! without libc. Before any case is judged, one run asks the client for a wait long enough to
 //! tell, in the header clients most often honour — PRD-0006 asks for the provider's wait to come
@@ -39,10 +39,36 @@ pub(crate) fn plan(time_scale: TimeScale, timeout: Duration, seed: Option<u64>) 
     RunPlan { scenario, spec, herd: None }
 }
 
-/// Why the sped-up clock did not reach the client, from the probe's run at `time_scale`;
+/// What the probe saw of a client squall's clock did not reach.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unreached {
+    /// The real waits it saw, as people read them ("10.00 s and 5.00 s before it was killed …").
+    waited: String,
+    rate: f64,
+}
+
+impl Unreached {
+    /// What it saw, in a clause: "asked to wait 10 s at ×100, it waited 10.00 s real".
+    pub(crate) fn seen(&self) -> String {
+        format!("asked to wait {ASKED_S} s on a clock {}× real time, it waited {} real", self.rate, self.waited)
+    }
+
+    /// Why no case can be judged on the sped-up clock, and the ways out.
+    pub(crate) fn why(&self) -> String {
+        let threshold_s = ASKED_S as f64 / self.rate.sqrt();
+        format!(
+            "is not reached by the sped-up clock: asked {ASKS} times to wait {ASKED_S} s (`retry-after: {ASKED_S}`) on a clock {}× real time, it waited {} real (a client on that clock waits about {:.2} s; anything from {threshold_s:.2} s is real time). A statically linked program, Go's runtime, or anything that reads the clock without libc cannot be sped up by LD_PRELOAD; run it with `--clock scaled` and scale its waits by SQUALL_TIME_SCALE in its adapter, or in real time with `--clock scaled --time-scale 1`",
+            self.rate,
+            self.waited,
+            ASKED_S as f64 / self.rate
+        )
+    }
+}
+
+/// What the probe's run at `time_scale` saw, when squall's clock did not reach the client;
 /// `None` when it did, or when the run cannot tell (the client did not retry: calibration
 /// reports that on its own).
-pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: TimeScale) -> Option<String> {
+pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: TimeScale) -> Option<Unreached> {
     let execution = outcome.as_ref().ok()?;
     let gaps_s: Vec<f64> = gaps_after_asks(&execution.journal).iter().map(|ms| ms / 1000.0).collect();
     // Killed while it waited after a 429: how long it had waited by then.
@@ -58,7 +84,7 @@ pub(crate) fn not_reached(outcome: &Result<Execution, String>, time_scale: TimeS
 
 /// [`not_reached`] from the real gaps (s) after the probe's asks, and how long the client had
 /// waited after its last 429 when it was killed, if it was.
-fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: TimeScale) -> Option<String> {
+fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: TimeScale) -> Option<Unreached> {
     let rate = time_scale.rate();
     let threshold_s = ASKED_S as f64 / rate.sqrt();
     let cut_short = cut_short_s.filter(|waited| *waited >= threshold_s);
@@ -69,11 +95,7 @@ fn not_reached_by(gaps_s: &[f64], cut_short_s: Option<f64>, time_scale: TimeScal
     if let Some(waited) = cut_short {
         seen.push(format!("{waited:.2} s before it was killed at the instance timeout"));
     }
-    Some(format!(
-        "is not reached by the sped-up clock: asked {ASKS} times to wait {ASKED_S} s (`retry-after: {ASKED_S}`) on a clock {rate}× real time, it waited {} real (a client on that clock waits about {:.2} s; anything from {threshold_s:.2} s is real time). A statically linked program, Go's runtime, or anything that reads the clock without libc cannot be sped up by LD_PRELOAD; run it with `--clock scaled` and scale its waits by SQUALL_TIME_SCALE in its adapter, or in real time with `--clock scaled --time-scale 1`",
-        seen.join(" and "),
-        ASKED_S as f64 / rate
-    ))
+    Some(Unreached { waited: seen.join(" and "), rate })
 }
 
 #[cfg(test)]
@@ -99,11 +121,12 @@ mod tests {
             None,
             "a Node client warming up on a busy machine"
         );
-        let real = not_reached_by(&[10.003, 10.001], None, TimeScale::of(0.01)).expect("not reached");
+        let real = not_reached_by(&[10.003, 10.001], None, TimeScale::of(0.01)).expect("not reached").why();
         assert!(real.contains("waited 10.00 s and 10.00 s real") && real.contains("--clock scaled"), "{real}");
         assert!(not_reached_by(&[0.1, 1.2], None, TimeScale::of(0.01)).is_some(), "one wait on real time is enough");
         let killed = not_reached_by(&[10.0], Some(5.0), TimeScale::of(0.01)).expect("killed while it waited");
-        assert!(killed.contains("5.00 s before it was killed"), "{killed}");
+        assert!(killed.why().contains("5.00 s before it was killed"), "{killed:?}");
+        assert_eq!(killed.seen(), "asked to wait 10 s on a clock 100× real time, it waited 10.00 s and 5.00 s before it was killed at the instance timeout real");
         assert!(not_reached_by(&[], Some(4.0), TimeScale::of(0.01)).is_some(), "cut short after waiting 4 s");
         assert_eq!(
             not_reached_by(&[], Some(0.3), TimeScale::of(0.01)),

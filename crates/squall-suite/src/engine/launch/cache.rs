@@ -8,7 +8,7 @@ use sha2::{Digest as _, Sha256};
 
 /// `bytes` as `{stem}-{digest}.{extension}` in squall's cache (`$XDG_CACHE_HOME/squall`,
 /// `~/.cache/squall`, else the temporary directory).
-pub(super) fn cached_file(stem: &str, extension: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+pub(crate) fn cached_file(stem: &str, extension: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))

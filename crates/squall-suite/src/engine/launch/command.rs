@@ -65,13 +65,11 @@ pub(super) async fn run(
     Ok(ProcessEnd { stderr, exit_code, timed_out })
 }
 
-/// A process group whose leader squall has not reaped: dropped, every process in it is killed,
-/// and what the leader left if it was `faketime` (`super::faketime_objects`) is removed.
+/// A process group whose leader squall has not reaped: dropped, every process in it is killed.
 struct Group(u32);
 
 impl Group {
-    /// Kill what is left of the group once its leader was reaped: the leader's id may be another
-    /// process's by now, so nothing is removed in its name.
+    /// Kill what is left of the group once its leader was reaped.
     fn after_its_leader_was_reaped(self) {
         kill_group(self.0);
         std::mem::forget(self);
@@ -81,7 +79,6 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         kill_group(self.0);
-        super::faketime_objects::remove_left_by(self.0);
     }
 }
 

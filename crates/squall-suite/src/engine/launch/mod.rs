@@ -7,13 +7,14 @@
 //! - `cache` — the files handed to processes by path (the preload, the warm launcher)
 //! - `clock` — the clock an outside implementation's process runs on: scaled, or sped up
 //! - `command` — an outside implementation's process
-//! - `faketime_objects` — what a killed `faketime` leaves behind, removed
 //! - `warm` — a Python implementation's process forked from one that imported its SDK once
 //! - `reference` — the reference implementation in squall's process, on its clock
 
 use std::time::Duration;
 
+pub(crate) use self::cache::cached_file;
 pub(crate) use self::clock::ProcessClock;
+use self::clock::RunFrame;
 pub(crate) use self::warm::WarmPool;
 use super::liveness::awaited_forever;
 use crate::iut::{contract_env, read_outputs, trust_env, CaseSpec, Iut, IutRun};
@@ -26,7 +27,6 @@ use tokio::time::Instant;
 mod cache;
 mod clock;
 mod command;
-mod faketime_objects;
 #[cfg(feature = "reference")]
 mod reference;
 mod warm;
@@ -87,13 +87,25 @@ impl<'a> Launcher<'a> {
         let clock = self.server.clock();
         let created = clock.now();
         spec.case = format!("{}#{}", spec.case, run.id());
+        // One frame for every instance (a herd's too): the run's dates are in it.
+        let frame = match self.implementation {
+            Iut::Command(_) => {
+                self.clock.frame_for_run(spec.time_scale).map_err(|e| format!("cannot write the clock's frame: {e}"))?
+            }
+            Iut::Reference { .. } => None,
+        };
+        if let Some(frame) = &frame {
+            frame.follow(&run);
+        }
         let specs: Vec<CaseSpec> = match herd {
             None => vec![CaseSpec { base_url: run.base_url().to_owned(), ..spec }],
             Some(size) => (0..size).map(|k| spec.for_client(k, run.client_base_url(k))).collect(),
         };
         let started = clock.now();
-        let outcomes =
-            futures_util::future::join_all(specs.iter().map(|spec| self.start(spec, &run, clock, created))).await;
+        let outcomes = futures_util::future::join_all(
+            specs.iter().map(|spec| self.start(spec, &run, clock, created, frame.as_ref())),
+        )
+        .await;
         let real_duration = clock.now().saturating_duration_since(started);
         let ended_at_ms = clock.now().saturating_duration_since(created).as_secs_f64() * 1000.0;
         // The server finishes an entry just after the client sees the end of a reply.
@@ -122,6 +134,7 @@ impl<'a> Launcher<'a> {
         run: &ScriptedRun,
         clock: &Clock,
         created: Instant,
+        frame: Option<&RunFrame>,
     ) -> std::io::Result<IutRun> {
         let out_dir = tempfile::Builder::new().prefix("squall-case-").tempdir()?;
         let mut env = contract_env(spec, out_dir.path());
@@ -135,20 +148,12 @@ impl<'a> Launcher<'a> {
         let end = match self.implementation {
             Iut::Reference { mutant } => run_reference(&env, mutant.as_deref(), spec.timeout, clock).await,
             Iut::Command(command) => {
-                // The clock's own files beside the contract's outputs, under a name no client writes.
-                let origin = out_dir.path().join(".squall-clock-origin");
-                let started = self.clock.start(command, spec.time_scale, &mut env, &origin);
-                if spec.client.unwrap_or(0) == 0 {
-                    self.clock.follow_frame(run, spec.time_scale, origin);
-                }
+                let started = self.clock.start(command, spec.time_scale, &mut env, frame);
                 env.extend(started.env);
                 told_time_scale = started.told_time_scale;
                 let forever = awaiting_forever(spec, run, clock, created);
                 match self.warm {
-                    Some(warm) => {
-                        env.extend(self.clock.warm_child_env(spec.time_scale));
-                        warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?
-                    }
+                    Some(warm) => warm.run(command, self.clock, &env, out_dir.path(), spec.timeout, forever).await?,
                     None => command::run(&started.argv, &env, spec.timeout, forever).await?,
                 }
             }

@@ -5,8 +5,8 @@
 //! interpreter's start and the SDK's import, which a fresh process pays every case (0.8 s of CPU
 //! for `import openai`, 3 s for litellm).
 //!
-//! The server runs on the clock the cases do: on the sped-up one under `faketime` at a rate of 1,
-//! re-reading `FAKETIME` at every call, so that each child runs at its case's rate.
+//! On the sped-up clock the server has squall's preload and no frame (real time); each child
+//! attaches to its case's frame, named in the environment it is given.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -88,18 +88,7 @@ struct WarmServer {
     /// Its standard error, quoted when it ends or cannot start.
     said: tempfile::NamedTempFile,
     /// Killed with the pool.
-    process: tokio::process::Child,
-}
-
-impl Drop for WarmServer {
-    /// Killed (`kill_on_drop` would kill it too, but after what it left was looked for): on the
-    /// sped-up clock it is a `faketime` process, whose objects go with it.
-    fn drop(&mut self) {
-        if let Some(pid) = self.process.id() {
-            let _ = self.process.start_kill();
-            super::faketime_objects::remove_left_by(pid);
-        }
-    }
+    _process: tokio::process::Child,
 }
 
 impl WarmServer {
@@ -111,7 +100,7 @@ impl WarmServer {
         let said = tempfile::NamedTempFile::new()?;
         let mut argv = vec![python, launcher.display().to_string(), script];
         argv.extend(args);
-        let (argv, env) = clock.warm_server(argv);
+        let env = clock.warm_server_env();
         let Some((program, rest)) = argv.split_first() else { return Err(invalid("no program".to_owned())) };
         let mut process = tokio::process::Command::new(program)
             .args(rest)
@@ -130,15 +119,17 @@ impl WarmServer {
         tokio::spawn(read_replies(BufReader::new(stdout), awaited.clone(), running.clone(), ready_tx));
         let ready = tokio::time::timeout(READY_WITHIN, ready_rx).await;
         match ready {
-            Ok(Ok(Ok(()))) => {
-                Ok(WarmServer { stdin: stdin.into(), awaited, next: AtomicU64::new(1), running, said, process })
-            }
+            Ok(Ok(Ok(()))) => Ok(WarmServer {
+                stdin: stdin.into(),
+                awaited,
+                next: AtomicU64::new(1),
+                running,
+                said,
+                _process: process,
+            }),
             Ok(Ok(Err(said))) => Err(invalid(format!("--warm: {said}"))),
             _ => {
                 let _ = process.start_kill();
-                if let Some(pid) = process.id() {
-                    super::faketime_objects::remove_left_by(pid);
-                }
                 let _ = tokio::time::timeout(Duration::from_secs(1), process.wait()).await;
                 Err(invalid(format!(
                     "--warm: {command} did not get ready as a Python implementation: {}",
