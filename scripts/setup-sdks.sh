@@ -33,8 +33,8 @@ python_packages() {
     uv_pip_install -r "$root/crates/squall-cli/tests/sdk/python/requirements.txt"
   fi
   # maturin builds the squall wheel (scripts/build-wheel.sh; scripts/test.sh installs it here,
-  # with the pytest plugin), and pytest's own wheels are kept for the wheel's tests, which
-  # install it with pytest into fresh venvs offline, as a user would.
+  # with the pytest plugin), and pytest's and the openai SDK's wheels are kept for the wheel's
+  # tests, which install them into fresh venvs offline, as a user would.
   if [ ! -x "$sdk/python/bin/maturin" ]; then
     echo "setup-sdks: [$SECONDS s] installing maturin into $sdk/python"
     uv_pip_install maturin==1.16.0
@@ -42,6 +42,11 @@ python_packages() {
   if ! ls "$sdk/wheels"/pytest-9.2.0-*.whl >/dev/null 2>&1; then
     echo "setup-sdks: [$SECONDS s] keeping pytest's wheels in $sdk/wheels"
     "$sdk/python/bin/pip" download --quiet --disable-pip-version-check --only-binary=:all: -d "$sdk/wheels" pytest==9.2.0
+  fi
+  # And the openai SDK's, which `squall init python-openai` pins, for the newcomer's path offline.
+  if ! ls "$sdk/wheels"/openai-3.51.0-*.whl >/dev/null 2>&1; then
+    echo "setup-sdks: [$SECONDS s] keeping the openai SDK's wheels in $sdk/wheels"
+    "$sdk/python/bin/pip" download --quiet --disable-pip-version-check --only-binary=:all: -d "$sdk/wheels" openai==3.51.0
   fi
 }
 

@@ -90,9 +90,26 @@ export class SquallVerdictError extends Error {
 }
 
 /** A squall server's judge. */
+/** The clock a runner started under `squall clock` runs on (docs/clock.md). */
+export class Clock {
+  constructor(frame: string);
+  /** The frame file this process tree reads its time from. */
+  frame: string;
+  /** The clock of this process, or null on real time. */
+  static here(): Clock | null;
+  /** Real monotonic time now, in ns. */
+  realNs(): bigint;
+  /** The rate now. */
+  rate(): number;
+  /** `run()` with the whole tree at `rate`, back at 1 after; one case at a time per tree. */
+  at<T>(rate: number, run: () => Promise<T>): Promise<T>;
+}
+
 export class Judge {
-  constructor(url: string);
+  constructor(url: string, clock?: Clock | null);
   url: string;
+  /** The clock the judged clients run on; null: real time, they scale their own waits. */
+  clock: Clock | null;
   call(method: string, path: string, body?: unknown): Promise<any>;
   cases(options?: { profile?: string; level?: string; tags?: string }): Promise<{
     schema: string;
@@ -117,8 +134,10 @@ export class Case {
   ollamaHost: string;
   /** The run as Bedrock Runtime's endpoint (the AWS SDK's `endpoint`). */
   bedrockBaseURL: string;
-  /** Multiply every wait and timeout of the client by it. */
+  /** What the client multiplies its own waits and timeouts by: 1 on squall's clock. */
   timeScale: number;
+  /** The run's time scale, as the server plays it (the clock's rate is its inverse). */
+  runTimeScale: number;
   /** null: the client's own default (which REQ-0006-002 judges). */
   maxRetries: number | null;
   agentProfile: string;
@@ -146,6 +165,9 @@ export interface SquallOptions {
   url?: string;
   /** The squall executable to start (default [`squallBinary()`]). */
   bin?: string;
+  /** "auto" (default): under `squall clock`, each case's client runs unmodified at the case's
+   * rate; "scaled" (or SQUALL_CLOCK=scaled): real time, the client scales its own waits. */
+  clock?: "auto" | "scaled";
   profile?: string;
   level?: "wire" | "events";
   tags?: string;

@@ -4,14 +4,20 @@
 // entry.verify(runClient)`: it throws with the failing checks when the case fails a MUST, warns
 // (console.warn) on a missed SHOULD, and returns the verdict. The session's calibration runs
 // inside the first timed case that needs it, so running one case alone (`-t`) still measures.
-// No dependencies: fetch and child_process. Types: index.d.ts.
+// A runner started with `squall clock -- …` runs on squall's clock (docs/clock.md): each case's
+// client runs unmodified at the case's rate. No dependencies: fetch and child_process. Types:
+// index.d.ts.
 import { spawn } from "node:child_process";
 import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
-
-// Captured before any test scales the timers: a case's own timeout is real time.
-const realSetTimeout = globalThis.setTimeout;
 import { createInterface } from "node:readline";
+
+import { Clock, withoutClock } from "./clock.js";
+
+export { Clock };
+
+// Captured before any test scales the timers (withScaledTimers).
+const realSetTimeout = globalThis.setTimeout;
 
 /** A case failed a MUST or could not be judged: the message names the failing checks. */
 export class SquallVerdictError extends Error {
@@ -24,8 +30,10 @@ export class SquallVerdictError extends Error {
 
 /** A squall server's judge. */
 export class Judge {
-  constructor(url) {
+  /** `clock`: the clock the judged clients run on (null: real time, they scale their waits). */
+  constructor(url, clock = null) {
     this.url = url.replace(/\/$/, "");
+    this.clock = clock;
   }
 
   async call(method, path, body) {
@@ -45,9 +53,11 @@ export class Judge {
     return this.call("GET", `/__squall/cases${query.size ? `?${query}` : ""}`);
   }
 
-  /** A run of case `id`; `body` takes session, level, seed, herd, time_scale. */
+  /** A run of case `id`; `body` takes session, level, seed, herd, time_scale. On squall's clock
+   * it names the clock's frame: the client is told to scale nothing. */
   createRun(id, body = {}) {
-    return this.call("POST", `/__squall/cases/${id}/runs`, body);
+    const clock = this.clock ? { clock_frame: this.clock.frame } : {};
+    return this.call("POST", `/__squall/cases/${id}/runs`, { ...body, ...clock });
   }
 
   /** The verdict on `outcome` ({result, events, ...}) for `run`. */
@@ -76,7 +86,8 @@ export function squallBinary() {
  * (default [`squallBinary()`]), with `stop()` to end it. */
 export async function findOrStart({ url = process.env.SQUALL_URL, bin = squallBinary() } = {}) {
   if (url) return { url: url.replace(/\/$/, ""), stop() {} };
-  const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "ignore"] });
+  // squall's own process reads real time, whatever clock the runner is on.
+  const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "ignore"], env: withoutClock(process.env) });
   const started = new Promise((resolve, reject) => {
     server.once("error", (error) => {
       const missing = error.code === "ENOENT"
@@ -96,8 +107,9 @@ export async function findOrStart({ url = process.env.SQUALL_URL, bin = squallBi
 }
 
 /** One case as a test sees it: `baseURL` (OpenAI, ends in /v1), `anthropicBaseURL`, `geminiBaseURL`, `timeScale`
- * (multiply every wait and timeout of the client by it), `maxRetries` (null: the client's own
- * default), `agentProfile`, `prompt`, `env` (the IUT contract's variables), `description`. */
+ * (what the client multiplies its own waits and timeouts by: 1 on squall's clock), `maxRetries`
+ * (null: the client's own default), `agentProfile`, `prompt`, `env` (the IUT contract's
+ * variables), `description`. */
 export class Case {
   constructor(judge, run, description) {
     Object.assign(this, {
@@ -111,7 +123,8 @@ export class Case {
       azureOpenAIEndpoint: run.azure_openai_endpoint,
       ollamaHost: run.ollama_host,
       bedrockBaseURL: run.bedrock_base_url,
-      timeScale: run.time_scale,
+      timeScale: run.client_time_scale ?? run.time_scale,
+      runTimeScale: run.time_scale,
       env: run.env,
       maxRetries: description.client.max_retries,
       agentProfile: description.client.agent_profile,
@@ -149,7 +162,7 @@ class Calibrations {
       for (let n = 0; n < this.description.instances_per_scale; n++) {
         const body = { session: entry.session, level: entry.level, seed: entry.seed, time_scale: scale };
         const run = await entry.judge.createRun(this.description.id, body);
-        const outcome = await within(limitMs, runClient(new Case(entry.judge, run, this.description)));
+        const { outcome } = await runOnce(entry.judge.clock, new Case(entry.judge, run, this.description), runClient, limitMs);
         reply = await entry.judge.verdict(run, outcome);
       }
     }
@@ -158,10 +171,24 @@ class Calibrations {
   }
 }
 
-/** What `promise` gave as a result.json outcome, or a timed-out one after `limitMs`. */
-async function within(limitMs, promise) {
+/** What `runClient(c)` gave as a result.json outcome, or a timed-out one after `limitMs` of real
+ * time; on squall's clock the whole tree runs at the case's rate meanwhile. With the real ms it took. */
+async function runOnce(clock, c, runClient, limitMs) {
+  const rate = clock ? 1 / c.runTimeScale : 1;
+  const run = async () => {
+    const started = clock ? clock.realNs() : process.hrtime.bigint();
+    // The timer reads the runner's clock: at `rate`, limitMs of real time is rate times as long.
+    const outcome = await within(limitMs * rate, limitMs, runClient(c));
+    const ended = clock ? clock.realNs() : process.hrtime.bigint();
+    return { outcome, ms: Number(ended - started) / 1e6 };
+  };
+  return clock ? clock.at(rate, run) : run();
+}
+
+/** What `promise` gave as a result.json outcome, or a timed-out one after `timerMs`. */
+async function within(timerMs, limitMs, promise) {
   let timer;
-  const timedOut = new Promise((resolve) => (timer = realSetTimeout(() => resolve({ timed_out: true }), limitMs)));
+  const timedOut = new Promise((resolve) => (timer = realSetTimeout(() => resolve({ timed_out: true }), timerMs)));
   const returned = await Promise.race([Promise.resolve(promise), timedOut]).finally(() => clearTimeout(timer));
   if (returned?.timed_out) return { result: null, timed_out: true, case_timeout_s: limitMs / 1000 };
   return returned && "result" in returned ? returned : { result: returned };
@@ -190,11 +217,10 @@ export class Entry {
     if (this.description.timed) await this.calibrations?.ensure(this, runClient, timeoutMs ?? 60_000);
     let timeScale = this.timeScale;
     for (let run = 0; run < 2; run++) {
-      const started = performance.now();
       this.case = await this.start(timeScale);
-      const limit = timeoutMs ?? 60_000 * Math.max(1, this.case.timeScale / 0.01);
-      const outcome = await within(limit, runClient(this.case));
-      this.verdict = await this.judge.verdict(this.case.run, { ...outcome, duration_ms: performance.now() - started });
+      const limit = timeoutMs ?? 60_000 * Math.max(1, this.case.runTimeScale / 0.01);
+      const { outcome, ms } = await runOnce(this.judge.clock, this.case, runClient, limit);
+      this.verdict = await this.judge.verdict(this.case.run, { ...outcome, duration_ms: ms });
       if (!this.verdict.confirm) break;
       timeScale = this.verdict.confirm.time_scale;
     }
@@ -207,7 +233,8 @@ export class Entry {
 }
 
 /** Find or start a server and list its cases as entries to register as tests (the calibration
- * runs inside the first timed case; `calibrate: false` skips it). Herd cases are left out
+ * runs inside the first timed case; `calibrate: false` skips it). `clock: "scaled"` (or
+ * SQUALL_CLOCK=scaled) keeps real time even under `squall clock`. Herd cases are left out
  * (`squall run --herd` judges them). Each verdict is appended to `verdicts` (default
  * $SQUALL_VERDICTS), a JSON object a line, if set; `caseTimeoutMs` (default
  * $SQUALL_CASE_TIMEOUT seconds) is each case's time limit; `timeScale` runs every case at that
@@ -215,6 +242,7 @@ export class Entry {
 export async function squall({
   url,
   bin,
+  clock = "auto",
   profile,
   level = "wire",
   tags,
@@ -226,7 +254,14 @@ export async function squall({
   caseTimeoutMs = process.env.SQUALL_CASE_TIMEOUT ? Number(process.env.SQUALL_CASE_TIMEOUT) * 1000 : undefined,
 } = {}) {
   const server = await findOrStart({ url, bin });
-  const judge = new Judge(server.url);
+  const onClock = clock !== "scaled" && process.env.SQUALL_CLOCK !== "scaled" ? Clock.here() : null;
+  if (!onClock && clock !== "scaled") {
+    console.warn("squall: this runner is not on squall's clock, so each client must scale its own waits by case.timeScale; start it with `squall clock -- …` to judge clients unmodified (docs/clock.md)");
+  }
+  // vitest's test timeout is a timer on the runner's clock: at a case's rate, its 5 s would end
+  // after 50 ms. Its tests here are limited by each case's own time limit, counted in real time.
+  if (onClock && process.env.VITEST) (await import("vitest")).vi.setConfig({ testTimeout: 0 });
+  const judge = new Judge(server.url, onClock);
   const wanted = [tags, "not @herd"].filter(Boolean).map((t) => `(${t})`).join(" and ");
   const list = await judge.cases({ profile, level, tags: wanted });
   const calibrations = new Calibrations(calibrate ? list.calibration : null);

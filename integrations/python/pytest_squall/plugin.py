@@ -1,6 +1,7 @@
 """The pytest plugin: options, the `squall` marker, a test parametrized over squall's cases,
-and the `squall_case` fixture. The session's calibration runs inside the first timed case that
-needs it (so `-k` and `--lf` keep it), and its one-line summary ends the run's report."""
+and the `squall_case` fixture. pytest starts itself again on squall's clock before it loads any
+conftest (`clock.py`). The session's calibration runs inside the first timed case that needs it
+(so `-k` and `--lf` keep it), and its one-line summary ends the run's report."""
 
 import json
 import os
@@ -9,8 +10,9 @@ import warnings
 
 import pytest
 
+from . import clock
 from .client import Case, Judge, describe
-from .server import find_or_start
+from .server import find_or_start, squall_binary
 
 
 class SquallShouldWarning(UserWarning):
@@ -30,6 +32,10 @@ def pytest_addoption(parser):
     group.addoption("--squall-verdicts", help="append every verdict to this file, a JSON object a line")
     group.addoption("--squall-case-timeout", type=float,
                     help="seconds a client may run in a case (default 60 at 1/100, more for a slower run)")
+    group.addoption("--squall-clock", choices=("auto", "scaled"),
+                    help="auto (the default): pytest runs on squall's clock and each case's client at the "
+                         "case's rate, unmodified; scaled: real time, the client scales its own waits "
+                         "by the case's time_scale (also SQUALL_CLOCK=scaled)")
     group.addoption("--squall-time-scale", type=float,
                     help="run every case at this time scale; 1 for a client whose waits cannot be scaled "
                          "(each case then takes its production time: minutes)")
@@ -46,11 +52,28 @@ def _space_form(config):
     return next((arg for arg in args if arg in _PATH_OPTIONS), None)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Start pytest again on squall's clock, before any conftest runs (docs/clock.md)."""
+    known = early_config.known_args_namespace
+    if getattr(known, "squall_clock", None) == "scaled":
+        os.environ[clock.CHOICE] = "scaled"
+    binary = squall_binary(getattr(known, "squall_bin", None))
+    why_not = clock.why_not_restart(binary)
+    if why_not == "":
+        capture = early_config.pluginmanager.getplugin("capturemanager")
+        if capture is not None:
+            capture.stop_global_capturing()
+        clock.restart(binary)
+    early_config._squall_clock_why_not = why_not
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "squall(profile=None, level=None, tags=None, calibrate=True, time_scale=None): run the test once per "
-        "case squall judges, with the squall_case fixture",
+        "case squall judges, with the squall_case fixture; calibrate='tests' runs the calibration as tests of "
+        "their own first (for tests that judge code in `with squall_case.serving():`)",
     )
     option = _space_form(config)
     if option:
@@ -62,13 +85,19 @@ def pytest_configure(config):
 
 def pytest_terminal_summary(terminalreporter, config):
     judge = getattr(config, "_squall_judge", None)
-    for session, summary in (judge.calibrations.items() if judge else []):
+    if judge is None:
+        return
+    for session, summary in judge.calibrations.items():
         terminalreporter.write_line(f"squall calibration of session {session}: {summary}")
+    if judge.clock is None:
+        why = getattr(config, "_squall_clock_why_not", None) or "real time"
+        terminalreporter.write_line(f"squall: the clients ran on real time, scaling their own waits ({why})")
 
 
 def _judge(config):
     if not hasattr(config, "_squall_judge"):
-        config._squall_judge = Judge(find_or_start(config.getoption("squall_url"), config.getoption("squall_bin")))
+        config._squall_judge = Judge(find_or_start(config.getoption("squall_url"), config.getoption("squall_bin")),
+                                     clock.Clock.here())
     return config._squall_judge
 
 
@@ -91,22 +120,32 @@ def pytest_generate_tests(metafunc):
     settings = _settings(metafunc.config, metafunc.definition.get_closest_marker("squall"))
     listing = _judge(metafunc.config).cases(settings["profile"], settings["level"], settings["tags"])
     calibration = listing["calibration"] if settings["calibrate"] else None
-    params = [pytest.param((case, settings, calibration), id=case["id"]) for case in listing["cases"]]
+    params = [pytest.param((case, settings, calibration, None), id=case["id"]) for case in listing["cases"]]
+    if settings["calibrate"] == "tests":
+        # The same test, run on the calibration case at each of its scales before any case: code
+        # judged with no callback can be run again only as a test of its own.
+        scales = [scale for scale in calibration["time_scales"] for _ in range(calibration["instances_per_scale"])]
+        params[:0] = [pytest.param((calibration, settings, None, scale), id=f"calibration-{n + 1}-of-{len(scales)}")
+                      for n, scale in enumerate(scales)]
     metafunc.parametrize("squall_case", params, indirect=True)
 
 
 @pytest.fixture
 def squall_case(request):
     """The case this test runs: configure the client from it, then `squall_case.verify(run)`."""
-    description, settings, calibration = request.param
+    description, settings, calibration, calibration_scale = request.param
     config = request.config
     session = config.getoption("squall_session") or f"pytest-{os.getpid()}"
-    case = Case(_judge(config), description, session, settings["level"], config.getoption("squall_seed"),
-                settings["time_scale"], case_timeout=config.getoption("squall_case_timeout"),
+    judge = _judge(config)
+    case = Case(judge, description, session, settings["level"], config.getoption("squall_seed"),
+                calibration_scale or settings["time_scale"], case_timeout=config.getoption("squall_case_timeout"),
                 calibration=calibration)
     yield case
     verdict = case.verdict
     if verdict is None:
+        return
+    if calibration_scale is not None:
+        judge.calibrations[session] = verdict.get("summary", "no summary")
         return
     if verdict.get("verdict") == "warn":
         warnings.warn(SquallShouldWarning(describe(verdict)))

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::clock::TimeScale;
+use crate::clock::{ClientFrame, TimeScale};
 use crate::journal::JournalEntry;
 use crate::scenario::Scenario;
 
@@ -64,6 +64,9 @@ pub struct CaseRunRequest {
     pub herd: Option<u32>,
     /// The jitter seed the client is given.
     pub seed: Option<u64>,
+    /// The frame file of squall's clock the client's process tree runs on (docs/clock.md): the
+    /// client is told time scale 1, and dates sent to it are in its frame.
+    pub clock_frame: Option<String>,
 }
 
 /// What a client posts for a verdict: its outcome in the shape of the IUT contract's outputs, or
@@ -121,6 +124,9 @@ pub struct PreparedRun<T> {
     pub time_scale: TimeScale,
     /// Instances of the client a herd case runs (each at its own base URL), if it is one.
     pub herd: Option<u32>,
+    /// The client's own frame of time, when it runs on squall's sped-up clock: the run's dates
+    /// are written in it.
+    pub client_frame: Option<ClientFrame>,
     /// What the judge needs again when the verdict is asked for; kept with the run.
     pub ticket: T,
 }
@@ -198,7 +204,13 @@ impl<J: CaseJudge> Judging for J {
     fn prepare(&self, case: &str, request: &CaseRunRequest) -> Result<PreparedRun<Ticket>, Refusal> {
         let prepared = CaseJudge::prepare(self, case, request)?;
         let ticket: Ticket = Box::new(prepared.ticket);
-        Ok(PreparedRun { scenario: prepared.scenario, time_scale: prepared.time_scale, herd: prepared.herd, ticket })
+        Ok(PreparedRun {
+            scenario: prepared.scenario,
+            time_scale: prepared.time_scale,
+            herd: prepared.herd,
+            client_frame: prepared.client_frame,
+            ticket,
+        })
     }
 
     fn welcome(&self, ticket: &Ticket, urls: &RunUrls) -> Value {

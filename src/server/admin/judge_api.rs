@@ -64,6 +64,9 @@ pub(in crate::server) async fn create_case_run(
         Ok(run) => run,
         Err(e) => return Refusal::bad("scenario", format!("the case's scenario cannot run: {e}")).response(),
     };
+    if let Some(frame) = prepared.client_frame {
+        run.journal.set_client_frame(frame);
+    }
     let clients =
         (0..prepared.herd.unwrap_or(0)).map(|k| base_path::base_url(&state.origin, &run.id, Some(k))).collect();
     let urls = RunUrls {

@@ -236,3 +236,19 @@ fn probe_rust_waits() {
         let _ = runtime.block_on(async { tokio::time::timeout(asked, std::future::pending::<()>()).await });
     });
 }
+
+#[test]
+fn squall_clock_passes_the_commands_status_on_and_leaves_no_frame_behind() {
+    let said = Command::new(squall_bin())
+        .args(["clock", "--rate", "100", "--", "sh", "-c", "echo \"$SQUALL_CLOCK_FRAME\"; exit 7"])
+        .output()
+        .expect("squall clock runs");
+    let frame = String::from_utf8_lossy(&said.stdout).trim().to_owned();
+    require(said.status.code() == Some(7), &format!("exit {:?}", said.status.code()));
+    require(!frame.is_empty() && !std::path::Path::new(&frame).exists(), &format!("the frame {frame} is gone"));
+    let killed = Command::new(squall_bin()).args(["clock", "--", "sh", "-c", "kill -TERM $$"]).status().expect("runs");
+    require(killed.code() == Some(128 + 15), &format!("a command ended by SIGTERM: {killed:?}"));
+    let usage = Command::new(squall_bin()).args(["clock", "--rate", "0", "--", "true"]).output().expect("runs");
+    let text = String::from_utf8_lossy(&usage.stderr);
+    require(usage.status.code() == Some(2) && text.contains("a rate is a number above 0"), &text);
+}

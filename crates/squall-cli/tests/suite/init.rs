@@ -1,14 +1,15 @@
 //! `squall init`: each adapter it offers is written as `adapters/` keeps it, with its client's
 //! version pinned and the command that judges it printed; it never writes over a file (nothing
 //! is written when one exists), names what it knows when asked for what it does not, and says
-//! why it leaves an adapter out. With the SDKs: a newcomer's two commands — `squall init
-//! python-openai`, then the printed one — judge the official openai SDK with no case `error`.
+//! why it leaves an adapter out. With the wheel, on a machine without libfaketime: a newcomer's
+//! path — the wheel in a fresh venv, `squall init python-openai`, the install it prints, then the
+//! command it prints — gives every REQ-0006-001 case the kept report's verdict, on squall's own clock.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::kit::command::squall;
 use crate::kit::command::text;
-use crate::kit::command::{squall, squall_bin};
 use crate::kit::harness::require;
 use crate::kit::machine::take_turn_blocking;
 use crate::kit::suites::root;
@@ -84,33 +85,73 @@ fn squall_init_writes_each_adapter_as_kept_and_never_over_a_file() {
     );
 }
 
+/// Where Debian's libfaketime lives, when it is installed.
+const LIBFAKETIME: [&str; 2] = ["/usr/bin/faketime", "/usr/lib/x86_64-linux-gnu/faketime"];
+
+/// `sh -c script` as it runs on a machine without libfaketime: where it is installed, in a
+/// private mount namespace with its program and library folder hidden.
+fn without_libfaketime(script: &str) -> Command {
+    let present: Vec<&str> = LIBFAKETIME.into_iter().filter(|path| Path::new(path).exists()).collect();
+    if present.is_empty() {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        return command;
+    }
+    let hide: Vec<String> = present
+        .iter()
+        .map(|path| match Path::new(path).is_dir() {
+            true => format!("mount -t tmpfs none '{path}'"),
+            false => format!("mount --bind /dev/null '{path}'"),
+        })
+        .collect();
+    let mut command = Command::new("unshare");
+    command.args(["--mount", "--propagation", "private", "sh", "-c", &format!("{} && {script}", hide.join(" && "))]);
+    command
+}
+
+/// Each REQ-0006-001 case's verdict in `report.json`, by name.
+fn verdicts_of(report: &Path) -> std::collections::BTreeMap<String, String> {
+    let (_, report) = squall_suite::report::read::read_report(report).unwrap_or_else(|e| panic!("{e}"));
+    report
+        .requirements
+        .iter()
+        .filter(|r| r.id == "REQ-0006-001")
+        .flat_map(|r| r.cases.iter().map(|c| (c.name.clone(), c.verdict.as_str().to_owned())))
+        .collect()
+}
+
 #[test]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn squall_init_then_the_printed_command_judges_the_openai_sdk_with_no_case_in_error() {
+#[ignore = "needs the wheel and the SDK wheels scripts/test.sh keeps (cargo test -- --include-ignored)"]
+fn the_wheel_then_squall_init_its_install_and_its_command_give_the_kept_verdicts_without_libfaketime() {
+    let wheel = super::python_wheel::wheel();
     let _one = take_turn_blocking();
     let project = tempfile::tempdir().expect("an empty directory");
     let dir = project.path();
-    let said = text(&init(dir, &["python-openai"]));
-    // The printed command as typed where `python3` is the venv with the SDK installed and
-    // `squall` this build, on REQ-0006-001 (the whole suite is the kept report's test).
-    let sdk_python = super::sdk::python();
-    let venv_bin = sdk_python.parent().expect("the venv's bin");
-    let squall_dir = Path::new(squall_bin()).parent().expect("squall's dir");
-    let path = format!("{}:{}:/usr/bin:/bin", venv_bin.display(), squall_dir.display());
+    // The wheel in a fresh venv, offline.
+    let python = super::python_wheel::venv(&dir.join("venv"));
+    let installed = super::python_wheel::run(super::python_wheel::pip(&python).arg(&wheel));
+    super::python_wheel::succeeded(&installed, "pip install squall");
+    let squall = dir.join("venv/bin/squall");
+    let said = text(&Command::new(&squall).args(["init", "python-openai"]).current_dir(dir).output().expect("runs"));
+    // The install it prints, offline from the kept wheels.
+    let printed = said.lines().find_map(|l| l.split_once("pip install ")).map(|(_, words)| words);
+    let printed = printed.unwrap_or_else(|| panic!("no install printed: {said}"));
+    let mut pip = super::python_wheel::pip(&python);
+    pip.args(printed.split_whitespace().filter(|word| *word != "--quiet")).current_dir(dir);
+    super::python_wheel::succeeded(&super::python_wheel::run(&mut pip), "the install squall init printed");
+    // The command it prints, as typed where `python3` and `squall` are the venv's.
     let command = format!("{} --tags @REQ-0006-001 --report-dir report", printed_command(&said));
-    let output = Command::new("sh").args(["-c", &command]).env("PATH", path).current_dir(dir).output().expect("sh");
+    let path = format!("{}:/usr/bin:/bin", dir.join("venv/bin").display());
+    let output = without_libfaketime(&command).env("PATH", path).current_dir(dir).output().expect("runs");
     let text = text(&output);
     require(matches!(output.status.code(), Some(0 | 1)), &format!("exit {:?}\n{text}", output.status.code()));
-    let report = std::fs::read_to_string(dir.join("report/report.json")).expect("a report");
-    let report: serde_json::Value = serde_json::from_str(&report).expect("JSON");
-    let cases: Vec<&serde_json::Value> = report["requirements"]
-        .as_array()
-        .expect("requirements")
+    require(text.contains("accelerated (squall-clock 2)"), &format!("the report names squall's own clock\n{text}"));
+    let fresh = verdicts_of(&dir.join("report/report.json"));
+    let kept = verdicts_of(&root().join("reports/python-openai"));
+    let differ: Vec<String> = fresh
         .iter()
-        .flat_map(|r| r["cases"].as_array().into_iter().flatten())
+        .filter(|(name, verdict)| kept.get(*name) != Some(verdict))
+        .map(|(name, verdict)| format!("{name}: {verdict} now, {:?} kept", kept.get(name)))
         .collect();
-    require(cases.len() >= 19, &format!("{} cases\n{text}", cases.len()));
-    let errors: Vec<String> =
-        cases.iter().filter(|c| c["verdict"] == "error").map(|c| format!("{}: {}", c["name"], c["error"])).collect();
-    require(errors.is_empty(), &format!("{}\n{text}", errors.join("\n")));
+    require(fresh.len() >= 20 && differ.is_empty(), &format!("{} cases\n{}\n{text}", fresh.len(), differ.join("\n")));
 }

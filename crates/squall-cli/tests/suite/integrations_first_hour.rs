@@ -91,15 +91,25 @@ fn a_fresh_pytest_project_keeps_its_rootdir_and_one_timed_case_alone_is_calibrat
 }
 
 /// The Vercel AI SDK reads no in-stream "try again in 3s" (a SHOULD, reports/MATRIX.md): run
-/// alone with `-t`, the case is calibrated first, and its warning shows in vitest's output.
+/// alone with `-t` on squall's clock, the case is calibrated first, and its warning shows in
+/// vitest's output.
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
 fn vitest_runs_one_timed_case_alone_calibrated_and_shows_its_should_miss() {
     let _one = take_turn_blocking();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("verdicts.jsonl");
-    let output = Command::new("node")
-        .args(["node_modules/vitest/vitest.mjs", "run", "ai-sdk.test.mjs", "-t", "in-stream-rate-limit"])
+    let output = Command::new(squall_bin())
+        .args([
+            "clock",
+            "--",
+            "node",
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "ai-sdk.test.mjs",
+            "-t",
+            "in-stream-rate-limit",
+        ])
         .env("SQUALL_BIN", squall_bin())
         .env("SQUALL_TAGS", "@REQ-0006-001")
         .env("SQUALL_VERDICTS", &file)

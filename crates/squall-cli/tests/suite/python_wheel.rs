@@ -28,19 +28,19 @@ pub(super) fn wheel() -> PathBuf {
     found.unwrap_or_else(|| panic!("no squall wheel in {}: run scripts/build-wheel.sh --dev", dir.display()))
 }
 
-fn run(command: &mut Command) -> Output {
+pub(super) fn run(command: &mut Command) -> Output {
     command.env("PATH", BARE_PATH).env("PIP_DISABLE_PIP_VERSION_CHECK", "1").output().expect("it runs")
 }
 
-fn succeeded(output: &Output, what: &str) -> String {
+pub(super) fn succeeded(output: &Output, what: &str) -> String {
     let text = text(output);
     require(output.status.success(), &format!("{what}: exit {:?}\n{text}", output.status.code()));
     text
 }
 
-/// `python -m pip install`, offline: wheels from pytest's kept ones only. The caller adds where
+/// `python -m pip install`, offline: wheels from the ones scripts/setup-sdks.sh keeps only. The caller adds where
 /// to, then [`install`] adds the squall wheel and runs it.
-fn pip(python: &Path) -> Command {
+pub(super) fn pip(python: &Path) -> Command {
     let mut command = Command::new(python);
     command.args(["-m", "pip", "install", "--quiet", "--no-index", "--find-links"]).arg(sdk_dir().join("wheels"));
     command
@@ -51,7 +51,7 @@ fn install(command: &mut Command, what: &str) {
 }
 
 /// A fresh venv (with pip) in `dir`; its interpreter.
-fn venv(dir: &Path) -> PathBuf {
+pub(super) fn venv(dir: &Path) -> PathBuf {
     succeeded(&run(Command::new(python_interpreter()).args(["-m", "venv"]).arg(dir)), "python -m venv");
     dir.join("bin/python")
 }

@@ -29,7 +29,7 @@ use super::timing::{choose_scale, CaseClock, Lockstep, ReactionMs, MOMENT};
 use super::verdict::Level;
 use crate::iut::{contract_env, CaseSpec, TaskKind};
 use crate::SuiteError;
-use squall::clock::TimeScale;
+use squall::clock::{ClientFrame, TimeScale};
 use squall::scenario::Catalogue;
 use squall::server::{CaseJudge, CaseRunRequest, CasesQuery, JudgedRun, PreparedRun, Refusal, RunUrls};
 
@@ -62,6 +62,8 @@ pub struct Ticket {
     confirming: bool,
     /// The jitter seed the client is given (`SQUALL_SEED`; a herd's client `k` gets it plus `k`).
     seed: Option<u64>,
+    /// The client runs on squall's sped-up clock: it is told time scale 1.
+    sped_up: bool,
 }
 
 impl CaseService {
@@ -97,12 +99,13 @@ impl CaseService {
             herd: request.herd,
             confirming: false,
             seed: request.seed,
+            sped_up: request.client_frame.is_some(),
         };
         let scenario = match request.herd {
             Some(_) => lockstep::scenario(time_scale),
             None => wait_asks::scenario(),
         };
-        PreparedRun { scenario, time_scale, herd: request.herd, ticket }
+        PreparedRun { scenario, time_scale, herd: request.herd, client_frame: request.client_frame, ticket }
     }
 
     fn judge_calibration(&self, ticket: &Ticket, run: &JudgedRun) -> CalibrationVerdict {
@@ -146,6 +149,8 @@ struct Request {
     time_scale: Option<TimeScale>,
     herd: Option<u32>,
     seed: Option<u64>,
+    /// The frame of squall's clock the client runs on, when it does.
+    client_frame: Option<ClientFrame>,
 }
 
 impl Request {
@@ -171,7 +176,13 @@ impl Request {
                 format!("`herd` is a whole number from {} to {} ({herd} given)", HERD_SIZES.start(), HERD_SIZES.end());
             return Err(Refusal::bad("herd", message));
         }
-        Ok(Request { session, level, time_scale: body.time_scale, herd: body.herd, seed: body.seed })
+        let client_frame = body
+            .clock_frame
+            .as_deref()
+            .map(|path| ClientFrame::followed(std::path::Path::new(path)))
+            .transpose()
+            .map_err(|e| Refusal::bad("clock_frame", format!("{e} (docs/clock.md)")))?;
+        Ok(Request { session, level, time_scale: body.time_scale, herd: body.herd, seed: body.seed, client_frame })
     }
 }
 
@@ -238,8 +249,9 @@ impl CaseJudge for CaseService {
             herd,
             confirming,
             seed: request.seed,
+            sped_up: request.client_frame.is_some(),
         };
-        Ok(PreparedRun { scenario, time_scale, herd, ticket })
+        Ok(PreparedRun { scenario, time_scale, herd, client_frame: request.client_frame, ticket })
     }
 
     fn welcome(&self, ticket: &Ticket, urls: &RunUrls) -> RunWelcome {
@@ -258,8 +270,17 @@ impl CaseJudge for CaseService {
             client: None,
             timeout: Duration::ZERO,
         };
+        let environment = |spec: &CaseSpec| {
+            let mut env = Self::environment(spec);
+            if ticket.sped_up {
+                env.insert("SQUALL_TIME_SCALE".to_owned(), "1".to_owned());
+                env.insert("SQUALL_CLOCK".to_owned(), "accelerated".to_owned());
+                env.insert("SQUALL_CLOCK_RATE".to_owned(), ticket.time_scale.rate().to_string());
+            }
+            env
+        };
         let clients = (urls.clients.iter().enumerate())
-            .map(|(k, url)| ClientWelcome::at(url, Self::environment(&spec.for_client(k as u32, url.clone()))))
+            .map(|(k, url)| ClientWelcome::at(url, environment(&spec.for_client(k as u32, url.clone()))))
             .collect();
         RunWelcome {
             id: urls.id.clone(),
@@ -268,7 +289,10 @@ impl CaseJudge for CaseService {
             level: ticket.level,
             time_scale: ticket.time_scale,
             time_scale_note: ticket.scale_note.clone(),
-            urls: ClientWelcome::at(&urls.base_url, Self::environment(&spec)),
+            clock: if ticket.sped_up { "accelerated" } else { "scaled" },
+            clock_rate: ticket.sped_up.then(|| ticket.time_scale.rate()),
+            client_time_scale: if ticket.sped_up { TimeScale::REAL } else { ticket.time_scale },
+            urls: ClientWelcome::at(&urls.base_url, environment(&spec)),
             clients,
             verdict: format!("/__squall/runs/{}/verdict", urls.id),
         }
@@ -280,6 +304,9 @@ impl CaseJudge for CaseService {
         }
         let plan = self.plan(&ticket.case)?;
         let mut runs = outcome::runs(&run.outcome, ticket.herd)?;
+        if ticket.sped_up {
+            runs.iter_mut().for_each(|run| run.told_time_scale = Some(TimeScale::REAL));
+        }
         let iut = runs.remove(0);
         let reaction = self.sessions.reaction(&ticket.session);
         // Without a calibration a slower run measures nothing more: the checks say to calibrate.

@@ -20,6 +20,12 @@ pub struct RunWelcome {
     pub(super) level: Level,
     pub(super) time_scale: TimeScale,
     pub(super) time_scale_note: Option<String>,
+    /// `accelerated` when the client runs on squall's clock (it asked with `clock_frame`), else `scaled`.
+    pub(super) clock: &'static str,
+    /// The rate its clock runs at during the case (1 / `time_scale`), when accelerated.
+    pub(super) clock_rate: Option<f64>,
+    /// What the client multiplies its own waits by: 1 on squall's clock, else `time_scale`.
+    pub(super) client_time_scale: TimeScale,
     #[serde(flatten)]
     pub(super) urls: ClientWelcome,
     pub(super) clients: Vec<ClientWelcome>,

@@ -115,3 +115,30 @@ fn at_level_events_a_client_that_gave_no_events_is_told_so() {
     let verdict = judged(&service, &prepared.ticket, given);
     assert!(!verdict.to_string().contains("gave no events"), "{verdict}");
 }
+
+#[test]
+fn a_client_on_squalls_clock_is_told_to_scale_nothing_and_judged_at_its_rate() {
+    let service = service();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let frame = dir.path().join("frame");
+    crate::clock::frame_from_now(1.0).create(&frame).expect("a frame");
+    let body = json!({"session": "s", "clock_frame": frame.display().to_string()});
+    let prepared = service.prepare(CASE, &request(body)).expect("a run");
+    assert!(prepared.client_frame.is_some(), "the run's dates follow the runner's frame");
+    let welcome = serde_json::to_value(service.welcome(&prepared.ticket, &urls())).expect("JSON");
+    assert_eq!((welcome["clock"].as_str(), welcome["clock_rate"].as_f64()), (Some("accelerated"), Some(100.0)));
+    assert_eq!((welcome["time_scale"].as_f64(), welcome["client_time_scale"].as_f64()), (Some(0.01), Some(1.0)));
+    assert_eq!(welcome["env"]["SQUALL_TIME_SCALE"], "1");
+    // It reports the scale it was told: no error for that.
+    let verdict = judged(&service, &prepared.ticket, json!({"result": {"ok": false, "time_scale": 1}}));
+    assert_eq!(verdict["verdict"], "fail", "{verdict}");
+    // A scaled client that says 1 cannot be judged.
+    let scaled = service.prepare(CASE, &request(json!({"session": "s"}))).expect("a run");
+    let verdict = judged(&service, &scaled.ticket, json!({"result": {"ok": false, "time_scale": 1}}));
+    assert_eq!(verdict["verdict"], "error", "{verdict}");
+    // A file that is no frame is refused, naming the field.
+    std::fs::write(dir.path().join("nope"), b"nope").expect("writes");
+    let body = json!({"clock_frame": dir.path().join("nope").display().to_string()});
+    let refused = service.prepare(CASE, &request(body)).expect_err("refused");
+    assert_eq!(refused.param.as_deref(), Some("clock_frame"), "{}", refused.message);
+}
