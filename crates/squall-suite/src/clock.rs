@@ -35,7 +35,7 @@ fn write_preload() -> Result<PathBuf, String> {
     if PRELOAD.is_empty() {
         return Err("this squall was built without its clock preload (no C compiler when it was built)".to_owned());
     }
-    crate::engine::cached_file("libsquall_clock", "so", PRELOAD)
+    crate::cache::cached_file("libsquall_clock", "so", PRELOAD)
         .map_err(|e| format!("cannot write squall's clock preload: {e}"))
 }
 

@@ -3,7 +3,8 @@
 //! its requirement ids; the acceptance reports; soak.
 //!
 //! - [`iut`] — how an implementation under test is run (the IUT contract)
-//! - [`clock`] — squall's clock for a process tree: the preload and its frame
+//! - [`clock`] — squall's clock for a process tree: the preload and its frame; `cache` — the files
+//!   squall embeds and hands to other processes by path
 //! - `verdict` — how checks, cases, requirements, profiles and runs are judged, in one place
 //!   ([`Verdict`], [`Level`], [`Strength`], [`Tally`], [`RunVerdict`])
 //! - [`requirements`] — the requirement ids, their titles and their profiles
@@ -26,6 +27,7 @@
 //!
 //! Feature `reference`: the reference implementation (`reference-impl/`) as an IUT.
 
+mod cache;
 pub mod cases;
 mod checks;
 pub mod clauses;

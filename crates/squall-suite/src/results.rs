@@ -8,6 +8,7 @@ use super::clauses::Clause;
 use super::requirements::{
     requirement_clauses, requirement_tags, requirement_title, Profile, ProfileSelection, CUSTOM,
 };
+use super::timing::ReactionMs;
 use super::verdict::{Level, Strength, Tally, Verdict};
 use squall::clock::TimeScale;
 use squall::journal::JournalEntry;
@@ -57,6 +58,21 @@ pub struct Evidence {
     /// A herd's other clients' outputs, client 1 first (absent when one instance ran).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<ClientOutputs>,
+    /// The run just before at another time scale, whose waits a lower bound read this run's
+    /// against (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedEvidence>,
+}
+
+/// A case's run at another time scale, as a lower bound's pass read it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedEvidence {
+    /// The time scale it ran at.
+    pub time_scale: TimeScale,
+    /// The client's reaction it was read with, in real ms.
+    pub reaction_ms: ReactionMs,
+    /// Its server journal.
+    pub journal: Vec<JournalEntry>,
 }
 
 /// What one instance of the implementation left behind.

@@ -1,7 +1,8 @@
 //! The independent implementation's suites at real time, run once per test binary: the correct
 //! one, its twins that spend 50, 150 and 300 ms of their own before each retry, a jittery
 //! one (20–300 ms), and the correct one unmodified on the sped-up clock, waiting on a thread
-//! primitive (`sped_up_clock`), started cold and warm (`warm_start`). Two tests judge from them — the correct one passes every profile
+//! primitive (`sped_up_clock`), started cold and warm (`warm_start`), and its twin there that
+//! spends 140 ms of its own only after an in-stream failure (`slow_clients`, REQ-0006-001). Two tests judge from them — the correct one passes every profile
 //! (`independent_iut`), the slow twins get its verdicts (`slow_clients`) — and the correct
 //! suite is the same run for both: it runs beside the jittery one, which takes longest, so the
 //! test command does not pay for it twice (43 s).
@@ -32,7 +33,14 @@ pub(crate) struct IndependentSuites {
     pub(crate) sped_up: SuiteOutcome,
     /// The same started warm (`--warm`): each case's process forked from one that imported it.
     pub(crate) warm: SuiteOutcome,
+    /// The one on the sped-up clock again, spending [`PATH_WORK_MS`] of its own only after an
+    /// in-stream failure, which the calibration's 429s never show: REQ-0006-001 only.
+    pub(crate) path_work: SuiteOutcome,
 }
+
+/// What the path-work twin spends of its own after an in-stream failure: the Node SDK's own
+/// work after one, measured on a sped-up clock (docs/requirements.md).
+pub(crate) const PATH_WORK_MS: &str = "140";
 
 /// The suites, run in one turn by the first test that asks (a test that fails while they run
 /// leaves them for the next to run again).
@@ -50,14 +58,24 @@ async fn run_them() -> IndependentSuites {
     // read 7.66 s).
     let jittery = SuiteConfig { max_time_scale: TimeScale::of(0.25), ..slow_independent_config("20-300") };
     let warm = SuiteConfig { warm: true, ..sped_up_config() };
-    let mut others = vec![independent_config(None), sped_up_config(), warm];
+    let path_work = path_work_config();
+    let mut others = vec![independent_config(None), sped_up_config(), warm, path_work];
     others.extend(SLOW_TWINS_MS.map(slow_independent_config));
     let (jittery, mut outcomes) =
         staggered(async { run_suite(&jittery).await.expect("the suite runs") }, run_side_by_side(others)).await;
     let correct = outcomes.remove(0);
     let sped_up = outcomes.remove(0);
     let warm = outcomes.remove(0);
-    IndependentSuites { correct, slow: outcomes, jittery, sped_up, warm }
+    let path_work = outcomes.remove(0);
+    IndependentSuites { correct, slow: outcomes, jittery, sped_up, warm, path_work }
+}
+
+/// [`sped_up_config`]'s client, spending [`PATH_WORK_MS`] after in-stream failures only.
+fn path_work_config() -> SuiteConfig {
+    let sped_up = sped_up_config();
+    let Iut::Command(command) = &sped_up.iut else { unreachable!("the independent implementation is a command") };
+    let command = format!("PRD0006_OVERHEAD_MS={PATH_WORK_MS} PRD0006_OVERHEAD_AFTER=stream_error {command}");
+    SuiteConfig { iut: Iut::Command(command), tags: Some("@REQ-0006-001".to_owned()), ..sped_up }
 }
 
 /// The correct implementation on the sped-up clock, waiting on a thread primitive.

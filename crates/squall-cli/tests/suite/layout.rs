@@ -232,7 +232,17 @@ fn the_published_crates_carry_what_they_embed() {
     assert!(missing.is_empty(), "squall's package lacks {missing:?}");
     let missing = lacking(
         &suite,
-        ["build.rs", "embed_files.rs", "clock/squall_clock.c"].map(str::to_owned).into_iter().chain(features).collect(),
+        ["build.rs", "embed_files.rs", "clock/versions.map"]
+            .map(str::to_owned)
+            .into_iter()
+            .chain(
+                files_in("crates/squall-suite/clock", ".c").into_iter().map(|f| f.replace("crates/squall-suite/", "")),
+            )
+            .chain(
+                files_in("crates/squall-suite/clock", ".h").into_iter().map(|f| f.replace("crates/squall-suite/", "")),
+            )
+            .chain(features)
+            .collect(),
     );
     assert!(missing.is_empty(), "squall-suite's package lacks {missing:?}");
     assert!(!library.iter().any(|f| f.starts_with("tests/") || f.starts_with("reports/")), "{library:?}");

@@ -3,8 +3,10 @@
 //! before each retry gets exactly the verdicts of its fast twin at the default time scale; a jittery
 //! one (20-300 ms, drawn anew) gets its twin's verdict on every check or an explained
 //! `inconclusive` where the noise is too large to decide; a slow client that ignores "try again
-//! in 3s" warns on that SHOULD at every time scale. (A client slow to start:
-//! `mostly_waiting::slow_clients`.)
+//! in 3s" warns on that SHOULD at every time scale; on the sped-up clock, one whose 140 ms of its
+//! own come only after an in-stream failure — which the calibration never shows, and which a
+//! run at ×100 reads as 14 s of waiting — gets no pass from "at least 3 s" it does not meet, and
+//! its fast twin's verdicts elsewhere. (A client slow to start: `mostly_waiting::slow_clients`.)
 
 use squall::clock::TimeScale;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
@@ -109,4 +111,33 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
             &format!("at {time_scale}: {} {:?} {:?}", case.verdict.as_str(), case.checks, case.error),
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+async fn work_after_one_kind_of_failure_never_passes_a_lower_bound_the_client_does_not_meet() {
+    let suites = independent_suites().await;
+    let in_stream = "An in-stream rate limit waits as long as it asks";
+    let lower_bound = "attempt 2 starts at least 3 seconds after attempt 1 ends";
+    let check = |outcome: &SuiteOutcome| {
+        let case = outcome.cases.iter().find(|c| c.name == in_stream);
+        case.and_then(|c| c.checks.iter().find(|k| k.name == lower_bound)).map(|k| (k.verdict, k.observed.clone()))
+    };
+    let (fast, slow) = (check(&suites.sped_up), check(&suites.path_work));
+    require(fast.as_ref().is_some_and(|(v, _)| *v == Verdict::Warn), &format!("its fast twin waits 1-2 s: {fast:?}"));
+    require(
+        slow.as_ref().is_some_and(|(v, _)| *v != Verdict::Pass && *v != Verdict::Fail),
+        &format!("no pass from its own work, and a SHOULD never fails: {slow:?}"),
+    );
+    // Elsewhere, its fast twin's verdicts.
+    let fast: std::collections::BTreeMap<&str, Verdict> =
+        suites.sped_up.cases.iter().map(|c| (c.name.as_str(), c.verdict)).collect();
+    let differ: Vec<String> = suites
+        .path_work
+        .cases
+        .iter()
+        .filter(|c| c.name != in_stream && fast.get(c.name.as_str()) != Some(&c.verdict))
+        .map(|c| format!("{}: {} (the fast twin: {:?})", c.name, c.verdict.as_str(), fast.get(c.name.as_str())))
+        .collect();
+    require(suites.path_work.cases.len() >= 19 && differ.is_empty(), &differ.join("\n"));
 }

@@ -1,5 +1,6 @@
-//! What squall does with time it cannot read as policy: a reported time scale other than the
-//! case's is `error`; a herd's spread counts only beyond what a lockstep herd shows on the
+//! What squall does with time it cannot read as policy: a client that reports another time
+//! scale than the one it was told, in every calibration run, stops the run before any case; a
+//! herd's spread counts only beyond what a lockstep herd shows on the
 //! machine. (A silent provider and a client whose sleeps do not scale, both waited out at real
 //! time: `mostly_waiting::timing_verdicts`.)
 
@@ -19,12 +20,12 @@ async fn an_implementation_that_reports_another_time_scale_cannot_be_judged() {
     let rewrite = r#"import json, os; p = os.path.join(os.environ["SQUALL_OUT"], "result.json"); r = json.load(open(p)); r["time_scale"] = 1.0; json.dump(r, open(p, "w"))"#;
     let command = format!("'{}' reference-iut && {} -c '{rewrite}'", squall_bin(), python());
     let config = SuiteConfig { tags: Some("@SEED-002-SESSION".to_owned()), ..config(Iut::Command(command)) };
-    let outcome = run_suite(&config).await.expect("the suite runs");
-    let case = outcome.cases.first().expect("one case");
-    let error = case.error.as_deref().unwrap_or("");
+    let stopped = run_suite(&config).await.expect_err("the run stops before any case").to_string();
     require(
-        case.verdict == Verdict::Error && error.contains("time_scale 1") && error.contains("--time-scale 1"),
-        &format!("{}: {error}", case.verdict.as_str()),
+        stopped.contains("does not scale its own waits")
+            && stopped.contains("time_scale 1 where it was told 0.01")
+            && stopped.contains("--time-scale 1"),
+        &stopped,
     );
 }
 

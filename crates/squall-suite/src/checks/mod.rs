@@ -5,7 +5,8 @@
 //! else that has a case's evidence, judge it with the same code ([`StepChecks`]).
 //!
 //! - [`observation`] — what a case left behind, and how its real times read as policy time
-//! - [`wire`], [`backoff`] — the journal: attempts, sessions, waits, timeouts
+//! - [`wire`], [`backoff`] — the journal: attempts, sessions, waits, timeouts; [`paired`] — a
+//!   lower bound read across two runs at different time scales
 //! - [`events`] — `result.json` and `events.jsonl` with their decision records
 //! - [`sessions`], [`tasks`] — the main session, the deep-research sub-session, Task results
 //! - [`herd`] — many instances at once against one run: storms, recovery, lockstep
@@ -20,6 +21,7 @@ pub(crate) mod envelope;
 mod events;
 mod herd;
 mod observation;
+mod paired;
 mod schedules;
 mod sessions;
 mod tasks;
@@ -30,7 +32,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-pub(crate) use observation::Observation;
+pub(crate) use observation::{Observation, PairedRun};
 pub(crate) use timed::{Planned, Timed, Timing};
 
 use super::results::CheckRecord;
@@ -258,6 +260,9 @@ pub(crate) enum Unsure {
     /// The client's own randomness (its jitter wider than one run can read through): more
     /// runs, each drawing anew, would settle it.
     Draws(String),
+    /// A lower bound's pass that the client's own work on an uncalibrated path could fake: a run
+    /// at another time scale, read with this one, would settle it.
+    Paired(String),
 }
 
 #[cfg(test)]
@@ -265,7 +270,7 @@ impl Unsure {
     /// Why.
     pub(crate) fn why(&self) -> &str {
         match self {
-            Unsure::Slower(why) | Unsure::Draws(why) => why,
+            Unsure::Slower(why) | Unsure::Draws(why) | Unsure::Paired(why) => why,
         }
     }
 }
@@ -317,10 +322,12 @@ fn judge_timed(timing: &Timing, observation: &Observation, args: &Args, strength
             (Verdict::Inconclusive, observed, Some(Unsure::Slower(why)))
         }
     };
-    // One run's verdict that runs drawing anew must confirm, when no slower run is asked first.
-    let unsure = match (unsure, finding.confirm) {
-        (None, Some(why)) => Some(Unsure::Draws(why)),
-        (unsure, _) => unsure,
+    // One run's verdict that runs drawing anew, or a run at another scale, must confirm, when
+    // no slower run is asked first.
+    let unsure = match (unsure, finding.confirm, finding.pair) {
+        (None, Some(why), _) => Some(Unsure::Draws(why)),
+        (None, None, Some(why)) => Some(Unsure::Paired(why)),
+        (unsure, _, _) => unsure,
     };
     Judged { verdict, observed, note, unsure }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::iut::IutRun;
-use crate::results::{CaseRecord, ClientOutputs, Evidence};
+use crate::results::{CaseRecord, ClientOutputs, Evidence, PairedEvidence};
 use crate::timing::CaseClock;
 #[cfg(test)]
 use crate::timing::{Allowance, Reaction, MOMENT};
@@ -29,6 +29,25 @@ pub(crate) struct Observation {
     /// The case's earlier runs at the same time scale, each with a seed of its own, when a check
     /// asked for more draws of a client's random waits (first run first); empty otherwise.
     pub draws: Vec<Observation>,
+    /// The case's run just before, at another time scale, when a lower bound's pass asked for it:
+    /// its waits and this run's are read together ([`PairedRun`]).
+    pub paired: Option<PairedRun>,
+}
+
+/// The same case run at another time scale. A client's own work on a path the calibration did
+/// not take is real time, the same at every scale, and a lower bound's pass could be that work
+/// read as waiting: the part of a gap that grows with the scale is the wait.
+#[derive(Debug, Clone)]
+pub(crate) struct PairedRun {
+    pub journal: Vec<JournalEntry>,
+    pub clock: CaseClock,
+}
+
+impl PairedRun {
+    /// What a run left that later runs read their waits against.
+    pub(crate) fn of(observation: &Observation) -> PairedRun {
+        PairedRun { journal: observation.journal.clone(), clock: observation.clock.clone() }
+    }
 }
 
 /// An instance's run as a report recorded it (its files are not in the report).
@@ -56,6 +75,11 @@ impl Observation {
             outputs: ClientOutputs::of(&self.iut),
             duration_ms: Some(self.real_duration.as_secs_f64() * 1000.0),
             others: self.others.iter().map(ClientOutputs::of).collect(),
+            paired: self.paired.as_ref().map(|paired| PairedEvidence {
+                time_scale: paired.clock.time_scale,
+                reaction_ms: (&paired.clock.reaction).into(),
+                journal: paired.journal.clone(),
+            }),
         };
         CaseRecord {
             time_scale: Some(self.time_scale()),
@@ -86,6 +110,11 @@ impl Observation {
             scale_note: case.time_scale_note.clone(),
             real_duration: Duration::from_secs_f64(evidence.duration_ms.unwrap_or(0.0).max(0.0) / 1000.0),
             draws: Vec::new(),
+            paired: evidence.paired.as_ref().map(|paired| PairedRun {
+                journal: paired.journal.clone(),
+                clock: CaseClock::new(paired.time_scale, Reaction::as_reported(&paired.reaction_ms))
+                    .with_machine(case.machine_allowance_ms.map_or(MOMENT, |held_back_ms| Allowance { held_back_ms })),
+            }),
         }))
     }
 
@@ -123,6 +152,7 @@ impl Observation {
                 scale_note: self.scale_note.clone(),
                 real_duration: self.real_duration,
                 draws: Vec::new(),
+                paired: None,
             })
             .collect()
     }
@@ -138,6 +168,7 @@ impl Observation {
             clock,
             scale_note: self.scale_note.clone(),
             real_duration: self.real_duration,
+            paired: self.paired.clone(),
         }
     }
 

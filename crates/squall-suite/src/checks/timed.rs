@@ -25,6 +25,9 @@ pub(crate) struct Timed {
     /// Why no run of this client, slower or drawn anew, can decide the check (a herd's spread
     /// where no lockstep herd of it can be run): `inconclusive` at once.
     pub beyond_runs: Option<String>,
+    /// Why this run's pass stands only once a run at another time scale confirms it (a lower
+    /// bound the client's own work on an uncalibrated path could fake).
+    pub pair: Option<String>,
 }
 
 impl Timed {
@@ -37,6 +40,7 @@ impl Timed {
             undecidable: None,
             confirm: None,
             beyond_runs: None,
+            pair: None,
         }
     }
 
@@ -49,6 +53,7 @@ impl Timed {
             undecidable: None,
             confirm: None,
             beyond_runs: None,
+            pair: None,
         }
     }
 
@@ -61,6 +66,7 @@ impl Timed {
             undecidable: None,
             confirm: None,
             beyond_runs: None,
+            pair: None,
         }
     }
 
@@ -74,6 +80,7 @@ impl Timed {
             undecidable: None,
             confirm: None,
             beyond_runs: None,
+            pair: None,
         }
     }
 
@@ -81,13 +88,27 @@ impl Timed {
     /// client's random waits would settle.
     pub(crate) fn open(observed: impl Into<String>, why: String) -> Timed {
         let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
-        Timed { observed: observed.into(), measured, undecidable: Some(why), confirm: None, beyond_runs: None }
+        Timed {
+            observed: observed.into(),
+            measured,
+            undecidable: Some(why),
+            confirm: None,
+            beyond_runs: None,
+            pair: None,
+        }
     }
 
     /// Not decided, and no other run of this client would decide it: `why` says why.
     pub(crate) fn beyond_runs(observed: impl Into<String>, why: String) -> Timed {
         let measured = Measured { held: false, certain_miss: false, noise: f64::INFINITY };
-        Timed { observed: observed.into(), measured, undecidable: None, confirm: None, beyond_runs: Some(why) }
+        Timed {
+            observed: observed.into(),
+            measured,
+            undecidable: None,
+            confirm: None,
+            beyond_runs: Some(why),
+            pair: None,
+        }
     }
 
     /// The same measurement, undecidable by one run of this client when `why` says why (its
@@ -102,6 +123,12 @@ impl Timed {
     /// says why.
     pub(crate) fn confirmed_by_draws_if(self, why: Option<String>) -> Timed {
         Timed { confirm: why, ..self }
+    }
+
+    /// The same measurement, a pass standing only once a run at another time scale confirms it,
+    /// when `why` says why.
+    pub(crate) fn paired_if(self, why: Option<String>) -> Timed {
+        Timed { pair: why, ..self }
     }
 }
 
@@ -127,6 +154,8 @@ pub(crate) struct TimedFinding {
     pub confirm: Option<String>,
     /// Why no run can decide it ([`Timed::beyond_runs`]).
     pub beyond_runs: Option<String>,
+    /// Why a pass needs a run at another time scale to stand ([`Timed::pair`]).
+    pub pair: Option<String>,
 }
 
 impl TimedFinding {
@@ -134,7 +163,7 @@ impl TimedFinding {
     /// run can).
     fn undecided(observed: String, noise: f64, undecidable: Option<String>, beyond_runs: Option<String>) -> Self {
         let reading = Reading::Undecided;
-        TimedFinding { observed, reading, certain: false, noise, undecidable, confirm: None, beyond_runs }
+        TimedFinding { observed, reading, certain: false, noise, undecidable, confirm: None, beyond_runs, pair: None }
     }
 }
 
@@ -195,7 +224,8 @@ impl Timing {
             ),
         };
         let noise = held.measured.noise;
-        TimedFinding { observed, reading, certain, noise, undecidable: None, confirm: None, beyond_runs: None }
+        let pair = (reading == Reading::Holds).then(|| plain.pair.or(held.pair)).flatten();
+        TimedFinding { observed, reading, certain, noise, undecidable: None, confirm: None, beyond_runs: None, pair }
     }
 
     /// Whether the check still misses for certain with a [`STALL`] at each wait and attempt and

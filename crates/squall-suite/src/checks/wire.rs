@@ -125,8 +125,18 @@ fn at_most_attempts(observation: &Observation, args: &Args) -> Found {
     Found::new(format!("{seen} attempts"), seen <= number::<usize>(args, 1))
 }
 
+/// A lower bound: on squall's virtual clock as measured; else a pass stands once read across a
+/// run at another scale too ([`super::paired`]).
 fn gap_at_least(observation: &Observation, args: &Args) -> Timed {
-    judge_gap(observation, args, Estimate::may_be_at_least)
+    let single = judge_gap(observation, args, Estimate::may_be_at_least);
+    if observation.clock.is_exact() {
+        return single;
+    }
+    let (later, bound, earlier): (usize, f64, usize) = (number(args, 1), number(args, 2), number(args, 3));
+    match &observation.paired {
+        Some(paired) => super::paired::at_least(observation, paired, earlier, later, bound, &single).unwrap_or(single),
+        None => single.paired_if(Some(super::paired::WHY.to_owned())),
+    }
 }
 
 /// A wait within W s even when all of it is counted as waiting is within W whatever the

@@ -8,7 +8,7 @@ use super::liveness::{still_waiting_on_silence, unjudgeable_case, GIVES_UP_ON_SI
 use crate::cases::CasePlan;
 use crate::checks::{Finding, Observation, Unsure};
 use crate::results::{CaseRecord, CheckRecord};
-use crate::timing::margin::slower;
+use crate::timing::margin::{paired_scale, slower};
 use crate::timing::{choose_scale, scale_name};
 use crate::verdict::{Level, Strength, Verdict};
 use squall::clock::TimeScale;
@@ -53,6 +53,9 @@ pub(crate) struct RunAgain {
     pub draw: bool,
     /// The checks that asked for the draw (read over every run drawn).
     pub drawn_for: Vec<String>,
+    /// A run at another scale read with this one (a lower bound's pass, against the client's
+    /// own work on the path it judges): this run is kept for it.
+    pub pair: bool,
 }
 
 /// The verdict of one run, and a slower run when one could change it.
@@ -114,12 +117,35 @@ fn run_again(plan: &CasePlan, observation: &Observation, findings: &[Finding], s
             .filter(|f| matches!(f.unsure, Some(Unsure::Draws(_))))
             .map(|f| f.record.name.clone())
             .collect();
-        Some(RunAgain { time_scale: stage.time_scale, why, draw: true, drawn_for })
+        Some(RunAgain { time_scale: stage.time_scale, why, draw: true, drawn_for, pair: false })
+    };
+    let paired = || {
+        let (check, why) = findings.iter().find_map(|f| match &f.unsure {
+            Some(Unsure::Paired(why)) => Some((&f.record.name, why)),
+            _ => None,
+        })?;
+        paired_run(plan, observation, stage, check, why)
     };
     match stage.draws_first {
-        true => draw().or_else(slower),
-        false => slower().or_else(draw),
+        true => draw().or_else(slower).or_else(paired),
+        false => slower().or_else(paired).or_else(draw),
     }
+}
+
+/// The run at another scale that a lower bound's pass asks for, when a rung far enough is allowed
+/// (none: the pass stands, read at a scale where the client's own work counts least).
+fn paired_run(plan: &CasePlan, observation: &Observation, stage: &Stage, check: &str, why: &str) -> Option<RunAgain> {
+    if stage.last || observation.paired.is_some() {
+        return None;
+    }
+    let clock = &observation.clock;
+    let time_scale = paired_scale(stage.time_scale, stage.max, &plan.margins(), &clock.reaction, clock.machine)?;
+    let why = format!(
+        "run again at {} to read what `{check}` found at {} across both: {why}",
+        scale_name(time_scale),
+        scale_name(stage.time_scale)
+    );
+    Some(RunAgain { time_scale, why, draw: false, drawn_for: Vec::new(), pair: true })
 }
 
 /// A slower run for what `check` found, when the stage allows one.
@@ -136,7 +162,7 @@ fn slower_run(plan: &CasePlan, observation: &Observation, stage: &Stage, check: 
         scale_name(time_scale),
         scale_name(stage.time_scale)
     );
-    Some(RunAgain { time_scale, why, draw: false, drawn_for: Vec::new() })
+    Some(RunAgain { time_scale, why, draw: false, drawn_for: Vec::new(), pair: false })
 }
 
 /// A check the harness judges itself, at `wire`: a MUST unless the case is `@should`.

@@ -24,7 +24,7 @@ mod run;
 
 pub(crate) use calibrate::{calibrate_clock, Measure};
 pub(crate) use judge::{judge, Judging, Stage};
-pub(crate) use launch::{cached_file, Launcher, ProcessClock, WarmPool};
+pub(crate) use launch::{Launcher, ProcessClock, WarmPool};
 #[cfg(test)]
 pub(crate) use run::MAX_DRAWS;
 pub(crate) use run::{run_case, SuiteContext};

@@ -12,7 +12,7 @@ use super::judge::{judge, Judgement, Judging, Stage};
 use super::launch::{Execution, Launcher, ProcessClock, RunPlan, WarmPool};
 use super::machine_turns::MachineTurns;
 use crate::cases::CasePlan;
-use crate::checks::Observation;
+use crate::checks::{Observation, PairedRun};
 use crate::digest::sha256_hex;
 use crate::iut::{CaseSpec, Iut};
 use crate::results::{CaseRecord, Draws};
@@ -194,6 +194,8 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
     let mut lockstep_again = false;
     // Draws run ahead of their reading, at once in the slots no case holds; read in order.
     let mut ahead: VecDeque<Execution> = VecDeque::new();
+    // The run at another scale a lower bound's pass is read against.
+    let mut paired: Option<PairedRun> = None;
     loop {
         runs += 1;
         let looking = raised.is_some();
@@ -244,7 +246,8 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
             .with_lockstep(lockstep)
             .with_machine(suite.calibration.machine());
         let scale_note = choice.note.clone();
-        let observation = Observation { journal, iut, others, clock, scale_note, real_duration, draws };
+        let observation =
+            Observation { journal, iut, others, clock, scale_note, real_duration, draws, paired: paired.take() };
         let stage = Stage {
             time_scale: choice.time_scale,
             asked,
@@ -290,6 +293,13 @@ pub(crate) async fn run_case(suite: &SuiteContext, plan: &CasePlan) -> CaseRecor
         draws = Vec::new();
         drawn_for.clear();
         ahead.clear();
+        if again.pair {
+            // The reaction cancels out across the two runs: the scale is the one asked for.
+            paired = Some(PairedRun::of(&observation));
+            let note = choice.note.take().map_or(again.why.clone(), |earlier| format!("{earlier}; {}", again.why));
+            choice = ScaleChoice { time_scale: again.time_scale, note: Some(note), ..choice };
+            continue;
+        }
         lockstep_again = herd.is_some();
         // The slower run takes the client to react as fast as either measurement saw it (a
         // calibration taken while the machine was busier cannot fail it on a lower bound).

@@ -19,7 +19,7 @@ use std::time::Duration;
 pub use self::replies::{CalibrationVerdict, CaseVerdict, ClientWelcome, Confirm, RunWelcome, VerdictReply};
 use super::cases::export::{describe, scenario_name, CaseList, CaseQuery, CALIBRATION_ID};
 use super::cases::CasePlan;
-use super::checks::Observation;
+use super::checks::{Observation, PairedRun};
 use super::engine::{judge, Judging, Stage};
 use super::requirements::ProfileSelection;
 use super::settings::{DEFAULT_HERD, DEFAULT_MAX_TIME_SCALE, DEFAULT_TIME_SCALE, HERD_SIZES};
@@ -321,6 +321,10 @@ impl CaseJudge for CaseService {
             scale_note: ticket.scale_note.clone(),
             real_duration: Duration::from_secs_f64(duration_ms / 1000.0),
             draws: Vec::new(),
+            paired: ticket
+                .confirming
+                .then(|| self.sessions.take_paired(&ticket.session, &ticket.case, ticket.time_scale))
+                .flatten(),
         };
         let stage = Stage {
             time_scale: ticket.time_scale,
@@ -333,6 +337,9 @@ impl CaseJudge for CaseService {
         };
         let judgement =
             judge(plan, &observation, Judging { level: ticket.level, ended_at_ms: run.posted_at_ms }, &stage);
+        if judgement.again.as_ref().is_some_and(|again| again.pair && calibrated) {
+            self.sessions.keep_for_pair(&ticket.session, &ticket.case, PairedRun::of(&observation));
+        }
         let mut verdict =
             CaseVerdict::of(judgement.record, (run.id, ticket.case.clone(), ticket.session.clone()), ticket.level);
         verdict.confirm = judgement.again.filter(|_| calibrated).map(|again| Confirm {

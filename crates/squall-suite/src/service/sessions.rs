@@ -7,6 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use crate::checks::PairedRun;
 use crate::timing::reaction::ScaleSamples;
 use crate::timing::{Calibration, Lockstep, Reaction};
 use squall::clock::TimeScale;
@@ -25,6 +26,9 @@ struct Kept {
     samples: HashMap<String, Vec<ScaleSamples>>,
     /// The widest lockstep spread each session's herd calibrations measured.
     lockstep: HashMap<String, Lockstep>,
+    /// Each session's last run of a case whose lower bound asked for a run at another scale,
+    /// by case: the confirming run is read with it.
+    paired: HashMap<(String, String), PairedRun>,
     order: VecDeque<String>,
 }
 
@@ -63,10 +67,23 @@ impl Sessions {
                 if let Some(oldest) = kept.order.pop_front() {
                     kept.samples.remove(&oldest);
                     kept.lockstep.remove(&oldest);
+                    kept.paired.retain(|(session, _), _| *session != oldest);
                 }
             }
         }
         kept
+    }
+
+    /// Keep `run` of `case`: the session's next run of it, at another scale, is read with it.
+    pub(crate) fn keep_for_pair(&self, session: &str, case: &str, run: PairedRun) {
+        self.kept(session).paired.insert((session.to_owned(), case.to_owned()), run);
+    }
+
+    /// The run of `case` kept for a run at another scale than `time_scale`, taken.
+    pub(crate) fn take_paired(&self, session: &str, case: &str, time_scale: TimeScale) -> Option<PairedRun> {
+        let mut kept = self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let run = kept.paired.remove(&(session.to_owned(), case.to_owned()))?;
+        (run.clock.time_scale != time_scale).then_some(run)
     }
 
     /// The session's calibration so far, as `squall run` states it in one line ("client

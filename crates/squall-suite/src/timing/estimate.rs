@@ -91,6 +91,11 @@ impl CaseClock {
         }
     }
 
+    /// Whether it reads time exactly: squall's virtual clock, no reaction and no machine.
+    pub fn is_exact(&self) -> bool {
+        self.machine.held_back_ms == 0.0 && self.reaction.low_ms == 0.0 && self.reaction.high_ms == 0.0
+    }
+
     /// The clock read as if a busy machine had held the client back `ms` more at each wait and
     /// attempt: its reaction's slow end later by `ms`, and a herd in lockstep spread `ms` wider.
     pub fn held_back(&self, ms: f64) -> CaseClock {

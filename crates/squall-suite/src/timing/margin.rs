@@ -170,6 +170,22 @@ pub(crate) fn slower(current: TimeScale, max: TimeScale) -> Option<TimeScale> {
     LADDER.iter().copied().find(|s| s.get() >= 2.0 * current.get() - 1e-12 && *s <= max)
 }
 
+/// The time scale a lower bound's pass at `current` is read against ([`crate::checks::PairedRun`]),
+/// if one up to `max` will do: at least four times as slow, so that a jitter drawn anew shifts the
+/// wait read across both runs by at most a third of its range; and far enough from `current`
+/// that the two runs' noise, over the difference of their scales, fits every margin in `margins`.
+pub(crate) fn paired_scale(
+    current: TimeScale,
+    max: TimeScale,
+    margins: &[(String, Margin)],
+    reaction: &Reaction,
+    machine: Allowance,
+) -> Option<TimeScale> {
+    let apart = margins.iter().map(|(_, m)| 2.0 * m.scale_needed(reaction, machine)).fold(0.0, f64::max);
+    let needed = (4.0 * current.get()).max(current.get() + apart);
+    LADDER.iter().copied().find(|s| s.get() >= needed - 1e-12 && *s <= max)
+}
+
 /// The first time scale of the ladder at or above `needed`, as people read it; or that none is.
 pub(crate) fn describe_needed(needed: f64) -> String {
     match LADDER.iter().find(|s| s.get() >= needed) {

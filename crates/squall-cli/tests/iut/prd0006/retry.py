@@ -77,9 +77,11 @@ class Policy:
 class Overhead:
     """Real time of the client's own before each retry, from PRD0006_OVERHEAD_MS ("150", or
     "20-300" for a fresh draw each time): how the suite's tests play a slow or jittery client on a
-    busy machine. It is not policy: it is not scaled, and the client's sense of elapsed policy time
-    leaves it out. On a sped-up clock (SQUALL_CLOCK=accelerated) it stays real time, as work
-    would: it sleeps SQUALL_CLOCK_RATE times as long on the client's own clock."""
+    busy machine. PRD0006_OVERHEAD_AFTER=KIND spends it only after that kind of failure
+    (`stream_error`, `status`, …), as a client whose work differs by path. It is not policy: it is
+    not scaled, and the client's sense of elapsed policy time leaves it out. On a sped-up clock
+    (SQUALL_CLOCK=accelerated) it stays real time, as work would: it sleeps SQUALL_CLOCK_RATE
+    times as long on the client's own clock."""
 
     def __init__(self):
         text = os.environ.get("PRD0006_OVERHEAD_MS", "")
@@ -88,11 +90,12 @@ class Overhead:
         self.high_s = float(high) / 1000.0 if high else self.low_s
         sped_up = os.environ.get("SQUALL_CLOCK") == "accelerated"
         self.rate = float(os.environ.get("SQUALL_CLOCK_RATE", "1")) if sped_up else 1.0
+        self.after = os.environ.get("PRD0006_OVERHEAD_AFTER")
         self.random = random.Random()
         self.spent_s = 0.0
 
-    def spend(self):
-        if self.high_s > 0:
+    def spend(self, failure):
+        if self.high_s > 0 and self.after in (None, failure.kind):
             overhead = self.random.uniform(self.low_s, self.high_s) * self.rate
             time.sleep(overhead)
             self.spent_s += overhead
@@ -216,7 +219,7 @@ def call_with_retries(attempt, policy, scale, events, shows_output=True):
         events.emit({"type": "provider.retry", "attempt": number, "max_attempts": allowed, "delay_ms": decision["delay_ms"],
                      "error_type": decision["error_type"], "reason": str(failure), "timeout_ms": decision["timeout_ms"],
                      "decision": decision})
-        overhead.spend()
+        overhead.spend(failure)
         slept = wait * 3 if bugs.on("sleep-3x-announced") and asked is None else wait
         pause(policy.unscaled_backoff(number - 1) if bugs.on("unscaled-backoff") else slept * scale)
 

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 mod drawn;
+mod paired_waits;
 mod written_evidence;
 
 use super::{tables, Observation, StepChecks};

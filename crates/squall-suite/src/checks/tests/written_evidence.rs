@@ -15,7 +15,7 @@ use crate::verdict::Verdict::{self, Fail, Inconclusive, Pass};
 use squall::journal::JournalEntry;
 
 /// A model request on `track` with `body`, the `n`th (0-based) of the case.
-fn request(n: usize, track: &str, body: Value) -> JournalEntry {
+pub(super) fn request(n: usize, track: &str, body: Value) -> JournalEntry {
     serde_json::from_value(json!({
         "index": n, "track": track, "attempt": n, "method": "POST", "path": "/responses", "headers": {},
         "body": body, "stream": true, "received_at_ms": n as f64 * 10.0, "finished_at_ms": n as f64 * 10.0 + 5.0,
@@ -26,7 +26,7 @@ fn request(n: usize, track: &str, body: Value) -> JournalEntry {
 
 /// What a case observed: `journal`, `result.json`, and `files` written under its output
 /// directory (the paths `result` names are relative to it, as the IUT contract allows).
-fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -> Observation {
+pub(super) fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -> Observation {
     let out_dir = tempfile::tempdir().expect("a temporary directory");
     for (path, text) in files {
         let path = out_dir.path().join(path);
@@ -41,6 +41,7 @@ fn observed(journal: Vec<JournalEntry>, result: Value, files: &[(&str, &str)]) -
         scale_note: None,
         real_duration: Duration::ZERO,
         draws: Vec::new(),
+        paired: None,
     }
 }
 
@@ -273,7 +274,7 @@ fn waited_at(scale: f64, waits_s: &[f64]) -> Observation {
 }
 
 /// The one timing check a step makes.
-fn timing_of(step: &str) -> super::super::Planned {
+pub(super) fn timing_of(step: &str) -> super::super::Planned {
     let checks = super::super::StepChecks::for_step(step).expect("a step");
     let mut timed: Vec<_> = checks.timed().collect();
     assert_eq!(timed.len(), 1, "one timing check");

@@ -4,7 +4,6 @@
 //! [`Execution`] (the run's journal and what each instance left). How a process is started —
 //! its environment, its clock, its process group, its timeout — is decided here and nowhere else.
 //!
-//! - `cache` — the files handed to processes by path (the preload, the warm launcher)
 //! - `clock` — the clock an outside implementation's process runs on: scaled, or sped up
 //! - `command` — an outside implementation's process
 //! - `warm` — a Python implementation's process forked from one that imported its SDK once
@@ -12,7 +11,6 @@
 
 use std::time::Duration;
 
-pub(crate) use self::cache::cached_file;
 pub(crate) use self::clock::ProcessClock;
 use self::clock::RunFrame;
 pub(crate) use self::warm::WarmPool;
@@ -24,7 +22,6 @@ use squall::embedded::ScriptedRun;
 use squall::server::Server;
 use tokio::time::Instant;
 
-mod cache;
 mod clock;
 mod command;
 #[cfg(feature = "reference")]

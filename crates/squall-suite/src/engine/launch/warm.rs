@@ -18,10 +18,10 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::oneshot;
 
-use super::cache::cached_file;
 use super::clock::ProcessClock;
 use super::command::{kill_group, STDERR_TAIL_BYTES};
 use super::ProcessEnd;
+use crate::cache::cached_file;
 
 /// The launcher, embedded.
 const LAUNCHER: &str = include_str!("../../../warm/squall_warm.py");
