@@ -1,7 +1,11 @@
-//! The command line's integration tests in one binary (one link step keeps CI fast): `suite/`
-//! holds a module per topic, `mostly_waiting/` the suite-wide tests that mostly wait (named to
-//! start first), `kit/` what they share.
+//! The command line's integration tests in one binary (one link step keeps CI fast). The
+//! top-level modules are the test groups `.config/nextest.toml` declares:
+//! `suite/` holds a module per topic, its tests run side by side; `one_at_a_time/` the tests
+//! that need the machine's cores (whole suites, load, precise timing), one at a time;
+//! `mostly_waiting/` the tests that mostly wait on a hang or on real time, several at once;
+//! `kit/` what they share.
 
 mod kit;
 mod mostly_waiting;
+mod one_at_a_time;
 mod suite;

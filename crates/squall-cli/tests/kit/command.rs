@@ -3,17 +3,12 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
 
-use super::machine::{take_light_turn_blocking, take_turn_blocking};
 use super::suites::root;
 
-/// Its path, for a command line of one's own (`'…/squall' reference-iut`): `SQUALL_TEST_BIN`
-/// when set (scripts/test.sh links this build's executable there: the wheel it builds beside the
-/// tests replaces `target/debug/squall` meanwhile).
+/// Its path, for a command line of one's own (`'…/squall' reference-iut`).
 pub(crate) fn squall_bin() -> &'static str {
-    static BIN: OnceLock<String> = OnceLock::new();
-    BIN.get_or_init(|| std::env::var("SQUALL_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_squall").to_owned()))
+    env!("CARGO_BIN_EXE_squall")
 }
 
 /// A command that runs it.
@@ -21,27 +16,14 @@ pub(crate) fn squall() -> Command {
     Command::new(squall_bin())
 }
 
-/// `squall run ARGS --report-dir DIR` from the repository's root, taking its turn on the machine
-/// as every whole suite run does.
+/// `squall run ARGS --report-dir DIR` from the repository's root.
 pub(crate) fn squall_run(args: &[&str], dir: &Path) -> Output {
-    let _one = take_turn_blocking();
-    run_from_root(args, dir)
-}
-
-/// [`squall_run`] for a run that mostly waits, in a turn shared with others that do
-/// ([`super::machine::take_light_turn`]).
-pub(crate) fn squall_run_waiting(args: &[&str], dir: &Path) -> Output {
-    let _shared = take_light_turn_blocking();
-    run_from_root(args, dir)
+    squall().arg("run").args(args).arg("--report-dir").arg(dir).current_dir(root()).output().expect("squall runs")
 }
 
 /// A finished command's output, stdout then stderr, as text.
 pub(crate) fn text(output: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
-}
-
-fn run_from_root(args: &[&str], dir: &Path) -> Output {
-    squall().arg("run").args(args).arg("--report-dir").arg(dir).current_dir(root()).output().expect("squall runs")
 }
 
 /// `squall serve` as a process, with the address its first line gave.

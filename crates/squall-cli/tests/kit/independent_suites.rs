@@ -1,17 +1,12 @@
-//! The independent implementation's suites at real time, run once per test binary: the correct
-//! one, its twins that spend 50, 150 and 300 ms of their own before each retry, a jittery
-//! one (20–300 ms), and the correct one unmodified on the sped-up clock, waiting on a thread
-//! primitive (`sped_up_clock`), started cold and warm (`warm_start`), and its twin there that
-//! spends 140 ms of its own only after an in-stream failure (`slow_clients`, REQ-0006-001). Two tests judge from them — the correct one passes every profile
-//! (`independent_iut`), the slow twins get its verdicts (`slow_clients`) — and the correct
-//! suite is the same run for both: it runs beside the jittery one, which takes longest, so the
-//! test command does not pay for it twice (43 s).
+//! The independent implementation's suites at real time, run side by side by one test
+//! (`one_at_a_time::independent_suites`): the correct one; its twins that spend 50, 150 and
+//! 300 ms of their own before each retry; a jittery one (20–300 ms); the correct one unmodified on
+//! the sped-up clock, waiting on a thread primitive, started cold and warm; and its twin there
+//! that spends 140 ms of its own only after an in-stream failure (REQ-0006-001).
 
 use squall_suite::iut::{ClockMode, Iut};
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome};
-use tokio::sync::OnceCell;
 
-use crate::kit::machine::take_turn;
 use crate::kit::suites::{independent_config, run_side_by_side, slow_independent_config, staggered};
 use squall::clock::TimeScale;
 
@@ -42,20 +37,10 @@ pub(crate) struct IndependentSuites {
 /// work after one, measured on a sped-up clock (docs/requirements.md).
 pub(crate) const PATH_WORK_MS: &str = "140";
 
-/// The suites, run in one turn by the first test that asks (a test that fails while they run
-/// leaves them for the next to run again).
-pub(crate) async fn independent_suites() -> &'static IndependentSuites {
-    static SUITES: OnceCell<IndependentSuites> = OnceCell::const_new();
-    SUITES.get_or_init(run_them).await
-}
-
-async fn run_them() -> IndependentSuites {
-    let _one = take_turn().await;
+/// Runs the suites, side by side.
+pub(crate) async fn run_independent_suites() -> IndependentSuites {
     // The jittery one takes longest: its uncertain reaction raises its time scale. The others run
-    // beside it, `kit::suites::PROCESSES_SIDE_BY_SIDE` at a time. The turn lasts until it ends:
-    // passed on when the others were done, its last cases ran beside the mutation matrix, and
-    // waits stretched after its calibration failed five checks its twin passes (an asked 6 s
-    // read 7.66 s).
+    // beside it, `kit::suites::PROCESSES_SIDE_BY_SIDE` at a time.
     let jittery = SuiteConfig { max_time_scale: TimeScale::of(0.25), ..slow_independent_config("20-300") };
     let warm = SuiteConfig { warm: true, ..sped_up_config() };
     let path_work = path_work_config();

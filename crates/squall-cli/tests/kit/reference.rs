@@ -15,7 +15,6 @@ use squall_reference::run::engine::{CallFailure, OnRetry, RetryEngine};
 use squall_reference::run::events::{EventSink, MemoryEvents};
 
 use super::harness::Harness;
-use super::machine::take_turn;
 
 /// Production values run at this fraction of real time, on both sides of the wire.
 pub(crate) const SCALE: f64 = 0.005;
@@ -85,9 +84,8 @@ impl Call {
         Call { policy, ..Call::default() }
     }
 
-    /// Run one call against a run scripted by `toml` (timing-sensitive: never beside a suite).
+    /// Run one call against a run scripted by `toml` (timing-sensitive: its tests run one at a time).
     pub(crate) async fn against(self, toml: &str) -> Outcome {
-        let _one = take_turn().await;
         let h = Harness::scaled(toml, TimeScale::of(self.scale)).await;
         let events = Arc::new(MemoryEvents::default());
         let sink: Arc<dyn EventSink> = events.clone();

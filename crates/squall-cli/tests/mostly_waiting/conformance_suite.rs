@@ -12,13 +12,11 @@ use squall_suite::{run_suite, Level, SuiteOutcome, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{config, failing, staggered};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as_evidence() {
-    let _one = take_light_turn().await;
     // It makes exactly the right calls — through the reference — and then dies without a result.
     let command = format!(
         "'{}' reference-iut; rm -f \"$SQUALL_OUT/result.json\"; echo 'adapter exploded' >&2; exit 3",
@@ -46,9 +44,8 @@ async fn a_crashing_implementation_is_an_error_at_every_level_with_its_stderr_as
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
-    let _one = take_light_turn().await;
     // The reference, with a CLI's habit: exit 1 when the call failed (ok: false in result.json).
     let command = format!(
         "'{}' reference-iut && grep -q '\"ok\": false' \"$SQUALL_OUT/result.json\" && exit 1; exit 0",
@@ -63,9 +60,8 @@ async fn a_give_up_reported_with_a_non_zero_exit_is_judged_not_an_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_child_that_holds_stderr_and_sleeps_forever_cannot_hang_the_suite() {
-    let _one = take_light_turn().await;
     // The shell waits on a child that keeps the stderr pipe open and never ends.
     let mut hanging = config(Iut::Command("echo 'started' >&2; sleep 1000 & wait".to_owned()));
     hanging.tags = Some("@REQ-0006-002 and @wire".to_owned());
@@ -101,9 +97,8 @@ fn verdicts(outcome: &SuiteOutcome) -> BTreeMap<(String, String), Verdict> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
-    let _one = take_light_turn().await;
     let command = format!("'{}' reference-iut", squall_bin());
     let (in_process_suite, external_suite) = (config(Iut::Reference { mutant: None }), config(Iut::Command(command)));
     let (in_process, external) = staggered(run_suite(&in_process_suite), run_suite(&external_suite)).await;

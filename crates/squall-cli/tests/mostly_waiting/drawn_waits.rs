@@ -5,7 +5,6 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, Draws, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{config, independent_command};
 use crate::suite::drawn_waits::{shown, wait_checks, CASES, SEED};
 
@@ -15,7 +14,7 @@ use crate::suite::drawn_waits::{shown, wait_checks, CASES, SEED};
 /// more are drawn within the case's budget of real time, eight at a time, and it fails. It mostly
 /// waits: 4 CPU-s in 28 s alone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "slow: runs a suite of processes; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs a suite of processes (scripts/test.sh runs it)"]
 async fn a_linear_backoff_with_a_full_jitter_fails_growth_from_runs_drawn_beyond_thirty() {
     let command = format!("PRD0006_JITTER=full {}", independent_command(Some("linear-backoff")));
     let suite = SuiteConfig {
@@ -25,7 +24,6 @@ async fn a_linear_backoff_with_a_full_jitter_fails_growth_from_runs_drawn_beyond
         warm: true,
         ..config(Iut::Command(command))
     };
-    let _one = take_light_turn().await;
     let outcome = run_suite(&suite).await.expect("the suite runs");
     let checks = wait_checks(&outcome.cases);
     let growth = checks.iter().find(|(name, ..)| name.contains("grow exponentially"));

@@ -2,15 +2,15 @@
 //! cap misses "the waits level off at a cap" there (confirmed, where a busy machine could explain
 //! the miss, at the scale the cap's own margin needs) in seconds, instead of waiting out 1,023 s
 //! of doubling at the raised scale; a capped backoff, which the look cannot decide, is passed by
-//! the raised run as before. Both clients mostly wait (0.3 of a core): a light turn.
+//! the raised run as before. The verdicts are read from what the engine recorded: the time scale
+//! each case was decided at, and the note on how it got there.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, Level, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{config, python};
 use squall::clock::TimeScale;
 
@@ -58,9 +58,8 @@ result = {"ok": ok, "stop_reason": "end_turn" if ok else "error", "final_text": 
 json.dump(result, open(os.path.join(env["SQUALL_OUT"], "result.json"), "w"))
 "#;
 
-/// The cap case's record, run against the doubling client capped at `cap` (none: uncapped),
-/// and the real time the suite took.
-async fn cap_case(dir: &std::path::Path, cap: Option<u32>) -> (CaseRecord, Duration) {
+/// The cap case's record, run against the doubling client capped at `cap` (none: uncapped).
+async fn cap_case(dir: &std::path::Path, cap: Option<u32>) -> CaseRecord {
     let cap = cap.map(|cap| format!("CAP={cap} ")).unwrap_or_default();
     let config = SuiteConfig {
         level: Level::Wire,
@@ -69,15 +68,13 @@ async fn cap_case(dir: &std::path::Path, cap: Option<u32>) -> (CaseRecord, Durat
         time_scale: TimeScale::of(0.01),
         ..config(Iut::Command(format!("{cap}{} '{}'", python(), dir.join("doubling.py").display())))
     };
-    let started = Instant::now();
     let outcome = run_suite(&config).await.expect("the suite runs");
-    (outcome.cases.into_iter().next().expect("the cap case ran"), started.elapsed())
+    outcome.cases.into_iter().next().expect("the cap case ran")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn an_uncapped_backoff_fails_at_its_own_scale_and_a_capped_one_passes_at_the_raised_one() {
-    let _one = take_light_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("doubling.py"), DOUBLING_CLIENT).expect("the client is written");
     std::fs::create_dir(dir.path().join("features")).expect("features dir");
@@ -85,8 +82,7 @@ async fn an_uncapped_backoff_fails_at_its_own_scale_and_a_capped_one_passes_at_t
     // Side by side: the uncapped client's looks end in seconds, the capped one's raised run in
     // a few; the uncapped one at the raised scale would take over a minute. The cap is 8 s: at
     // 4 s its longest wait would be exactly 4× the first, the least growth passes.
-    let ((uncapped, uncapped_took), (capped, _)) =
-        tokio::join!(cap_case(dir.path(), None), cap_case(dir.path(), Some(8)));
+    let (uncapped, capped) = tokio::join!(cap_case(dir.path(), None), cap_case(dir.path(), Some(8)));
     let shown = |record: &CaseRecord| {
         format!(
             "{} at {:?} ({:?}): {:?} {:?}",
@@ -108,10 +104,6 @@ async fn an_uncapped_backoff_fails_at_its_own_scale_and_a_capped_one_passes_at_t
             && (looked(&uncapped).starts_with("run first at 1/100")
                 || looked(&uncapped).contains("to confirm what `the waits level off at a cap` missed at 1/")),
         &format!("the uncapped backoff, failed by its first look: {}", shown(&uncapped)),
-    );
-    require(
-        uncapped_took < Duration::from_secs(40),
-        &format!("the uncapped backoff judged in {uncapped_took:?}, not at a raised scale"),
     );
     require(
         capped.verdict == Verdict::Pass

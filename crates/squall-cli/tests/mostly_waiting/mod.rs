@@ -1,11 +1,7 @@
-//! The suite-wide tests that mostly wait — on a client that hangs, crashes, starts slowly or
-//! waits at real time, or on a runner or service that judges one case at a time — and share a
-//! light turn at the machine ([`crate::kit::machine::take_light_turn`]). They are here, not
-//! beside their topics in `suite/`, for the order libtest starts tests in (by name, as test
-//! threads come free): named first, they all ask for their turn as the binary starts and wait
-//! out their hangs together, instead of one by one whenever a thread reaches them behind the
-//! tests that wait for a turn of their own (that cost the test command about a minute).
-//! `take_light_turn` holds the rule: called from a test outside this module, it panics.
+//! The suite-wide tests that mostly wait: on a client that hangs, crashes, starts slowly or
+//! waits at real time, or on a runner or service that judges one case at a time. Their test
+//! group (`.config/nextest.toml`) runs several at once and starts them first, so that they wait
+//! out their hangs together.
 
 mod conformance_suite; // the external contract path; an implementation that crashes, gives up with exit 1, or hangs
 mod drawn_waits; // a linear backoff with a full jitter fails from runs drawn beyond 30

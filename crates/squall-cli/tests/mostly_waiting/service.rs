@@ -5,13 +5,11 @@ use squall_suite::Verdict;
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
-use crate::suite::service::same_verdicts_both_ways;
+use crate::one_at_a_time::service::same_verdicts_both_ways;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn through_the_service_the_reference_gets_squall_runs_verdict_on_every_case() {
-    let _one = take_light_turn().await;
     let command = format!("'{}' reference-iut", squall_bin());
     let verdicts = same_verdicts_both_ways(&command).await;
     require(verdicts.len() > 40, &format!("{} cases", verdicts.len()));

@@ -4,7 +4,6 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, SuiteConfig};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{independent_command, independent_config};
 
 /// An implementation that takes longer to start than the first calibration allows (a machine
@@ -12,9 +11,8 @@ use crate::kit::suites::{independent_command, independent_config};
 /// every timing check unjudged: 6 s of start-up against a 12 s case timeout times out the first
 /// try's 5 s instances and fits the second's 10 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn an_implementation_slow_to_start_is_calibrated_again_more_patiently() {
-    let _one = take_light_turn().await;
     let config = SuiteConfig {
         iut: Iut::Command(format!("sleep 6; {}", independent_command(None))),
         case_timeout: std::time::Duration::from_secs(12),

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::kit::command::squall_run_waiting;
+use crate::kit::command::squall_run;
 use crate::kit::harness::require;
 
 #[test]
@@ -19,7 +19,7 @@ fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() 
     let reports = dir.path().join("reports");
     let command = client.display().to_string();
     // It waits out the probe's 10 s of real time.
-    let output = squall_run_waiting(&["--iut", &command, "--clock", "accelerated", "--level", "wire"], &reports);
+    let output = squall_run(&["--iut", &command, "--clock", "accelerated", "--level", "wire"], &reports);
     let stderr = String::from_utf8_lossy(&output.stderr);
     require(output.status.code() == Some(2), &format!("exit 2 before judging: {:?}\n{stderr}", output.status));
     require(
@@ -30,7 +30,7 @@ fn a_client_the_sped_up_clock_cannot_reach_is_named_before_anything_is_judged() 
     require(!reports.join("report.json").exists(), "nothing is judged, no report written");
 
     let auto = dir.path().join("auto");
-    let output = squall_run_waiting(&["--iut", &command, "--level", "wire"], &auto);
+    let output = squall_run(&["--iut", &command, "--level", "wire"], &auto);
     let stderr = String::from_utf8_lossy(&output.stderr);
     require(output.status.code() == Some(2), &format!("auto: exit 2 before judging: {:?}\n{stderr}", output.status));
     let said: Vec<&str> = stderr.lines().filter(|l| l.contains("does not scale its own waits")).collect();

@@ -9,7 +9,6 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_light_turn;
 use crate::kit::suites::{config, independent_config, python, root};
 use squall::clock::TimeScale;
 
@@ -38,9 +37,8 @@ time.sleep(1e6)
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_hangs_elsewhere_is_an_error() {
-    let _one = take_light_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("features")).expect("features dir");
     std::fs::write(dir.path().join("features/silence.feature"), SILENCE).expect("feature");
@@ -79,9 +77,8 @@ async fn a_client_that_never_gives_up_on_a_silent_provider_fails_and_one_that_ha
 /// seconds, `retry-after` ignored — run at real time: its backoff is named as a wait of its own,
 /// not read as its reaction, and the asked waits it ignores by seconds are judged failed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_client_that_cannot_scale_its_sleeps_is_judged_at_real_time() {
-    let _one = take_light_turn().await;
     // Only the three asked waits: at real time every other case waits out the client's backoff.
     let features = tempfile::tempdir().expect("a features directory");
     std::fs::write(

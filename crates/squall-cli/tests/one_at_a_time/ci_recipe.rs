@@ -6,20 +6,18 @@ use regex::Regex;
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn_blocking;
 use crate::kit::suites::root;
 
 /// The workflow's jobs run side by side, as a CI service runs a matrix (they took 53 s of the
 /// test command one after the other: each mostly waits on scaled sleeps).
 #[test]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 fn every_job_of_the_sample_workflow_judges_cases() {
     let workflow = std::fs::read_to_string(root().join("docs/ci/squall.yml")).expect("docs/ci/squall.yml");
     let part =
         Regex::new(r#"- \{ name: ([\w-]+), level: (\w+), profile: "?([\w,-]+)"?, tags: "([^"]+)" \}"#).expect("regex");
     let parts: Vec<_> = part.captures_iter(&workflow).collect();
     require(parts.len() >= 3, &format!("{} matrix parts found in the workflow", parts.len()));
-    let _one = take_turn_blocking();
     let jobs: Vec<_> = parts
         .iter()
         .map(|part| {

@@ -6,13 +6,11 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, Level, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
 use crate::kit::suites::{config, failing};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
-    let _one = take_turn().await;
     let mut wire_only = config(Iut::Reference { mutant: None });
     wire_only.level = Level::Wire;
     let outcome = run_suite(&wire_only).await.expect("suite runs");
@@ -25,9 +23,8 @@ async fn checks_above_the_declared_level_are_not_applicable_never_failed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn cucumber_json_output_is_available() {
-    let _one = take_turn().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cucumber.json");
     let mut with_json = config(Iut::Reference { mutant: None });

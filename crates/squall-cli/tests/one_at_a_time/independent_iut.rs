@@ -7,15 +7,12 @@ use squall_suite::{Strength, Verdict};
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::independent_suites::independent_suites;
-use crate::kit::machine::take_turn_blocking;
+use crate::kit::independent_suites::IndependentSuites;
 use crate::kit::suites::{failing, independent_command, root, unexpected_findings, INDEPENDENT_WARNS};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn an_independent_correct_implementation_passes_every_profile_with_its_should_misses_as_warnings() {
-    // The same suite the slow twins are compared with (`slow_clients`): one run for both.
-    let outcome = &independent_suites().await.correct;
+/// The correct one passes every profile, its SHOULD misses reported as warnings.
+pub(super) fn passes_every_profile_with_its_should_misses_as_warnings(suites: &IndependentSuites) {
+    let outcome = &suites.correct;
     let findings = unexpected_findings(outcome, &Default::default());
     require(outcome.passed(), &format!("it follows the seeds, yet failed {:?}:\n{findings}", failing(outcome)));
     let warned: Vec<&str> =
@@ -30,11 +27,10 @@ async fn an_independent_correct_implementation_passes_every_profile_with_its_sho
 }
 
 #[test]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 fn squall_run_exits_0_and_every_report_shows_the_warnings() {
     let dir = tempfile::tempdir().expect("tempdir");
     let command = independent_command(None);
-    let _one = take_turn_blocking();
     let output = squall()
         .args(["run", "--iut", &command, "--level", "tasks", "--tags", "@REQ-0006-001", "--report-dir"])
         .arg(dir.path())

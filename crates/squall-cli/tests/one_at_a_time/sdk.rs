@@ -13,7 +13,7 @@ use squall::embedded::{MockProvider, ScriptedRun};
 use squall::journal::{EndKind, Protocol};
 use squall::scenario::load::from_toml_str;
 
-use crate::kit::machine::take_turn;
+use crate::kit::sdks::{python, sdk_dir};
 
 const CASES: &[(&str, &str)] = &[
     ("text", "[[attempts]]\nstream = { text = \"The quick brown fox\" }\n"),
@@ -25,34 +25,6 @@ const CASES: &[(&str, &str)] = &[
     ("rate_limited", "[[attempts]]\nstatus = 429\nheaders = { \"retry-after\" = \"2\" }\n"),
     ("reset", "[[attempts]]\nstream = { text = \"a b c d\" }\nfault = { kind = \"reset\", after_events = 4 }\n"),
 ];
-
-/// Where scripts/setup-sdks.sh installed the SDKs (`SQUALL_SDK_DIR`, else target/sdk).
-pub(super) fn sdk_dir() -> PathBuf {
-    std::env::var_os("SQUALL_SDK_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::kit::suites::root().to_path_buf().join("target/sdk"))
-}
-
-/// The JavaScript examples (`integrations/js/examples`), their packages installed.
-pub(crate) fn examples_js() -> PathBuf {
-    let dir = crate::kit::suites::root().join("integrations/js/examples");
-    assert!(dir.join("node_modules/vitest").exists(), "run `scripts/setup-sdks.sh` (the README's test command does)");
-    dir
-}
-
-/// Waits while scripts/test.sh still builds the squall wheel beside the tests: the file
-/// `SQUALL_WHEEL_PENDING` names is there until the wheel is installed into the SDK venv, and
-/// says `failed` if it could not be built. A test that runs the wheel's executable or its pytest
-/// plugin calls this first (before its turn at the machine: the wait is not the test's).
-pub(crate) fn wait_for_the_wheel() {
-    let Some(pending) = std::env::var_os("SQUALL_WHEEL_PENDING") else { return };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    while let Ok(said) = std::fs::read_to_string(&pending) {
-        assert!(said.trim() != "failed", "scripts/test.sh could not build the wheel (target/wheel-build.log)");
-        assert!(std::time::Instant::now() < deadline, "the wheel was not built within 10 minutes");
-        std::thread::sleep(std::time::Duration::from_millis(250));
-    }
-}
 
 fn checker(relative: &str) -> PathBuf {
     crate::kit::suites::root().to_path_buf().join("crates/squall-cli/tests/sdk").join(relative)
@@ -201,7 +173,6 @@ async fn runs(wire: Wire) -> (MockProvider, BTreeMap<&'static str, ScriptedRun>,
 /// Runs a checker script against fresh runs; returns the runs, to read their journals.
 async fn run_checker(program: PathBuf, script: PathBuf, wire: Wire) -> BTreeMap<&'static str, ScriptedRun> {
     // Interpreters starting up are heavy: never beside a timing-sensitive suite run.
-    let _one = take_turn().await;
     let (_server, runs, urls) = runs(wire).await;
     let output =
         tokio::task::spawn_blocking(move || Command::new(program).arg(script).env("SQUALL_RUNS", urls).output())
@@ -226,16 +197,6 @@ fn assert_529_retried(runs: &BTreeMap<&'static str, ScriptedRun>) {
     );
 }
 
-pub(crate) fn python() -> PathBuf {
-    let python = sdk_dir().join("python/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: install the SDKs with `scripts/setup-sdks.sh` (the README's test command does)",
-        python.display()
-    );
-    python
-}
-
 /// A node checker copied beside the installed packages: ES modules resolve packages from
 /// the script's own directory.
 fn node_checker(name: &str, package: &str) -> PathBuf {
@@ -253,7 +214,7 @@ fn node_checker(name: &str, package: &str) -> PathBuf {
 /// Azure OpenAI's paths (`/openai/deployments/{model}/chat/completions?api-version=…`,
 /// `/openai/responses`) are the OpenAI APIs they mirror; the `api-key` header is never journaled.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_azure_openai_client_parses_every_reply_and_retries() {
     let runs = run_checker(python(), checker("python/parse_azure.py"), Wire::Azure).await;
     let chat = runs["text"].journal();
@@ -268,7 +229,7 @@ async fn python_azure_openai_client_parses_every_reply_and_retries() {
 
 /// Ollama's `/api/chat` and `/api/generate`: newline-delimited JSON, journaled as Ollama's APIs.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_ollama_client_parses_every_reply() {
     let runs = run_checker(python(), checker("python/parse_ollama.py"), Wire::Ollama).await;
     let text = runs["text"].journal();
@@ -282,7 +243,7 @@ async fn python_ollama_client_parses_every_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_ollama_client_parses_every_reply() {
     run_checker("node".into(), node_checker("parse_ollama.mjs", "ollama"), Wire::Ollama).await;
 }
@@ -290,7 +251,7 @@ async fn node_ollama_client_parses_every_reply() {
 /// Bedrock's InvokeModel as the Anthropic SDK's `AnthropicBedrock` calls it:
 /// `/model/{modelId}/invoke-with-response-stream`, Messages events in event-stream `chunk`s.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_anthropic_bedrock_client_parses_every_reply() {
     let runs = run_checker(python(), checker("python/parse_anthropic_bedrock.py"), Wire::Bedrock).await;
     let text = &runs["text"].journal()[0];
@@ -303,7 +264,7 @@ async fn python_anthropic_bedrock_client_parses_every_reply() {
 /// Bedrock's `/model/{modelId}/converse-stream`: AWS event-stream messages, journaled as the
 /// Bedrock API with the SigV4 signature redacted.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_boto3_bedrock_runtime_parses_every_reply() {
     let runs = run_checker(python(), checker("python/parse_bedrock.py"), Wire::Bedrock).await;
     let text = &runs["text"].journal()[0];
@@ -318,7 +279,7 @@ async fn python_boto3_bedrock_runtime_parses_every_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_aws_sdk_bedrock_runtime_parses_every_reply() {
     let runs =
         run_checker("node".into(), node_checker("parse_bedrock.mjs", "@aws-sdk/client-bedrock-runtime"), Wire::Bedrock)
@@ -339,13 +300,13 @@ async fn node_aws_sdk_bedrock_runtime_parses_every_reply() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_openai_sdk_parses_every_stream() {
     run_checker(python(), checker("python/parse_streams.py"), Wire::OpenAi).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_openai_sdk_parses_every_response_over_websocket() {
     let runs = run_checker(python(), checker("python/parse_responses_websocket.py"), Wire::OpenAiWebSocket).await;
     // Both turns of the first socket are journaled with it, and the upgrade the 503 refused
@@ -360,20 +321,20 @@ async fn python_openai_sdk_parses_every_response_over_websocket() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_openai_sdk_parses_every_stream() {
     run_checker(PathBuf::from("node"), node_checker("parse_streams.mjs", "openai"), Wire::OpenAi).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_anthropic_sdk_parses_every_messages_stream() {
     let runs = run_checker(python(), checker("python/parse_anthropic.py"), Wire::Anthropic).await;
     assert_529_retried(&runs);
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_anthropic_sdk_parses_every_messages_stream() {
     let script = node_checker("parse_anthropic.mjs", "@anthropic-ai/sdk");
     let runs = run_checker(PathBuf::from("node"), script, Wire::Anthropic).await;
@@ -381,7 +342,7 @@ async fn node_anthropic_sdk_parses_every_messages_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn python_google_genai_sdk_parses_every_gemini_stream() {
     let runs = run_checker(python(), checker("python/parse_gemini.py"), Wire::Gemini).await;
     // Both API versions' paths were journaled as Gemini requests, and the SDK retried the 503.
@@ -393,7 +354,7 @@ async fn python_google_genai_sdk_parses_every_gemini_stream() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_google_genai_sdk_parses_every_gemini_stream() {
     let script = node_checker("parse_gemini.mjs", "@google/genai");
     run_checker(PathBuf::from("node"), script, Wire::Gemini).await;

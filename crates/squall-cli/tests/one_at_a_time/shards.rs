@@ -12,7 +12,6 @@ use squall_suite::{Level, SuiteConfig, SuiteOutcome};
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
 use crate::kit::suites::{config, run_side_by_side};
 
 fn meta(config: &SuiteConfig) -> ReportMeta {
@@ -47,9 +46,8 @@ fn case_verdicts(report: &Value) -> BTreeSet<(String, String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn three_shards_partition_the_cases_and_their_merged_report_is_the_unsharded_one() {
-    let _one = take_turn().await;
     let whole = config(Iut::Reference { mutant: None });
     let shards: Vec<SuiteConfig> =
         (1..=3).map(|k| SuiteConfig { shard: Some(Shard::new(k, 3).expect("a shard")), ..whole.clone() }).collect();

@@ -12,8 +12,7 @@ use squall::clock::TimeScale;
 use squall_suite::{run_suite, CaseRecord, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::independent_suites::{independent_suites, SLOW_TWINS_MS};
-use crate::kit::machine::take_turn;
+use crate::kit::independent_suites::{IndependentSuites, SLOW_TWINS_MS};
 use crate::kit::suites::{slow_independent_config, verdicts};
 
 /// The requirements whose verdicts differ between a twin and its slow variant.
@@ -69,10 +68,8 @@ fn wrong_checks(fast: &SuiteOutcome, jittery: &SuiteOutcome) -> Vec<String> {
     wrong
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
-    let suites = independent_suites().await;
+/// Its slow and jittery twins get the verdicts of the correct one.
+pub(super) fn slow_and_jittery_twins_get_its_verdicts(suites: &IndependentSuites) {
     let fast = &suites.correct;
     let mut wrong = Vec::new();
     for (slow, ms) in suites.slow.iter().zip(SLOW_TWINS_MS) {
@@ -87,9 +84,8 @@ async fn slow_and_jittery_clients_get_the_verdicts_of_their_fast_twins() {
 /// The independent implementation ignores "try again in 3s" in an in-stream rate limit and
 /// backs off 1-2 s (seed 002): slowed by 300 ms, it must still be caught at any time scale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
-    let _one = take_turn().await;
     // The five scales at once: each is one case that mostly waits.
     let scales = [0.002, 0.01, 0.04, 0.25, 1.0];
     let runs = scales.map(|time_scale| async move {
@@ -113,10 +109,9 @@ async fn a_slow_client_that_ignores_try_again_in_warns_at_every_time_scale() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn work_after_one_kind_of_failure_never_passes_a_lower_bound_the_client_does_not_meet() {
-    let suites = independent_suites().await;
+/// Its twin that works only after an in-stream failure gets no pass from a lower bound it
+/// does not meet, and its fast twin's verdicts elsewhere.
+pub(super) fn work_after_one_kind_of_failure_never_passes_a_lower_bound(suites: &IndependentSuites) {
     let in_stream = "An in-stream rate limit waits as long as it asks";
     let lower_bound = "attempt 2 starts at least 3 seconds after attempt 1 ends";
     let check = |outcome: &SuiteOutcome| {

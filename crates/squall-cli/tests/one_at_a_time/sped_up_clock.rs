@@ -6,12 +6,10 @@
 //! anything is judged: `mostly_waiting::sped_up_clock`.)
 
 use crate::kit::harness::require;
-use crate::kit::independent_suites::{independent_suites, same_verdicts};
+use crate::kit::independent_suites::{same_verdicts, IndependentSuites};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn an_unmodified_client_on_the_sped_up_clock_gets_the_verdicts_it_gets_scaled() {
-    let suites = independent_suites().await;
+/// The correct one, unmodified on the sped-up clock, gets the verdicts it gets scaled.
+pub(super) fn on_the_sped_up_clock_the_verdicts_it_gets_scaled(suites: &IndependentSuites) {
     let same = same_verdicts(&suites.correct, &suites.sped_up, ("scaled", "on the sped-up clock"));
     require(same.is_ok(), &same.err().unwrap_or_default());
     require(suites.sped_up.passed(), "the correct implementation passes on the sped-up clock");

@@ -9,13 +9,11 @@ use squall_suite::{run_suite, SuiteConfig, Verdict};
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
 use crate::kit::suites::{config, independent_config, python};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn an_implementation_that_reports_another_time_scale_cannot_be_judged() {
-    let _one = take_turn().await;
     // The reference, with an adapter that claims it ran in real time.
     let rewrite = r#"import json, os; p = os.path.join(os.environ["SQUALL_OUT"], "result.json"); r = json.load(open(p)); r["time_scale"] = 1.0; json.dump(r, open(p, "w"))"#;
     let command = format!("'{}' reference-iut && {} -c '{rewrite}'", squall_bin(), python());
@@ -34,9 +32,8 @@ async fn an_implementation_that_reports_another_time_scale_cannot_be_judged() {
 /// never pass seed 002's spread MUST (they fail it, or it cannot decide), while the reference's
 /// jittered herd, on the virtual clock, passes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_herd_without_jitter_never_passes_the_spread_and_a_jittered_one_does() {
-    let _one = take_turn().await;
     let spread = "Clients that failed at once spread their first retries";
     let tags = Some("@SEED-002-JITTER and @herd".to_owned());
     let lockstep = SuiteConfig { herd: 12, tags: tags.clone(), ..independent_config(Some("zero-jitter")) };

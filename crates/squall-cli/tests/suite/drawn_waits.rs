@@ -13,9 +13,7 @@ use squall_suite::iut::Iut;
 use squall_suite::{run_suite, CaseRecord, Draws, SuiteConfig, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
-use crate::kit::suites::{config, independent_command};
-use squall::clock::TimeScale;
+use crate::kit::suites::config;
 
 /// The two cases whose waits are read for growth and a cap.
 pub(crate) const CASES: [&str; 2] =
@@ -97,41 +95,4 @@ async fn a_decorrelated_jitter_too_slow_to_be_exponential_fails_growth() {
         *verdict == Verdict::Fail && draws.is_some() && observed.contains("decorrelated jitter")
     };
     require(checks.iter().any(read_as_too_slow), &shown(&checks));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "slow: runs a suite of processes; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn a_case_drawing_alone_runs_its_draws_at_once_in_the_spare_slots() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("runs.log");
-    // Each case process (not the calibration's) notes when it starts and ends, in ns.
-    let command = format!(
-        "case \"$SQUALL_CASE\" in squall*) ;; *) echo \"start $(date +%s%N)\" >> '{log}' ;; esac; \
-         PRD0006_JITTER=full {iut}; status=$?; \
-         case \"$SQUALL_CASE\" in squall*) ;; *) echo \"end $(date +%s%N)\" >> '{log}' ;; esac; exit $status",
-        log = log.display(),
-        iut = independent_command(None)
-    );
-    let suite = SuiteConfig {
-        cases: vec![CASES[1].to_owned()],
-        seed: Some(SEED),
-        concurrency: 4,
-        max_time_scale: TimeScale::of(0.01),
-        ..config(Iut::Command(command))
-    };
-    let _one = take_turn().await;
-    let outcome = run_suite(&suite).await.expect("the suite runs");
-    let checks = wait_checks(&outcome.cases);
-    let runs = checks.iter().filter_map(|(_, _, draws, _)| draws.as_ref().map(|d| d.runs)).max().unwrap_or(1);
-    require(runs >= 4, &format!("a full jitter is read over several runs:\n{}", shown(&checks)));
-    // The most processes of the case running at once, from their starts and ends in order.
-    let noted = std::fs::read_to_string(&log).expect("the runs' log");
-    let mut events: Vec<(u128, i32)> = noted
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .map(|(what, ns)| (ns.trim().parse().expect("ns"), if what == "start" { 1 } else { -1 }))
-        .collect();
-    events.sort();
-    let most = events.iter().scan(0, |running, (_, step)| Some(*running + step).inspect(|r| *running = *r)).max();
-    require(most.is_some_and(|m| m >= 2), &format!("{runs} runs, at most {most:?} at once:\n{noted}"));
 }

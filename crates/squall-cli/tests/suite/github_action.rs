@@ -184,7 +184,7 @@ fn action_yml_declares_and_passes_every_input_its_scripts_read() {
 }
 
 #[test]
-#[ignore = "needs the wheel scripts/test.sh builds (cargo test -- --include-ignored)"]
+#[ignore = "needs the wheel scripts/test.sh builds"]
 fn the_action_installs_squall_from_the_wheel_into_a_venv_of_its_own() {
     let runner = Runner::new();
     let wheel = super::python_wheel::wheel();

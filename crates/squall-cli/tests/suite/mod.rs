@@ -1,41 +1,29 @@
-//! The command line's integration tests, a module per topic: the `squall` binary as users run
-//! it, whole suites, real SDKs and the packages users install (the library's own are
-//! `tests/library/`). Tests marked (slow) run whole suites and (SDKs) need the packages
-//! scripts/setup-sdks.sh installs: they are `#[ignore]`d for the quick loop and run by
-//! scripts/test.sh.
+//! The command line's integration tests that may run side by side, a module per topic: the
+//! `squall` binary as users run it, real SDKs and the packages users install (the library's
+//! own are `tests/library/`). Tests that need the packages scripts/setup-sdks.sh installs are
+//! `#[ignore]`d for the quick loop and run by scripts/test.sh.
 
 mod catalogue; // the shipped scenario catalogue loads and covers every fault
-mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod cli; // the `squall` binary as a user runs it
 mod clock_matrix; // squall's clock reaches every wait a client makes: Python, Node, Rust, curl, a shell
-mod committed_reports; // the kept reports agree with fresh runs, and the matrix with the kept reports (SDKs)
-mod conformance_suite; // the suite itself: levels, cucumber's JSON (the external path, crashes, hangs: mostly_waiting)
+mod docs; // the docs read as a manual: short sentences, an index, every requirement number kept
 pub(crate) mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded
 mod github_action; // the GitHub Action's steps with a fake runner: install, judge, summary, comment, exit code
-mod hardening; // security defaults, bad input, load
-mod independent_iut; // an independent correct implementation passes every profile (slow)
-mod init; // `squall init`: adapters written as kept, never over a file; then the printed command judges a real SDK
+pub(crate) mod hardening; // security defaults, bad input, load
+pub(crate) mod init; // `squall init`: adapters written as kept, never over a file; then the printed command judges a real SDK
 mod integrations_first_hour; // a new user's first hour with pytest and vitest: rootdir, one case alone, warnings, types
 mod layout; // the library stays light, and no crate has an import circle
-mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
+pub(crate) mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
 mod npm_packages; // squall-judge and the executable's package, installed offline by npm and found alone
-mod python_wheel; // the squall wheel as pip installs it: its executable found anywhere, pytest starting it alone
+pub(crate) mod python_wheel; // the squall wheel as pip installs it: its executable found anywhere, pytest starting it alone
 mod recording; // what an upstream answers becomes a scenario that replays it
-mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff
 mod reference_tasks; // sessions and Task(deep-research) against scripted runs
 mod release_archive; // the archive cargo binstall downloads holds squall where its metadata says
-mod reports; // `squall run`'s four report files agree; a kept report renders again
-mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
-mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
-pub(crate) mod sdk; // the official SDKs parse every stream squall sends (SDKs)
+pub(crate) mod reports; // `squall run`'s four report files agree; a kept report renders again
+pub(crate) mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
 mod seed_quotations; // every clause and quotation presented as seed text is the seed's, verbatim
 mod serve_process; // `squall serve` as a process: one descriptor a stream, memory to read a journal, SIGTERM
 mod server_tls; // TLS with ALPN: every API over HTTP/2 and HTTP/1.1, faults under TLS, certificates
 pub(crate) mod service; // the judge as a service: cases as data, runs, verdicts on posted outcomes
-mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report (slow)
-mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary
-mod slow_clients; // a client's own time per retry is never read as its policy (slow)
-mod soak; // `squall soak`: the reference passes, a truncation bug is caught
-mod sped_up_clock; // the client as shipped on a sped-up clock: same verdicts; a client it cannot reach named
-mod timing_verdicts; // time squall cannot read as policy: inconclusive, error or real time (slow)
+pub(crate) mod soak; // `squall soak`: the reference passes, a truncation bug is caught
 mod warm_start; // a Python client forked from one process that imported it: the verdicts it gets cold

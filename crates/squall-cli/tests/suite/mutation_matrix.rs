@@ -15,7 +15,6 @@ use squall_suite::requirements::requirement_title;
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
 use crate::kit::suites::{config, failing, independent_config, run_side_by_side, unexpected_findings};
 
 /// The independent implementation's bugs (`crates/squall-cli/tests/iut/prd0006/bugs.py`) and what they break.
@@ -108,11 +107,11 @@ const REQUIREMENTS: [&str; 16] = [
 ];
 
 /// One broken implementation and the requirements it must fail.
-struct Subject {
-    name: String,
+pub(crate) struct Subject {
+    pub(crate) name: String,
     bug: String,
     breaks: BTreeSet<String>,
-    config: SuiteConfig,
+    pub(crate) config: SuiteConfig,
 }
 
 /// The reference's mutants that break something, each judged on every case.
@@ -136,7 +135,7 @@ fn reference_subjects() -> Vec<Subject> {
 
 /// The independent implementation's bugs, each on the cases of the requirements it breaks, and
 /// its never-retrying client on every case.
-fn independent_subjects() -> Vec<Subject> {
+pub(crate) fn independent_subjects() -> Vec<Subject> {
     let subject = |(name, bug, breaks): (&str, &str, &[&str]), tags: Option<String>| Subject {
         name: format!("prd0006:{name}"),
         bug: bug.to_owned(),
@@ -151,7 +150,7 @@ fn independent_subjects() -> Vec<Subject> {
     subjects
 }
 
-fn subjects() -> Vec<Subject> {
+pub(crate) fn subjects() -> Vec<Subject> {
     let mut subjects = reference_subjects();
     subjects.extend(independent_subjects());
     subjects
@@ -172,7 +171,7 @@ fn only_their_cases(breaks: &[&str]) -> String {
 
 /// Each subject's outcome against what it must fail: exactly its requirements, and no case `error`
 /// (every subject ends properly, so everything it did can be judged).
-fn wrong_outcomes(subjects: &[Subject], outcomes: &[SuiteOutcome]) -> Vec<String> {
+pub(crate) fn wrong_outcomes(subjects: &[Subject], outcomes: &[SuiteOutcome]) -> Vec<String> {
     let mut wrong = Vec::new();
     for (subject, outcome) in subjects.iter().zip(outcomes) {
         let seen = failing(outcome);
@@ -196,7 +195,7 @@ fn wrong_outcomes(subjects: &[Subject], outcomes: &[SuiteOutcome]) -> Vec<String
 
 /// What a report says of each case, check by check — but the names of a case's temporary
 /// directory and of its run, which differ from run to run whatever the clock.
-fn judged(outcome: &SuiteOutcome) -> Vec<String> {
+pub(crate) fn judged(outcome: &SuiteOutcome) -> Vec<String> {
     let names = regex::Regex::new(r"squall-case-[A-Za-z0-9]+|_r[0-9]+-case").expect("a valid pattern");
     outcome
         .cases
@@ -214,7 +213,7 @@ fn judged(outcome: &SuiteOutcome) -> Vec<String> {
 /// On the virtual clock the reference's mutants run in squall's process with every span exact:
 /// the whole matrix of them twice, and the second run's reports are the first's, check by check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn every_reference_mutant_fails_exactly_the_requirements_it_breaks_and_twice_alike() {
     let subjects = reference_subjects();
     let configs: Vec<SuiteConfig> = subjects.iter().map(|s| s.config.clone()).collect();
@@ -233,26 +232,8 @@ async fn every_reference_mutant_fails_exactly_the_requirements_it_breaks_and_twi
     require(differ.is_empty(), &format!("two runs judged differently:\n{}", differ.join("\n")));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn every_bug_of_the_independent_implementation_fails_exactly_the_requirements_it_breaks() {
-    let _one = take_turn().await;
-    let mut subjects = independent_subjects();
-    subjects.sort_by_key(|s| LONGEST.iter().position(|name| *name == s.name).unwrap_or(LONGEST.len()));
-    let outcomes = run_side_by_side(subjects.iter().map(|s| s.config.clone()).collect()).await;
-    let wrong = wrong_outcomes(&subjects, &outcomes);
-    require(wrong.is_empty(), &wrong.join("\n"));
-}
-
-/// The subjects that take longest, longest first, run before the others so that the others fill
-/// in beside them (measured, two at a time: 23 s, 18 s, 17 s and 7.5 s of 81 s in all): linear
-/// and never-capped waits are read at 1/10 for "the waits reach a cap"; sleeping three times seed
-/// 002's schedule stretches its bug's cases; never retrying meets every case, herds included.
-const LONGEST: [&str; 4] =
-    ["prd0006:linear-backoff", "prd0006:truncation-is-success", "prd0006:sleep-3x-announced", "prd0006:never-retries"];
-
 #[test]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 fn every_requirement_is_failed_by_at_least_one_broken_implementation() {
     let covered: BTreeSet<String> = subjects().into_iter().flat_map(|s| s.breaks).collect();
     let uncovered: Vec<&str> = REQUIREMENTS.iter().copied().filter(|r| !covered.contains(*r)).collect();
@@ -286,13 +267,13 @@ async fn nothing_passes(mutant: Mutant, case_timeout: Duration) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_crashing_implementation_passes_nothing() {
     nothing_passes(Mutant::Crash, Duration::from_secs(60)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
 async fn a_hanging_implementation_passes_nothing_and_the_suite_still_ends() {
     nothing_passes(Mutant::Hang, Duration::from_secs(2)).await;
 }

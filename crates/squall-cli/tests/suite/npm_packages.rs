@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use super::sdk::examples_js;
 use crate::kit::command::{squall_bin, text};
 use crate::kit::harness::require;
+use crate::kit::sdks::examples_js;
 use crate::kit::suites::root;
 
 fn succeeded(output: Output, what: &str) -> String {
@@ -47,7 +47,7 @@ console.log(JSON.stringify({ platformPackage, binary, version, cases: cases.case
 "#;
 
 #[test]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 fn npm_installs_squall_judge_and_its_executable_offline_and_finds_it() {
     let tarballs = packed();
     let project = tempfile::tempdir().expect("a project");

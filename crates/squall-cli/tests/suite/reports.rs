@@ -6,18 +6,8 @@ use std::path::Path;
 
 use regex::Regex;
 
-use crate::kit::command::{squall, squall_run};
+use crate::kit::command::squall;
 use serde_json::Value;
-
-/// A subset that runs in about a second and has a requirement `give-up-after-3` breaks.
-const TAGS: &str = "(@REQ-0006-002 and not @events) or @SEED-002-PROFILES or @REQ-0006-021";
-
-/// `squall run` of the subset on `iut`, every profile judged.
-fn run_subset(iut: &str, dir: &Path, extra: &[&str]) -> std::process::Output {
-    let args: Vec<&str> =
-        ["--iut", iut, "--profile", "all", "--tags", TAGS].into_iter().chain(extra.iter().copied()).collect();
-    squall_run(&args, dir)
-}
 
 /// Requirement id → (verdict, cases passed, cases judged), as each format states it. JUnit has
 /// no warnings (a warned case passes there), so it is compared with warn read as pass.
@@ -88,7 +78,7 @@ fn as_junit(verdicts: &Verdicts) -> Verdicts {
     verdicts.iter().map(|(id, (v, p, j))| (id.clone(), (pass(v), *p, *j))).collect()
 }
 
-fn reports_agree(dir: &Path) -> Verdicts {
+pub(crate) fn reports_agree(dir: &Path) -> Verdicts {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let report: Value = serde_json::from_str(&read("report.json")).expect("report.json is JSON");
     serde_json::from_value::<squall_suite::report::schema::Report>(report.clone())
@@ -133,62 +123,6 @@ fn umask() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     let line = status.lines().find_map(|l| l.strip_prefix("Umask:")).expect("a Umask line");
     u32::from_str_radix(line.trim(), 8).expect("octal")
-}
-
-#[test]
-fn the_reference_passes_and_all_four_reports_agree() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = run_subset("reference", dir.path(), &[]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
-    let verdicts = reports_agree(dir.path());
-    assert!(verdicts.values().all(|(v, ..)| v == "pass"), "{verdicts:?}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("REQ-0006-002") && stdout.contains("reports:"), "{stdout}");
-}
-
-#[test]
-fn a_failing_implementation_exits_1_and_its_reports_agree_on_what_failed() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = run_subset("reference:give-up-after-3", dir.path(), &[]);
-    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
-    let verdicts = reports_agree(dir.path());
-    assert_eq!(verdicts["REQ-0006-002"].0, "fail");
-    assert_eq!(verdicts["SEED-002-PROFILES"].0, "pass");
-    let acceptance = std::fs::read_to_string(dir.path().join("acceptance.md")).expect("read");
-    assert!(acceptance.contains("expected 7 attempts; observed 4 attempts"), "{acceptance}");
-}
-
-#[test]
-fn checks_above_the_level_are_reported_as_not_applicable() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = run_subset("reference", dir.path(), &["--level", "wire"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let verdicts = reports_agree(dir.path());
-    assert_eq!(verdicts["REQ-0006-021"].0, "n/a");
-}
-
-#[test]
-fn usage_errors_exit_2_with_one_clear_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for (args, needle) in [
-        (vec!["--level", "deep"], "--level deep"),
-        (vec!["--time-scale", "7"], "--time-scale 7"),
-        (vec!["--features", "/no/such/features"], "/no/such/features"),
-    ] {
-        let output = run_subset("reference", dir.path(), &args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
-    }
-    let output = squall().args(["run", "--iut", "reference:no-such-mutant"]).output().expect("runs");
-    assert_eq!(output.status.code(), Some(2));
-    assert!(!dir.path().join("report.json").exists(), "no report is written for a usage error");
 }
 
 /// A kept report (`reports/*/report.json.gz`) renders again into the four formats, which agree

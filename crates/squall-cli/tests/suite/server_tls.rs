@@ -204,17 +204,17 @@ async fn check_http2_faults(program: PathBuf, checker: &str, provider: &MockProv
 /// httpx with `http2=True` (h2 under httpcore), trusting the CA through `SQUALL_CA_FILE`, reads
 /// each HTTP/2 fault as `crates/squall-cli/tests/sdk/python/parse_httpx_h2.py` says.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn httpx_over_tls_reads_each_http2_fault() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (provider, ca) = provider_over(ServerTls::generated().expect("a test certificate"), dir.path()).await;
-    check_http2_faults(super::sdk::python(), "python/parse_httpx_h2.py", &provider, Some(&ca)).await;
+    check_http2_faults(crate::kit::sdks::python(), "python/parse_httpx_h2.py", &provider, Some(&ca)).await;
 }
 
 /// Node's own `http2` module reads each HTTP/2 fault as `crates/squall-cli/tests/sdk/node/parse_node_http2.mjs`
 /// says, over h2c and over TLS alike.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "needs the Node scripts/setup-sdks.sh installs; scripts/test.sh runs it (cargo test -- --include-ignored)"]
+#[ignore = "needs the Node scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 async fn node_http2_reads_each_http2_fault_over_h2c_and_tls() {
     let plain = MockProvider::start().await;
     check_http2_faults("node".into(), "node/parse_node_http2.mjs", &plain, None).await;

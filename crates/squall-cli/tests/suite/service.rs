@@ -3,86 +3,23 @@
 //! implementation driven from outside as any test runner would drive it (for the reference:
 //! `mostly_waiting::service`); and the admin API's answers to requests it cannot take.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Value};
 use squall::scenario::Catalogue;
 use squall::server::{Server, ServerConfig};
-use squall_suite::iut::Iut;
 use squall_suite::service::CaseService;
-use squall_suite::{run_suite, CaseRecord, Level, Verdict};
 
 use crate::kit::command::{squall, squall_bin};
-use crate::kit::harness::require;
-use crate::kit::machine::take_turn;
 use crate::kit::service_client::Judge;
-use crate::kit::suites::{config, independent_command, root, staggered};
-
-/// The jitter seed both ways: the independent implementation draws its jitter from it, so a wait
-/// near a bound (its first backoff, 1–2 s, against an in-stream ask of 3 s) is the same wait.
-const SEED: u64 = 1;
+use crate::kit::suites::root;
 
 /// A server whose judge offers this repository's features.
-async fn judging_server() -> Server {
+pub(crate) async fn judging_server() -> Server {
     let catalogue = Catalogue::load_dir(&root().join("scenarios")).expect("catalogue");
     let judge =
         CaseService::from_features(Some(&root().join("features")), catalogue.clone()).expect("the features read");
     let mut config = ServerConfig::loopback(catalogue);
     config.judge = Some(squall::server::Judge::new(judge));
     Server::start(config).await.expect("server starts")
-}
-
-/// Every case the service exports, judged through it and by `squall run`'s suite: the verdicts
-/// are the same case by case. Returns the service's verdicts by case name.
-pub(crate) async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, Verdict> {
-    let server = judging_server().await;
-    let judge = Judge::new(server.origin());
-    let (status, cases) = judge.get("/__squall/cases?profile=all&level=events").await;
-    assert_eq!(status, 200, "{cases}");
-    let calibration = judge.calibrate(command, "equality", &cases).await;
-    require(calibration["missing"].is_null(), &format!("the session is calibrated: {calibration}"));
-
-    // Both ways side by side, as two suites of processes run elsewhere (each mostly waits): a
-    // verdict does not depend on what else the machine does. The suite measures its client's
-    // reaction before the service's clients start.
-    let mut suite = config(Iut::Command(command.to_owned()));
-    suite.level = Level::Events;
-    suite.seed = Some(SEED);
-    suite.concurrency = 8;
-    let through_service = judge.judge_all(command, "equality", "events", SEED, &cases, 8);
-    let (outcome, judged) = staggered(run_suite(&suite), through_service).await;
-    let outcome = outcome.expect("the suite runs");
-    let by_name: BTreeMap<(String, String), &CaseRecord> =
-        outcome.cases.iter().map(|c| ((c.feature.clone(), c.name.clone()), c)).collect();
-
-    let exported = cases["cases"].as_array().expect("cases");
-    assert_eq!(judged.len(), exported.len());
-    let mut service = BTreeMap::new();
-    let mut differ = Vec::new();
-    for (id, verdict) in &judged {
-        let case = exported.iter().find(|c| c["id"] == id.as_str()).expect("an exported case");
-        let key = (case["feature"].as_str().unwrap_or("").to_owned(), case["name"].as_str().unwrap_or("").to_owned());
-        let through_service: Verdict = serde_json::from_value(verdict["verdict"].clone()).expect("a verdict");
-        let by_squall_run = by_name.get(&key).copied();
-        if by_squall_run.map(|c| c.verdict) != Some(through_service) {
-            // Both sides' records: why each decided as it did.
-            let squall_run = by_squall_run.map(|c| serde_json::to_string(c).unwrap_or_default());
-            differ.push(format!("{id}: service {through_service:?}: {verdict}\nsquall run: {squall_run:?}"));
-        }
-        service.insert(key.1, through_service);
-    }
-    require(differ.is_empty(), &format!("{} cases differ:\n{}", differ.len(), differ.join("\n")));
-    service
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn through_the_service_the_independent_implementation_gets_squall_runs_verdict_on_every_case() {
-    let _one = take_turn().await;
-    let verdicts = same_verdicts_both_ways(&independent_command(None)).await;
-    // Its SHOULD misses warn through the service as under squall run: the checks were judged.
-    require(verdicts.values().any(|v| *v == Verdict::Warn), &format!("some warn: {verdicts:?}"));
-    require(verdicts.values().all(|v| v.is_acceptable()), &format!("none fails: {verdicts:?}"));
 }
 
 /// A broken client is failed through the service, with the failing check in the verdict.

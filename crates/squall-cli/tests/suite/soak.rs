@@ -13,15 +13,14 @@ use squall_suite::soak::{run_soak, SoakConfig, SoakOutcome};
 use squall_suite::Verdict;
 
 use crate::kit::command::squall;
-use crate::kit::machine::take_turn_blocking;
-use crate::kit::suites::{independent_command, root};
+use crate::kit::suites::root;
 
 const SCENARIO: &str = "chaos-30-percent";
 
 /// The seed of every soak here: the verdicts below are those of these draws.
 const SEED: u64 = 1;
 
-fn config(iut: Iut, runs: usize) -> SoakConfig {
+pub(crate) fn config(iut: Iut, runs: usize) -> SoakConfig {
     let catalogue = Catalogue::load_dir(&root().join("scenarios")).expect("catalogue");
     let scenario = catalogue.get(SCENARIO).expect("the chaos scenario");
     SoakConfig {
@@ -44,11 +43,11 @@ fn mutant(name: &str) -> Iut {
 }
 
 /// The checks that did not pass.
-fn failed(outcome: &SoakOutcome) -> BTreeSet<&str> {
+pub(crate) fn failed(outcome: &SoakOutcome) -> BTreeSet<&str> {
     outcome.checks.iter().filter(|c| c.verdict != Verdict::Pass).map(|c| c.name.as_str()).collect()
 }
 
-fn soak(config: &SoakConfig) -> SoakOutcome {
+pub(crate) fn soak(config: &SoakConfig) -> SoakOutcome {
     tokio::runtime::Runtime::new().expect("runtime").block_on(run_soak(config)).expect("the soak runs")
 }
 
@@ -101,24 +100,6 @@ fn each_check_is_failed_alone_by_the_bug_it_exists_for() {
         assert_eq!(seen, expected, "{name}: {:#?}", outcome.checks);
         assert_eq!(outcome.verdict, Verdict::Fail, "{name}");
     }
-}
-
-/// The independent implementation (crates/squall-cli/tests/iut/prd0006), correct and with its truncation bug.
-#[test]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-fn the_independent_implementation_passes_and_its_truncation_bug_is_caught() {
-    let _one = take_turn_blocking();
-    let correct = soak(&config(Iut::Command(independent_command(None)), 100));
-    assert_eq!(correct.verdict, Verdict::Pass, "{:#?}", correct.checks);
-    let buggy = soak(&config(Iut::Command(independent_command(Some("truncation-is-success"))), 100));
-    assert_eq!(
-        failed(&buggy),
-        BTreeSet::from(["never ok: true with a truncated or empty answer"]),
-        "{:#?}",
-        buggy.checks
-    );
-    let broken = &buggy.every_run.iter().find(|r| !r.problems.is_empty()).expect("a run with a problem");
-    assert!(broken.problems[0].contains("before the terminal event"), "{:?}", broken.problems);
 }
 
 #[test]

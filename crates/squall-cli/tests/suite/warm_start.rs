@@ -6,23 +6,6 @@
 
 use crate::kit::command::squall;
 use crate::kit::harness::require;
-use crate::kit::independent_suites::{independent_suites, same_verdicts};
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 8)]
-#[ignore = "slow: runs whole suites; scripts/test.sh runs it (cargo test -- --include-ignored)"]
-async fn a_client_started_warm_gets_the_verdicts_it_gets_cold() {
-    let suites = independent_suites().await;
-    let same = same_verdicts(&suites.sped_up, &suites.warm, ("cold", "warm"));
-    require(same.is_ok(), &same.err().unwrap_or_default());
-    require(suites.warm.passed(), "the correct implementation passes started warm");
-    // Cases ran at more than one time scale (raised where timing needed it): each child took its
-    // own case's rate, or the raised cases' waits would have read 4–100× too long or short.
-    let scales: std::collections::BTreeSet<String> =
-        suites.warm.cases.iter().filter_map(|c| c.time_scale.map(|s| s.to_string())).collect();
-    require(scales.len() > 1, &format!("the warm run's cases ran at one time scale only: {scales:?}"));
-    let clock = suites.warm.calibration.clock.clone().unwrap_or_default();
-    require(clock.contains("accelerated") && clock.contains("started warm"), &format!("recorded: {clock}"));
-}
 
 #[test]
 fn a_command_warm_cannot_start_is_refused_with_why_before_anything_is_judged() {
