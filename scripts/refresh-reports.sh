@@ -44,8 +44,6 @@ run --iut "node adapters/node-ai-sdk/adapter.mjs" --clock accelerated --level wi
   --name node-ai-sdk --case-timeout 120 --concurrency 2 --report-dir reports/node-ai-sdk
 run --iut "node adapters/node-langchain/adapter.mjs" --clock accelerated --level wire --profile all \
   --name node-langchain --case-timeout 120 --concurrency 2 --report-dir reports/node-langchain
-# litellm's report was made four at once when each of its warm cases cost 2.7 s of CPU (1.3 s of
-# it the child's teardown, gone since 736bc85: about 0.2 s now); the next refresh may use 8.
 run --iut "target/sdk/python/bin/python adapters/python-litellm/adapter.py" --warm --clock accelerated --level wire --profile all \
   --name python-litellm --case-timeout 120 --concurrency 4 --report-dir reports/python-litellm
 

@@ -15,8 +15,8 @@ sdk="${SQUALL_SDK_DIR:-$root/target/sdk}"
 mkdir -p "$sdk"
 
 # The Python packages, by uv (from PyPI, pinned): it resolves, downloads and installs in
-# parallel where pip took 151 s for the same pins (12 s, bytecode compiled as pip does: a client
-# run with PYTHONDONTWRITEBYTECODE set would otherwise compile the SDK at every start).
+# parallel, about ten times faster than pip. Bytecode is compiled as pip does: a client run with
+# PYTHONDONTWRITEBYTECODE set would otherwise compile the SDK at every start.
 uv_pip_install() {
   if [ ! -x "$sdk/python/bin/uv" ]; then
     "$sdk/python/bin/pip" install --quiet --disable-pip-version-check uv==0.13.9
@@ -69,7 +69,7 @@ npm_ci() {
 }
 
 # Each install has a directory of its own, so they run side by side (npm's cache takes
-# concurrent writers): mostly waiting on the registries, one after the other they took 213 s.
+# concurrent writers): they mostly wait on the registries.
 pids=()
 python_packages & pids+=($!)
 node_sdks & pids+=($!)

@@ -14,6 +14,7 @@ mod error;
 pub(crate) mod headers;
 pub mod limits;
 pub mod load;
+mod rendered_size;
 pub mod validate;
 
 /// The scenario model: what a scripted run tells the server to do, attempt by attempt (the

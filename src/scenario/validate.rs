@@ -3,13 +3,12 @@
 
 use super::error::{FieldPath, ScenarioError};
 use super::headers::parse_header_template;
-use super::limits::{
-    check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_DELTAS, MAX_OUTAGES, MAX_REPLY_BYTES,
-    MAX_SCENARIO_REPLY_BYTES, MAX_TRACKS,
-};
+use super::limits::{check_count, check_delay_ms, MAX_ATTEMPTS, MAX_CHUNKS, MAX_OUTAGES, MAX_TRACKS};
+pub use super::rendered_size::output_deltas;
+use super::rendered_size::RenderedSize;
 use crate::api::Api;
 use crate::scenario_model::ChaosOutcome;
-use crate::scenario_model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, StreamSpec, Track};
+use crate::scenario_model::{Attempt, Chaos, FaultKind, FaultPoint, Quota, Scenario, Track};
 use crate::wire::ReplyContext;
 
 /// Check a scenario; the error names the first field at fault.
@@ -95,49 +94,6 @@ fn check_outages(scenario: &Scenario, rendered: &mut RenderedSize) -> Result<(),
         rendered.add(&outage.reply, &path.key("reply"))?;
     }
     Ok(())
-}
-
-/// The bytes a scenario's replies render to, kept within [`MAX_REPLY_BYTES`] per attempt and
-/// [`MAX_SCENARIO_REPLY_BYTES`] in all: what the server may hold rendered for one run.
-#[derive(Default)]
-struct RenderedSize {
-    total: usize,
-}
-
-impl RenderedSize {
-    fn add(&mut self, attempt: &Attempt, path: &FieldPath) -> Result<(), ScenarioError> {
-        if attempt.is_status_reply() {
-            return Ok(());
-        }
-        let content = attempt.content();
-        // Cheap bounds first, so that no scenario makes the check itself render gigabytes.
-        let deltas = output_deltas(&content);
-        if deltas > MAX_DELTAS {
-            let message = format!("the reply would stream {deltas} output deltas (one per word unless `chunks` is set), more than the {MAX_DELTAS} allowed: set `chunks`");
-            return Err(ScenarioError::new(path.key("stream"), message));
-        }
-        let ctx = ReplyContext::placeholder();
-        let largest = Api::ALL
-            .iter()
-            .map(|api| api.stream_events(&content, &ctx).iter().map(|e| e.to_bytes().len()).sum::<usize>())
-            .max()
-            .unwrap_or(0);
-        if largest > MAX_REPLY_BYTES {
-            let message = format!(
-                "the reply renders to {largest} bytes, more than the {MAX_REPLY_BYTES} allowed for one attempt"
-            );
-            return Err(ScenarioError::new(path.key("stream"), message));
-        }
-        self.total += largest;
-        if self.total > MAX_SCENARIO_REPLY_BYTES {
-            let message = format!(
-                "the scenario's replies render to more than the {MAX_SCENARIO_REPLY_BYTES} bytes allowed in all (this attempt reaches {})",
-                self.total
-            );
-            return Err(ScenarioError::new(path.key("stream"), message));
-        }
-        Ok(())
-    }
 }
 
 /// A name that cannot travel in URLs and file names.
@@ -334,18 +290,6 @@ fn check_close_code(kind: FaultKind, code: u16, path: &FieldPath) -> Result<(), 
     Ok(())
 }
 
-/// How many output deltas a reply streams: its text and reasoning cut into `chunks` pieces or
-/// one per word, and a tool call's arguments in three.
-pub fn output_deltas(content: &StreamSpec) -> usize {
-    let pieces = |text: &Option<String>| {
-        text.as_deref().map_or(0, |t| match content.chunks {
-            Some(n) => (n as usize).min(t.chars().count()),
-            None => t.split_whitespace().count(),
-        })
-    };
-    pieces(&content.text) + pieces(&content.reasoning) + content.function_call.as_ref().map_or(0, |_| 3)
-}
-
 /// Headers that define how an HTTP message is framed or how its connection goes on.
 const FRAMING_HEADERS: [&str; 8] =
     ["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection"];
@@ -405,6 +349,7 @@ fn check_fault_offset(attempt: &Attempt, path: &FieldPath, point: FaultPoint) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::limits::MAX_DELTAS;
     use crate::scenario::{load, Fault, StreamSpec};
 
     fn attempt_with_fault(kind: FaultKind, after_events: u32) -> Attempt {

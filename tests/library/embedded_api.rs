@@ -46,12 +46,20 @@ async fn assert_attempts_fails_with_what_the_server_saw() {
 
 #[test]
 fn the_example_runs() {
-    let output = std::process::Command::new(env!("CARGO"))
-        // The features `cargo test --all-features` built with, so nothing is compiled again.
-        .args(["run", "--quiet", "-p", "squall", "--all-features", "--example", "embedded"])
+    // Built as `cargo test --workspace --all-features --all-targets` builds it: the whole
+    // workspace's features, so nothing is compiled again after that build.
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--workspace", "--all-features", "--example", "embedded", "--message-format=json"])
         .current_dir(squall_testkit::root())
         .output()
-        .expect("cargo runs the example");
+        .expect("cargo builds the example");
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let executable = String::from_utf8_lossy(&built.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find_map(|message| message["executable"].as_str().map(str::to_owned))
+        .expect("cargo names the example's executable");
+    let output = std::process::Command::new(executable).output().expect("the example runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(stdout.contains("attempt 2: HTTP 200 OK, body broken") && stdout.contains("Some(Reset)"), "{stdout}");

@@ -1,8 +1,9 @@
 //! An `http://` upstream spoken to directly: the request goes out as one write on a kept-alive
 //! connection of the serving thread's own, the reply's head is parsed with `httparse`, and its
 //! body is read in the task that serves the client — no second HTTP stack, no connection task,
-//! no channel between the upstream's socket and the client's (issue 46: a proxy as cheap as
-//! nginx). Body framing is RFC 9112's: chunked, `Content-Length`, or until the upstream closes.
+//! no channel between the upstream's socket and the client's: a proxy about as cheap as nginx
+//! (BENCHMARKS.md, proxy). Body framing is RFC 9112's: chunked, `Content-Length`, or until the
+//! upstream closes.
 //!
 //! A connection goes back to its thread's pool only once its reply was read to the end and
 //! neither side said `Connection: close`. A pooled connection the upstream closed while it sat

@@ -1,6 +1,6 @@
 //! nginx as the reverse proxy teams already run, beside squall's proxy in `-- --proxy`: one
 //! process (`master_process off`, one worker's work), `proxy_buffering off`, HTTP/1.1 keep-alive
-//! connections to the upstream — the setup issue 46 measured. Used when `nginx` is on the PATH
+//! connections to the upstream. Used when `nginx` is on the PATH
 //! (`scripts/proxy-vs-nginx.sh` installs it from the distribution's packages; CI does not).
 
 use std::net::TcpListener;

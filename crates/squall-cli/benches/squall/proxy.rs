@@ -22,7 +22,7 @@ const LATENCY_SAMPLES: usize = 2_000;
 const CPU_REQUESTS: u64 = 2_000;
 const CPU_ROUNDS: usize = 3;
 
-/// Requests per round and rounds of the side-by-side with nginx (issue 46: ≥ 10,000, ≥ 3).
+/// Requests per round and rounds of the side-by-side with nginx: enough for a steady median.
 const NGINX_REQUESTS: u64 = 10_000;
 const NGINX_ROUNDS: usize = 5;
 

@@ -84,8 +84,7 @@ fn write_all(starter: &Starter, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// How to install the client, and the command that judges it: a Python client started warm (its
 /// SDK imported once a run, not once a case: half the CPU, docs/iut-contract.md); a Node client
-/// four cases at a time, each case a fresh Node process (LangChain's REQ-0006-001, -002 and -010
-/// took 69 s so and 90 s at the default eight: BENCHMARKS.md).
+/// four cases at a time, since each case starts a Node process (BENCHMARKS.md, time to judge).
 fn commands(starter: &Starter, dir: &Path) -> (String, String) {
     let entry = shell_word(&dir.join(starter.entry()).display().to_string());
     let (install, program, how) = match starter.runtime {

@@ -19,10 +19,8 @@ use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 pub(crate) const IN_PROCESS_SIDE_BY_SIDE: usize = 4;
 
 /// Suites of an implementation started as processes run at once: each start costs CPU, and a
-/// burst of starts holds every client on the machine back for a moment. Three, not two: the
-/// independent suites' turn 110-116 s instead of 153 s, the mutation matrix's 42-44 s instead of
-/// 50 s, every verdict as the tests demand in three runs (the independent implementation's
-/// processes keep under a core busy two at a time).
+/// burst of starts holds every client on the machine back for a moment. Three keep the
+/// independent implementation's verdicts exact and its suites fastest (docs/history.md).
 pub(crate) const PROCESSES_SIDE_BY_SIDE: usize = 3;
 
 /// The requirements the independent implementation warns on (its SHOULD misses: no
@@ -135,8 +133,7 @@ type Numbered = (usize, SuiteConfig);
 
 /// How long a group's first suite runs alone: each suite measures its client's reaction as it
 /// starts, and one measured while the others start too sees the machine at its busiest and
-/// runs every timed case slower (the mutation matrix's longest suite took 205 s instead of
-/// 45 s for its 11-attempt case).
+/// runs every timed case slower (docs/history.md).
 const STAGGER: Duration = Duration::from_secs(3);
 
 /// Two runs side by side, the second starting [`STAGGER`] after the first (which measures its

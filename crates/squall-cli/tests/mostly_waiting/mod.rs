@@ -6,6 +6,7 @@
 mod conformance_suite; // the external contract path; an implementation that crashes, gives up with exit 1, or hangs
 mod drawn_waits; // a linear backoff with a full jitter fails from runs drawn beyond 30
 mod first_look; // a raised case looks first at its own scale: an uncapped backoff fails in seconds
+mod hardening; // 3,000 runs one after another: what the server keeps stays bounded
 mod integrations; // pytest-squall and squall-judge with real clients (SDKs)
 mod service; // the service judges the reference one case at a time: squall run's verdicts
 mod slow_clients; // an implementation slow to start is calibrated again

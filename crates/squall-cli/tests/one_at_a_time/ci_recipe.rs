@@ -8,8 +8,8 @@ use crate::kit::command::squall;
 use crate::kit::harness::require;
 use crate::kit::suites::root;
 
-/// The workflow's jobs run side by side, as a CI service runs a matrix (they took 53 s of the
-/// test command one after the other: each mostly waits on scaled sleeps).
+/// The workflow's jobs run side by side, as a CI service runs a matrix: each mostly waits on
+/// scaled sleeps.
 #[test]
 #[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
 fn every_job_of_the_sample_workflow_judges_cases() {

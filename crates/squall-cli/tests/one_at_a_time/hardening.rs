@@ -1,10 +1,9 @@
 //! Load: a thousand concurrent streams complete intact, on shared serving threads and on threads
-//! of their own; a soak of thousands of runs does not grow; the reference under concurrent load
-//! loses no events.
+//! of their own; the reference under concurrent load loses no events.
 
-use crate::kit::harness::{json_reply, require};
+use crate::kit::harness::require;
 use crate::kit::server::server_with;
-use crate::suite::hardening::{connections_drain, listed_runs};
+use crate::suite::hardening::connections_drain;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use squall::clock::TimeScale;
@@ -26,46 +25,6 @@ async fn on_serving_threads_of_its_own_a_thousand_concurrent_streams_complete_in
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]
-async fn a_soak_of_thousands_of_runs_does_not_grow() {
-    // Heavy: never beside a timing-sensitive suite run.
-    let server = server_with(|c| c.max_runs = 50).await;
-    let client = reqwest::Client::new();
-    for _ in 0..3000 {
-        let created: Value = json_reply(
-            client
-                .post(format!("{}/__squall/runs", server.server().origin()))
-                .json(&json!({"scenario": {"name": "soak", "attempts": [{"stream": {"text": "a b c"}}]}})),
-        )
-        .await;
-        let url = format!("{}/responses", created["base_url"].as_str().expect("base_url"));
-        let body = client
-            .post(url)
-            .json(&json!({"model": "m", "input": "x", "stream": true}))
-            .send()
-            .await
-            .expect("sent")
-            .text()
-            .await
-            .expect("body");
-        require(body.contains("response.completed"), "a soak reply was cut short");
-        // The client's keep-alive pool serves the whole soak: connections do not pile up.
-        require(
-            server.server().open_connections() <= 4,
-            &format!("{} connections open", server.server().open_connections()),
-        );
-    }
-    let listed = listed_runs(&server).await;
-    let retained: u64 = listed.iter().map(|(_, requests)| requests).sum();
-    require(
-        listed.len() == 50 && retained == 50,
-        &format!("{} runs and {retained} journal entries retained", listed.len()),
-    );
-    drop(client);
-    require(connections_drain(&server).await == 0, "the connection closed when the client went away");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reference_under_concurrent_load_loses_no_events() {
     // Heavy: never beside a timing-sensitive suite run.
     use squall_reference::clock::ScaledClock;
@@ -77,15 +36,17 @@ async fn the_reference_under_concurrent_load_loses_no_events() {
 
     let server = server_with(|_| {}).await;
     let dir = tempfile::tempdir().expect("tempdir");
+    // At 1/10 the reference's timeouts are seconds of real time: a hundred streams served at once
+    // on a busy machine stay within them (at 1/100 one once timed out and was retried again).
     let calls = (0..100).map(|i| {
         let run = server.run_scaled(
             Scenario::named("load").attempt(Attempt::status(503)).attempt(Attempt::text("ok")),
-            TimeScale::of(0.01),
+            TimeScale::of(0.1),
         );
         let (base_url, path) = (run.base_url().to_owned(), dir.path().join(format!("events-{i}.jsonl")));
         async move {
             let sink: Arc<dyn EventSink> = Arc::new(JsonlEvents::create(&path).expect("events file"));
-            let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(0.01)), sink.clone());
+            let engine = RetryEngine::new(RetryPolicy::default(), Arc::new(ScaledClock::new(0.1)), sink.clone());
             let provider = HttpProvider::new(&base_url, "k", Api::Responses);
             let outcome =
                 stream_call(&engine, &provider, &ModelRequest::prompt("m", "x"), OutputMode::Visible, &|_| {}, &sink)

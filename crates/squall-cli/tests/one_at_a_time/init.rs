@@ -29,8 +29,9 @@ fn the_wheel_then_squall_init_its_install_and_its_command_give_the_kept_verdicts
         &crate::suite::python_wheel::run(&mut pip),
         "the install squall init printed",
     );
-    // The command it prints, as typed where `python3` and `squall` are the venv's.
-    let command = format!("{} --tags @REQ-0006-001 --report-dir report", printed_command(&said));
+    // The command it prints, as typed where `python3` and `squall` are the venv's, on
+    // REQ-0006-001's cases of one client each (the herd's are the kept reports' test's).
+    let command = format!("{} --tags '@REQ-0006-001 and not @herd' --report-dir report", printed_command(&said));
     let path = format!("{}:/usr/bin:/bin", dir.join("venv/bin").display());
     let output = without_libfaketime(&command).env("PATH", path).current_dir(dir).output().expect("runs");
     let text = text(&output);
@@ -43,7 +44,7 @@ fn the_wheel_then_squall_init_its_install_and_its_command_give_the_kept_verdicts
         .filter(|(name, verdict)| kept.get(*name) != Some(verdict))
         .map(|(name, verdict)| format!("{name}: {verdict} now, {:?} kept", kept.get(name)))
         .collect();
-    require(fresh.len() >= 20 && differ.is_empty(), &format!("{} cases\n{}\n{text}", fresh.len(), differ.join("\n")));
+    require(fresh.len() >= 19 && differ.is_empty(), &format!("{} cases\n{}\n{text}", fresh.len(), differ.join("\n")));
 }
 
 /// Where Debian's libfaketime lives, when it is installed.

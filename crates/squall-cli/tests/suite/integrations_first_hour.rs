@@ -1,4 +1,4 @@
-//! The integrations as a new user meets them (issue 44): a fresh pytest project keeps its own
+//! The integrations as a new user meets them: a fresh pytest project keeps its own
 //! rootdir with `--squall-bin=PATH` as the README writes it and is told how to write the option
 //! otherwise; one timed case selected alone (`-k`, vitest `-t`) is calibrated and judged for
 //! real; a missed SHOULD shows in vitest's output; a missing binary says how to give one; the

@@ -317,3 +317,21 @@ fn only_the_engines_launcher_starts_a_process() {
     let launcher = ["engine/launch/command.rs", "engine/launch/warm.rs"];
     assert_eq!(starters, launcher, "files that start processes");
 }
+
+/// The judge builds without the reference implementation (`--no-default-features`), and the
+/// library's unit tests pass without its features, as a Rust team's plain `squall = "…"` builds
+/// it. Their dependencies build again with other features, so the test group's declaration
+/// starts this test early, beside the tests that mostly wait (.config/nextest.toml).
+#[test]
+#[ignore = "slow: builds the crates again without features (scripts/test.sh runs it)"]
+fn the_judge_builds_without_the_reference_and_the_library_passes_without_features() {
+    let cargo = |args: &[&str]| {
+        let output =
+            std::process::Command::new(env!("CARGO")).args(args).current_dir(root()).output().expect("cargo runs");
+        assert!(output.status.success(), "cargo {}:\n{}", args.join(" "), String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    cargo(&["check", "--quiet", "-p", "squall-cli", "--no-default-features"]);
+    let tested = cargo(&["test", "--quiet", "-p", "squall", "--lib"]);
+    assert!(tested.contains("test result: ok.") && !tested.contains(" 0 passed"), "{tested}");
+}

@@ -43,7 +43,7 @@ async fn an_open_stream_holds_one_descriptor_and_its_hang_up_is_still_seen() {
         streams.push(socket);
     }
     let held = descriptors() - before;
-    require(held <= STREAMS + 4, &format!("{STREAMS} open streams hold {held} descriptors (two each before issue 46)"));
+    require(held <= STREAMS + 4, &format!("{STREAMS} open streams hold {held} descriptors (one each)"));
     // Requests pipelined behind a stalled reply, which hyper stops reading once it holds one:
     // the bytes it leaves unread would hide the client's hang-up from the socket's registration.
     let mut pipelined = raw_request(&base, addr, b"");

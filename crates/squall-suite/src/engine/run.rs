@@ -33,9 +33,8 @@ const MAX_RUNS: usize = 2;
 /// linear backoff with a full jitter takes 40 to 75 to be told from an exponential one).
 pub(crate) const MAX_DRAWS: usize = 100;
 
-/// The real time a case's draws may take, in case timeouts (five minutes at the default 60 s: 30
-/// runs of the AWS SDK for JavaScript's 11-attempt case, raised to 1/2, took 400 s; a run on the
-/// sped-up clock takes about a second).
+/// The real time a case's draws may take, in case timeouts: five minutes at the default 60 s,
+/// enough for a long case raised to 1/2 to draw about 30 runs.
 const DRAW_BUDGET: u32 = 5;
 
 /// Draw `n` (0 for the first run) of a case seeded `seed` gets `seed + n × DRAW_SEED_STRIDE`: far
@@ -331,8 +330,7 @@ fn decided(record: &CaseRecord) -> bool {
 
 /// Whether the case may be drawn again after `observation`: fewer than [`MAX_DRAWS`] runs so far,
 /// which took less real time than [`DRAW_BUDGET`] cases are given. A client whose runs are longer
-/// (a backoff without a cap: one run of that case took 417 s for the Vercel AI SDK at 1/5) keeps
-/// what its runs decided.
+/// (a backoff without a cap) keeps what its runs decided.
 fn draws_left(suite: &SuiteContext, observation: &Observation) -> bool {
     let runs = std::iter::once(observation).chain(&observation.draws);
     let spent: Duration = runs.clone().map(|run| run.real_duration).sum();

@@ -747,10 +747,9 @@ mod tests {
     }
 
     /// Its waits taken out retry by retry by their medians, what is left spreads as draws do,
-    /// and sometimes below zero: read as reaction, a calibration of two instances a scale once
-    /// gave LangChain 0–572 ms where its reaction is tens of ms (a run of its REQ-0006-001/-002/-010
-    /// then took 434 s; read as draws, 0–32 ms and 116 s). A gap left below zero is draws, and
-    /// the gaps as measured bound the reaction.
+    /// and sometimes below zero: read as reaction, that once made LangChain's tens of ms of
+    /// reaction hundreds (docs/history.md). A gap left below zero is draws, and the gaps as
+    /// measured bound the reaction.
     #[test]
     fn a_backoff_multiplied_by_a_random_factor_is_not_read_as_reaction() {
         for instances in [2, 4] {

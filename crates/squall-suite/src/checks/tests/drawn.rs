@@ -135,8 +135,8 @@ impl Family {
         sums.iter().map(|sum| sum / PATHS as f64).collect()
     }
 
-    /// The share of clients a family owed a verdict must get it: 97 % (the demand of
-    /// full- and equal-jittered doubling clients, and linear and constant ones); a decorrelated
+    /// The share of clients a family owed a verdict must get it: 97 % (the rate docs/requirements.md
+    /// states for full- and equal-jittered doubling clients, and linear and constant ones); a decorrelated
     /// jitter's multiple is bounded by its longest ratios, at 2.5 within 13 % of the 2√2 its growth
     /// is read at, and its cap by its mean waits: 85 %, the rest undecided (never wrong beyond
     /// the rates above).
