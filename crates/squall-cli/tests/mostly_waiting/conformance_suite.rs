@@ -107,10 +107,19 @@ async fn the_external_contract_path_gives_the_same_verdicts_as_in_process() {
     let (in_process, external) = (in_process.expect("suite runs"), external.expect("suite runs"));
     require(in_process.passed(), &format!("the reference must pass: {:?}", failing(&in_process)));
     let (inside, outside) = (verdicts(&in_process), verdicts(&external));
+    // A difference shows what each run's checks that did not pass observed.
+    let missed = |outcome: &SuiteOutcome, (feature, name): &(String, String)| -> Vec<String> {
+        let case = outcome.cases.iter().find(|c| (&c.feature, &c.name) == (feature, name));
+        let checks = case.map(|c| c.checks.iter().filter(|k| k.verdict != Verdict::Pass));
+        checks.into_iter().flatten().map(|k| format!("{} {:?}: {}", k.name, k.verdict, k.observed)).collect()
+    };
     let differing: Vec<_> = inside
         .iter()
         .filter(|(case, v)| outside.get(*case) != Some(*v))
-        .map(|(case, v)| format!("{case:?}: in-process {v:?}, external {:?}", outside.get(case)))
+        .map(|(case, v)| {
+            let (inside, outside_missed) = (missed(&in_process, case), missed(&external, case));
+            format!("{case:?}: in-process {v:?} {inside:?}, external {:?} {outside_missed:?}", outside.get(case))
+        })
         .collect();
     require(differing.is_empty() && inside.len() == outside.len(), &differing.join("\n"));
     require(in_process.cases.len() >= 70, &format!("only {} cases ran", in_process.cases.len()));

@@ -4,7 +4,6 @@
 //! out their hangs together.
 
 mod conformance_suite; // the external contract path; an implementation that crashes, gives up with exit 1, or hangs
-mod drawn_waits; // a linear backoff with a full jitter fails from runs drawn beyond 30
 mod first_look; // a raised case looks first at its own scale: an uncapped backoff fails in seconds
 mod hardening; // 3,000 runs one after another: what the server keeps stays bounded
 mod integrations; // pytest-squall and squall-judge with real clients (SDKs)

@@ -5,7 +5,7 @@
 mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod committed_reports; // the kept reports agree with fresh runs (SDKs)
 mod conformance_suite; // checks above the declared level are n/a; cucumber's JSON is written
-mod drawn_waits; // a case drawing alone runs its draws at once in the spare slots
+mod drawn_waits; // draws at once in the spare slots; a linear full-jitter backoff fails beyond 30 runs
 mod hardening; // load: a thousand streams, the reference under load
 mod independent_iut; // an independent correct implementation passes every profile
 mod independent_suites; // the independent implementation and its twins: one run, every check
