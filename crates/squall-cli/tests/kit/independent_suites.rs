@@ -74,10 +74,8 @@ fn sped_up_config() -> SuiteConfig {
     }
 }
 
-/// Whether two runs of the same suite gave every case the same verdict: `Err` names the cases
-/// that differ, each run called by its name in `names`. A herd case left inconclusive in one run
-/// is no difference: how far a herd must spread to be read depends on how busy the machine was
-/// while the run's calibration measured it, so a busy moment may leave it undecided.
+/// Whether two runs of the same suite gave every case the same verdict ([`verdicts_agree`]):
+/// `Err` names the cases that differ, each run called by its name in `names`.
 pub(crate) fn same_verdicts(a: &SuiteOutcome, b: &SuiteOutcome, names: (&str, &str)) -> Result<(), String> {
     let verdicts = |outcome: &SuiteOutcome| {
         let mut verdicts: Vec<(String, Verdict, bool)> =
@@ -86,16 +84,21 @@ pub(crate) fn same_verdicts(a: &SuiteOutcome, b: &SuiteOutcome, names: (&str, &s
         verdicts
     };
     let (a, b) = (verdicts(a), verdicts(b));
-    let undecided_herd =
-        |x: Verdict, y: Verdict, herd: bool| herd && (x == Verdict::Inconclusive) != (y == Verdict::Inconclusive);
     let differing: Vec<String> = a
         .iter()
         .zip(&b)
-        .filter(|((xn, x, herd), (yn, y, _))| xn != yn || (x != y && !undecided_herd(*x, *y, *herd)))
+        .filter(|((xn, x, herd), (yn, y, _))| xn != yn || !verdicts_agree(*x, *y, *herd))
         .map(|((name, x, _), (_, y, _))| format!("{name}: {} {}, {} {}", x.as_str(), names.0, y.as_str(), names.1))
         .collect();
     match a.len() == b.len() && differing.is_empty() {
         true => Ok(()),
         false => Err(format!("{} cases {}, {} {}; differing: {differing:#?}", a.len(), names.0, b.len(), names.1)),
     }
+}
+
+/// Whether two runs' verdicts on one case agree. A herd case left inconclusive in one run only is
+/// no difference: how far a herd must spread to be read depends on how busy the machine was while
+/// that run's calibration measured it, so a busy moment may leave it undecided.
+pub(crate) fn verdicts_agree(a: Verdict, b: Verdict, herd: bool) -> bool {
+    a == b || (herd && (a == Verdict::Inconclusive) != (b == Verdict::Inconclusive))
 }

@@ -1,6 +1,7 @@
 //! Through the service, the independent implementation gets `squall run`'s verdict on every case.
 
 use crate::kit::harness::require;
+use crate::kit::independent_suites::verdicts_agree;
 use crate::kit::service_client::Judge;
 use crate::kit::suites::{config, independent_command, staggered};
 use crate::suite::service::judging_server;
@@ -53,7 +54,9 @@ pub(crate) async fn same_verdicts_both_ways(command: &str) -> BTreeMap<String, V
         let key = (case["feature"].as_str().unwrap_or("").to_owned(), case["name"].as_str().unwrap_or("").to_owned());
         let through_service: Verdict = serde_json::from_value(verdict["verdict"].clone()).expect("a verdict");
         let by_squall_run = by_name.get(&key).copied();
-        if by_squall_run.map(|c| c.verdict) != Some(through_service) {
+        let herd = |c: &CaseRecord| c.tags.iter().any(|t| t == "herd");
+        let agree = by_squall_run.is_some_and(|c| verdicts_agree(c.verdict, through_service, herd(c)));
+        if !agree {
             // Both sides' records: why each decided as it did.
             let squall_run = by_squall_run.map(|c| serde_json::to_string(c).unwrap_or_default());
             differ.push(format!("{id}: service {through_service:?}: {verdict}\nsquall run: {squall_run:?}"));
