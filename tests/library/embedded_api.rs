@@ -48,7 +48,7 @@ async fn assert_attempts_fails_with_what_the_server_saw() {
 fn the_example_runs() {
     // Built as `cargo test --workspace --all-features --all-targets` builds it: the whole
     // workspace's features, so nothing is compiled again after that build.
-    let built = std::process::Command::new(env!("CARGO"))
+    let built = squall_testkit::cargo()
         .args(["build", "--quiet", "--workspace", "--all-features", "--example", "embedded", "--message-format=json"])
         .current_dir(squall_testkit::root())
         .output()

@@ -7,6 +7,7 @@
 //! - [`server`] — an in-process server configured for a test, and runs created through the
 //!   admin API as an outside user creates them
 //! - [`h2_wire`] — HTTP/2 frame by frame over a plain socket: floods, bombs, exact GOAWAYs
+//! - [`cargo()`] — cargo as the test command's build ran it, to build again without compiling
 //! - [`root`], [`tls_fixture`] — the repository's files a test reads: the scenario catalogue,
 //!   the test certificates
 //! - [`quiet_turn`] — a turn among the tests that time to the millisecond or load the machine;
@@ -15,11 +16,14 @@
 #![allow(missing_docs, missing_debug_implementations)]
 
 pub mod calls;
+mod cargo;
 pub mod h2_wire;
 pub mod harness;
 pub mod server;
 
 use std::path::{Path, PathBuf};
+
+pub use cargo::cargo;
 
 /// Within one test binary, the tests that time the server to a few milliseconds and those that
 /// load the machine on purpose (floods, bombs) take turns: a flood beside a 15 ms bound makes the

@@ -17,7 +17,6 @@ mod reference_retry; // the reference pipeline over real HTTP: retries, the gate
 mod reports; // `squall run`'s four report files agree; usage errors exit 2
 mod robustness; // huge bodies and arbitrary scenarios
 mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
-mod sdk; // the official SDKs parse every stream squall sends (SDKs)
 pub(crate) mod service; // through the service, squall run's verdicts on every case
 mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report
 mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary

@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::kit::command::squall_bin;
 use crate::kit::suites::root;
 
 /// Top-level module → the top-level modules its non-test code names with `crate::`.
@@ -131,7 +132,7 @@ fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
 
 /// The crates `cargo tree` says `package` builds with (`-e normal,build`), each once.
 fn crates_of(package: &str) -> BTreeSet<String> {
-    let output = std::process::Command::new(env!("CARGO"))
+    let output = squall_testkit::cargo()
         .args(["tree", "--offline", "-p", package, "-e", "normal,build", "--prefix", "none"])
         .current_dir(root())
         .output()
@@ -194,7 +195,7 @@ fn a_circle_is_found() {
 
 /// What `cargo package -p PACKAGE --list` would publish.
 fn packaged(package: &str) -> BTreeSet<String> {
-    let output = std::process::Command::new(env!("CARGO"))
+    let output = squall_testkit::cargo()
         .args(["package", "--offline", "--allow-dirty", "--list", "-p", package])
         .current_dir(root())
         .output()
@@ -320,18 +321,42 @@ fn only_the_engines_launcher_starts_a_process() {
 
 /// The judge builds without the reference implementation (`--no-default-features`), and the
 /// library's unit tests pass without its features, as a Rust team's plain `squall = "…"` builds
-/// it. Their dependencies build again with other features, so the test group's declaration
-/// starts this test early, beside the tests that mostly wait (.config/nextest.toml).
+/// it. A build, not a check, reuses the dependencies the test command built wherever their
+/// features agree; the rest compile again, so this test runs alone, last
+/// (.config/nextest.toml). The `squall` the other tests run is put back after the build.
 #[test]
 #[ignore = "slow: builds the crates again without features (scripts/test.sh runs it)"]
 fn the_judge_builds_without_the_reference_and_the_library_passes_without_features() {
     let cargo = |args: &[&str]| {
-        let output =
-            std::process::Command::new(env!("CARGO")).args(args).current_dir(root()).output().expect("cargo runs");
+        let output = squall_testkit::cargo().args(args).current_dir(root()).output().expect("cargo runs");
         assert!(output.status.success(), "cargo {}:\n{}", args.join(" "), String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
-    cargo(&["check", "--quiet", "-p", "squall-cli", "--no-default-features"]);
+    {
+        let _kept = KeptFile::keep(Path::new(squall_bin()));
+        cargo(&["build", "--quiet", "-p", "squall-cli", "--no-default-features"]);
+    }
     let tested = cargo(&["test", "--quiet", "-p", "squall", "--lib"]);
     assert!(tested.contains("test result: ok.") && !tested.contains(" 0 passed"), "{tested}");
+}
+
+/// A file put back as it was when this is dropped: cargo replaces the `squall` it builds.
+struct KeptFile {
+    path: std::path::PathBuf,
+    copy: std::path::PathBuf,
+}
+
+impl KeptFile {
+    fn keep(path: &Path) -> Self {
+        let copy = path.with_extension("kept");
+        std::fs::copy(path, &copy).expect("a copy of the file");
+        KeptFile { path: path.to_owned(), copy }
+    }
+}
+
+impl Drop for KeptFile {
+    fn drop(&mut self) {
+        // A rename replaces the file at once: nothing can run half of it.
+        std::fs::rename(&self.copy, &self.path).expect("the file put back");
+    }
 }

@@ -21,6 +21,7 @@ mod reference_tasks; // sessions and Task(deep-research) against scripted runs
 mod release_archive; // the archive cargo binstall downloads holds squall where its metadata says
 pub(crate) mod reports; // `squall run`'s four report files agree; a kept report renders again
 pub(crate) mod robustness; // no input crashes squall: crafted scenarios, extreme numbers, huge bodies
+mod sdk; // the official SDKs parse every stream squall sends
 mod seed_quotations; // every clause and quotation presented as seed text is the seed's, verbatim
 mod serve_process; // `squall serve` as a process: one descriptor a stream, memory to read a journal, SIGTERM
 mod server_tls; // TLS with ALPN: every API over HTTP/2 and HTTP/1.1, faults under TLS, certificates

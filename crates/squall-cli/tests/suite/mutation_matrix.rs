@@ -15,7 +15,7 @@ use squall_suite::requirements::requirement_title;
 use squall_suite::{run_suite, SuiteConfig, SuiteOutcome, Verdict};
 
 use crate::kit::harness::require;
-use crate::kit::suites::{config, failing, independent_config, run_side_by_side, unexpected_findings};
+use crate::kit::suites::{config, failing, independent_warm, run_side_by_side, unexpected_findings};
 
 /// The independent implementation's bugs (`crates/squall-cli/tests/iut/prd0006/bugs.py`) and what they break.
 const INDEPENDENT_BUGS: &[(&str, &str, &[&str])] = &[
@@ -143,7 +143,7 @@ pub(crate) fn independent_subjects() -> Vec<Subject> {
         name: format!("prd0006:{name}"),
         bug: bug.to_owned(),
         breaks: breaks.iter().map(|s| (*s).to_owned()).collect(),
-        config: SuiteConfig { seed: Some(INDEPENDENT_SEED), tags, ..independent_config(Some(name)) },
+        config: SuiteConfig { seed: Some(INDEPENDENT_SEED), tags, ..independent_warm(Some(name)) },
     };
     let mut subjects: Vec<Subject> =
         INDEPENDENT_BUGS.iter().map(|bug| subject(*bug, Some(only_their_cases(bug.2)))).collect();
