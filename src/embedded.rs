@@ -185,7 +185,7 @@ impl ScriptedRun {
     /// with an upgrade and send `response.create` events to. An SDK's `websocket_base_url` is
     /// the same without `/responses` ([`ScriptedRun::base_url`] with `ws://`).
     pub fn responses_websocket_url(&self) -> String {
-        format!("{}/responses", self.base_url.replacen("http://", "ws://", 1))
+        crate::server::responses_websocket_url(&self.base_url)
     }
 
     /// The OpenAI base URL of herd client `client` (`0..10_000`) of this run: each client's

@@ -17,6 +17,7 @@ mod admin;
 mod connection;
 mod http_util;
 mod model;
+mod public_url;
 pub(crate) mod runs;
 mod upstream;
 
@@ -52,7 +53,9 @@ use self::connection::head_deadline::{HeadWatch, Marked};
 pub use self::connection::serving_threads::Serving;
 use self::connection::serving_threads::ServingThreads;
 use self::http_util::{openai_error, ResponseBody};
+pub use self::model::base_path::responses_websocket_url;
 use self::model::base_path::{split_base, MAX_CLIENTS};
+pub use self::public_url::{BadPublicUrl, PublicUrl};
 use self::runs::{Run, Runs};
 pub use self::upstream::{BadUpstream, Upstream, DEFAULT_UPSTREAM_READ_TIMEOUT};
 use crate::clock::{Clock, TimeScale};
@@ -97,6 +100,9 @@ pub struct ServerConfig {
     /// Where every run's model requests are forwarded when their attempt scripts no reply of
     /// its own (docs/proxy.md); `None`: squall answers every request itself.
     pub upstream: Option<Upstream>,
+    /// The origin every URL squall hands out starts with, when clients reach the server at
+    /// another address than `addr` (a port mapping, a proxy); `None`: `addr`'s.
+    pub public_url: Option<PublicUrl>,
     /// What journals, delays and stalls are timed by: real time, or a [`crate::clock::VirtualClock`]
     /// shared with in-process clients (served on the caller's runtime, which the clock drives).
     pub clock: Clock,
@@ -120,6 +126,7 @@ impl ServerConfig {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             judge: None,
             upstream: None,
+            public_url: None,
             clock: Clock::Real,
             #[cfg(feature = "tls")]
             tls: None,
@@ -194,7 +201,10 @@ impl Server {
         } else {
             local_addr
         };
-        let origin = format!("{}://{host}", scheme(&config));
+        let origin = match &config.public_url {
+            Some(public) => public.to_string(),
+            None => format!("{}://{host}", scheme(&config)),
+        };
         let state = Arc::new(State {
             catalogue: config.catalogue,
             runs: Runs::with_limits(config.max_runs, config.journal_max, config.clock),
@@ -230,7 +240,7 @@ impl Server {
         self.state.runs.clock()
     }
 
-    /// `http://HOST:PORT`, or `https://HOST:PORT` over TLS.
+    /// `http://HOST:PORT`, or `https://HOST:PORT` over TLS: the public URL when one was given.
     pub fn origin(&self) -> &str {
         &self.state.origin
     }

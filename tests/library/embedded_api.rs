@@ -46,10 +46,11 @@ async fn assert_attempts_fails_with_what_the_server_saw() {
 
 #[test]
 fn the_example_runs() {
-    // Built as `cargo test --workspace --all-features --all-targets` builds it: the whole
-    // workspace's features, so nothing is compiled again after that build.
+    // Every target, as the test command's `cargo test --all-targets --no-run` resolved them
+    // (the whole workspace's features and dev-dependencies): built with only the example, the
+    // dependencies resolve otherwise and ring, rustls, reqwest and squall compile again.
     let built = squall_testkit::cargo()
-        .args(["build", "--quiet", "--workspace", "--all-features", "--example", "embedded", "--message-format=json"])
+        .args(["build", "--quiet", "--workspace", "--all-features", "--all-targets", "--message-format=json"])
         .current_dir(squall_testkit::root())
         .output()
         .expect("cargo builds the example");
@@ -57,6 +58,7 @@ fn the_example_runs() {
     let executable = String::from_utf8_lossy(&built.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["target"]["name"] == "embedded" && message["target"]["kind"][0] == "example")
         .find_map(|message| message["executable"].as_str().map(str::to_owned))
         .expect("cargo names the example's executable");
     let output = std::process::Command::new(executable).output().expect("the example runs");

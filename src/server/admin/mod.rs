@@ -130,7 +130,7 @@ fn run_summary(state: &State, run: &Run) -> Value {
         "azure_openai_endpoint": state.anthropic_base_url(&run.id),
         "ollama_host": state.anthropic_base_url(&run.id),
         "bedrock_base_url": state.anthropic_base_url(&run.id),
-        "responses_websocket_url": format!("{}/responses", state.base_url(&run.id).replacen("http://", "ws://", 1)),
+        "responses_websocket_url": super::responses_websocket_url(&state.base_url(&run.id)),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
         "requests": run.journal.total(),

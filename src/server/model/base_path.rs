@@ -63,12 +63,28 @@ pub(crate) fn anthropic_base_url(origin: &str, run_id: &str, client: Option<u32>
     }
 }
 
+/// The Responses API's WebSocket under an OpenAI base URL: `ws://…/v1/responses`, or `wss://`
+/// when the base URL is `https://`.
+pub fn responses_websocket_url(base_url: &str) -> String {
+    let url = match base_url.strip_prefix("https://") {
+        Some(rest) => format!("wss://{rest}"),
+        None => base_url.replacen("http://", "ws://", 1),
+    };
+    format!("{url}/responses")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn split(path: &str) -> Option<(&str, Option<u32>, &str)> {
         split_base(path, "/runs/").map(|b| (b.id, b.client, b.rest))
+    }
+
+    #[test]
+    fn the_websocket_url_keeps_the_base_urls_security() {
+        assert_eq!(responses_websocket_url("http://h:1/runs/r/v1"), "ws://h:1/runs/r/v1/responses");
+        assert_eq!(responses_websocket_url("https://h:1/runs/r/v1"), "wss://h:1/runs/r/v1/responses");
     }
 
     #[test]

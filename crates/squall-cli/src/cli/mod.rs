@@ -27,7 +27,7 @@ use squall::journal::DEFAULT_JOURNAL_MAX;
 use squall::scenario::load::from_file;
 use squall::scenario::Catalogue;
 use squall::server::{
-    Server, ServerConfig, Serving, Upstream, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS,
+    PublicUrl, Server, ServerConfig, Serving, Upstream, DEFAULT_BODY_LIMIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_RUNS,
 };
 use squall_suite::service::CaseService;
 
@@ -60,6 +60,11 @@ pub(crate) enum Command {
         /// model endpoints; it prints a warning).
         #[arg(long)]
         allow_remote: bool,
+        /// The origin clients reach squall at, when it is not `--addr` (a container's port
+        /// mapping, a proxy): every URL squall hands out starts with it, e.g.
+        /// http://localhost:32768 (also SQUALL_PUBLIC_URL).
+        #[arg(long, env = "SQUALL_PUBLIC_URL")]
+        public_url: Option<PublicUrl>,
         /// Require `Authorization: Bearer <TOKEN>` on the admin API (also SQUALL_ADMIN_TOKEN).
         #[arg(long, env = "SQUALL_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
@@ -150,6 +155,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             scenarios,
             body_limit,
             allow_remote,
+            public_url,
             admin_token,
             max_runs,
             journal_max,
@@ -179,7 +185,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             (config.addr, config.body_limit, config.admin_token, config.max_runs) =
                 (addr, body_limit, admin_token, max_runs);
             (config.journal_max, config.serving, config.header_timeout) = (journal_max, serving, header_timeout);
-            (config.judge, config.upstream) = (Some(squall::server::Judge::new(judge)), upstream);
+            (config.judge, config.upstream, config.public_url) =
+                (Some(squall::server::Judge::new(judge)), upstream, public_url);
             config.tls = tls.server_tls()?;
             serve(config, &tls).await
         }

@@ -1,17 +1,13 @@
 //! The tests that need the machine's cores: whole suites, load, and timing read to the
 //! millisecond. Their test group (`.config/nextest.toml`) runs them one at a time, beside the
-//! quick tests. A module per topic; the topic's other tests are in `suite/`.
+//! quick tests and `light_suites`. A module per topic; the topic's other tests are in `suite/`.
 
-mod ci_recipe; // the sample CI workflow judges something in every job (SDKs)
 mod committed_reports; // the kept reports agree with fresh runs (SDKs)
-mod conformance_suite; // checks above the declared level are n/a; cucumber's JSON is written
-mod drawn_waits; // draws at once in the spare slots; a linear full-jitter backoff fails beyond 30 runs
 mod hardening; // load: a thousand streams, the reference under load
 mod independent_iut; // an independent correct implementation passes every profile
 mod independent_suites; // the independent implementation and its twins: one run, every check
 mod init; // `squall init` then its printed command gives the kept verdicts (SDKs)
 mod integrations_first_hour; // pytest and vitest: one timed case alone is calibrated (SDKs)
-mod mutation_matrix; // each bug of the independent implementation fails exactly its requirements
 mod python_wheel; // an installed wheel judges the reference; pytest starts it by itself
 mod reference_retry; // the reference pipeline over real HTTP: retries, the gate, backoff
 mod reports; // `squall run`'s four report files agree; usage errors exit 2

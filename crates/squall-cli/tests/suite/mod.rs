@@ -15,6 +15,7 @@ mod integrations_first_hour; // a new user's first hour with pytest and vitest: 
 mod layout; // the library stays light, and no crate has an import circle
 pub(crate) mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
 mod npm_packages; // squall-judge and the executable's package, installed offline by npm and found alone
+mod public_url; // behind a port mapping, --public-url makes every URL squall hands out reachable
 pub(crate) mod python_wheel; // the squall wheel as pip installs it: its executable found anywhere, pytest starting it alone
 mod recording; // what an upstream answers becomes a scenario that replays it
 mod reference_tasks; // sessions and Task(deep-research) against scripted runs

@@ -56,7 +56,7 @@ impl ClientWelcome {
             azure_openai_endpoint: root.clone(),
             ollama_host: root.clone(),
             bedrock_base_url: root,
-            responses_websocket_url: format!("{}/responses", base_url.replacen("http://", "ws://", 1)),
+            responses_websocket_url: squall::server::responses_websocket_url(base_url),
             env,
         }
     }
