@@ -5,7 +5,7 @@ use squall_suite::Verdict;
 
 use crate::kit::command::squall_bin;
 use crate::kit::harness::require;
-use crate::one_at_a_time::service::same_verdicts_both_ways;
+use crate::light_suites::service::same_verdicts_both_ways;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
 #[ignore = "slow: runs whole suites (scripts/test.sh runs it)"]

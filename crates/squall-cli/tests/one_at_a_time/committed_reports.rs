@@ -41,7 +41,7 @@ fn verdicts(report: &Report) -> Verdicts {
 }
 
 /// A fresh `squall run` the way the kept report `name` was made, writing into its own directory.
-struct FreshRun {
+pub(crate) struct FreshRun {
     name: &'static str,
     tags: Option<&'static str>,
     kept: Report,
@@ -87,31 +87,6 @@ fn the_committed_matrix_is_the_one_the_kept_reports_make() {
     require(fresh == committed, "reports/MATRIX.md is stale: run scripts/refresh-reports.sh");
 }
 
-/// The reference, whole, and the clients of the resilience matrix besides OpenAI's and
-/// Anthropic's SDKs (boto3 in its default, standard mode): a second wave, so that no more than
-/// five runs share the machine at once. The
-/// reference runs here, beside the lighter wave: its herd cases put ten clients with attempt
-/// timeouts of 0.6 s real (60 s at 1/100) on the machine at once, and beside the four SDKs'
-/// Python and Node processes one of them once timed out a sub-session request that a quiet
-/// machine answers at once (a retry the kept report does not have). google-genai, the ollama
-/// client and the AWS SDK for JavaScript's Bedrock client are not re-run here: none has a timeout
-/// of its own, so each of their stalled-stream cases waits out 1200 s of policy time before it is
-/// decided (12 s of real time, once 120 s), and their REQ-0006-010 runs would add a turn of their
-/// own to a test command already over its budget. AzureOpenAI decides as python-openai does
-/// (the same `BaseClient`) and boto3's adaptive mode as its standard one on a broken stream: the
-/// refresh script re-runs them.
-#[test]
-#[ignore = "needs the SDKs scripts/setup-sdks.sh installs (scripts/test.sh runs it)"]
-fn the_reference_and_the_matrix_clients_kept_reports_agree_with_a_fresh_run() {
-    agree_with_fresh_runs([
-        start("reference", None),
-        start("node-ai-sdk", Some(STREAM_TAGS)),
-        start("node-langchain", Some(STREAM_TAGS)),
-        start("python-litellm", Some(STREAM_TAGS)),
-        start("python-boto3-standard", Some(STREAM_TAGS)),
-    ]);
-}
-
 /// The official OpenAI and Anthropic SDKs: the Python ones on what they retry and how they take
 /// a broken stream, the Node ones on the broken stream (each Node case starts a process that
 /// takes a second of CPU; their REQ-0006-001 cases cost this wave most of its time, 123 s instead
@@ -136,7 +111,7 @@ const SDK_TAGS: &str = "(@REQ-0006-001 or @REQ-0006-010) and not @herd";
 /// most. Their REQ-0006-001 cases are what the official SDKs' re-runs already hold the same
 /// checks to, and cost most of the test command's time for least news (litellm takes 3 s of CPU
 /// to import, once a case); the refresh script re-runs every case.
-const STREAM_TAGS: &str = "@REQ-0006-010 and not @herd";
+pub(crate) const STREAM_TAGS: &str = "@REQ-0006-010 and not @herd";
 
 /// The `squall run` arguments that made `report`, with `tags` narrowing the cases if given.
 fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
@@ -171,7 +146,8 @@ fn arguments(report: &Report, tags: Option<&str>) -> Vec<String> {
     args
 }
 
-fn start(name: &'static str, tags: Option<&'static str>) -> FreshRun {
+/// A fresh run the way the kept report `name` was made, started.
+pub(crate) fn start(name: &'static str, tags: Option<&'static str>) -> FreshRun {
     let kept = read(&root().join("reports").join(name));
     let dir = tempfile::tempdir().expect("tempdir");
     let args = arguments(&kept, tags);
@@ -279,7 +255,7 @@ fn again_alone(line: &str, name: &str, key: &(String, String, String), kept: &st
 
 /// Every run's fresh verdicts equal its kept report's; a case the busy wave could not judge is
 /// judged again alone, once every run of the wave has ended.
-fn agree_with_fresh_runs(runs: impl IntoIterator<Item = FreshRun>) {
+pub(crate) fn agree_with_fresh_runs(runs: impl IntoIterator<Item = FreshRun>) {
     let moved: Vec<Moved> = runs.into_iter().flat_map(differences).collect();
     let stale: Vec<String> = moved
         .iter()

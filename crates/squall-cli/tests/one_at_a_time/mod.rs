@@ -2,7 +2,7 @@
 //! millisecond. Their test group (`.config/nextest.toml`) runs them one at a time, beside the
 //! quick tests and `light_suites`. A module per topic; the topic's other tests are in `suite/`.
 
-mod committed_reports; // the kept reports agree with fresh runs (SDKs)
+pub(crate) mod committed_reports; // the kept reports agree with fresh runs (SDKs)
 mod hardening; // load: a thousand streams, the reference under load
 mod independent_iut; // an independent correct implementation passes every profile
 mod independent_suites; // the independent implementation and its twins: one run, every check
@@ -13,7 +13,6 @@ mod reference_retry; // the reference pipeline over real HTTP: retries, the gate
 mod reports; // `squall run`'s four report files agree; usage errors exit 2
 mod robustness; // huge bodies and arbitrary scenarios
 mod run_verdicts; // `squall run`'s verdicts: profiles, empty runs, production seconds
-pub(crate) mod service; // through the service, squall run's verdicts on every case
 mod shards; // `--shard K/N` partitions the cases; merged, they are the unsharded report
 mod signoff; // attest and verify, diff, waivers, provenance and badges through the binary
 mod slow_clients; // a client's own time per retry is never read as its policy
