@@ -55,6 +55,15 @@ pub(super) fn at_least(
         crate::timing::scale_name(observation.clock.time_scale),
         single.observed
     );
+    // This run alone misses, yet its whole gap counted as waiting meets the bound, and across
+    // both runs the wait may too: the client's own time differed between them, below the floor
+    // a busier calibration set. Neither reading decides: undecided, for a slower run or
+    // `inconclusive`.
+    let whole_gap_meets = here >= bound * 1000.0 * scale_here;
+    if !single.measured.held && whole_gap_meets && wait.may_be_at_least(bound) {
+        let observed = format!("{observed}; across both it may meet the bound, alone it misses");
+        return Some(Timed::compared(observed, false, false, f64::INFINITY));
+    }
     // A busy machine that held the client back in the faster run shrinks what a gap gains: a miss
     // across both is never certain (a slower run, read alone, decides it); one this run makes
     // alone is as certain as it is.
