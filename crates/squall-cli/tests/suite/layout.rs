@@ -319,25 +319,32 @@ fn only_the_engines_launcher_starts_a_process() {
     assert_eq!(starters, launcher, "files that start processes");
 }
 
-/// The judge builds without the reference implementation (`--no-default-features`), and the
-/// library's unit tests pass without its features, as a Rust team's plain `squall = "…"` builds
-/// it. A build, not a check, reuses the dependencies the test command built wherever their
-/// features agree; the rest compile again, so this test runs alone, last
-/// (.config/nextest.toml). The `squall` the other tests run is put back after the build.
+/// The judge builds without the reference implementation (`--no-default-features`). A build,
+/// not a check, reuses the dependencies the test command built wherever their features agree;
+/// the rest compile again. It replaces the `squall` the other tests run, so this test runs
+/// alone, last (.config/nextest.toml), and puts that `squall` back.
 #[test]
 #[ignore = "slow: builds the crates again without features (scripts/test.sh runs it)"]
-fn the_judge_builds_without_the_reference_and_the_library_passes_without_features() {
-    let cargo = |args: &[&str]| {
-        let output = squall_testkit::cargo().args(args).current_dir(root()).output().expect("cargo runs");
-        assert!(output.status.success(), "cargo {}:\n{}", args.join(" "), String::from_utf8_lossy(&output.stderr));
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    {
-        let _kept = KeptFile::keep(Path::new(squall_bin()));
-        cargo(&["build", "--quiet", "-p", "squall-cli", "--no-default-features"]);
-    }
+fn the_judge_builds_without_the_reference() {
+    let _kept = KeptFile::keep(Path::new(squall_bin()));
+    cargo(&["build", "--quiet", "-p", "squall-cli", "--no-default-features"]);
+}
+
+/// The library's unit tests pass without its features, as a Rust team's plain `squall = "…"`
+/// builds it. The build takes a core or two for half a minute: it runs last among the light
+/// suites (.config/nextest.toml).
+#[test]
+#[ignore = "slow: builds the library again without features (scripts/test.sh runs it)"]
+fn the_library_passes_without_features() {
     let tested = cargo(&["test", "--quiet", "-p", "squall", "--lib"]);
     assert!(tested.contains("test result: ok.") && !tested.contains(" 0 passed"), "{tested}");
+}
+
+/// `cargo ARGS` from the repository's root, as the test command's build ran it; its stdout.
+fn cargo(args: &[&str]) -> String {
+    let output = squall_testkit::cargo().args(args).current_dir(root()).output().expect("cargo runs");
+    assert!(output.status.success(), "cargo {}:\n{}", args.join(" "), String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// A file put back as it was when this is dropped: cargo replaces the `squall` it builds.
