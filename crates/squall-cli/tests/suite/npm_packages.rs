@@ -99,6 +99,9 @@ fn vitest_example_runs_without_squall_bin(dir: &Path) {
             "ai-sdk.test.mjs",
             "-t",
             "status-400-is-final|status-503-is-retried",
+            // Off squall's clock the AI SDK waits its 2 s backoffs in real time: a busy machine
+            // took the retried case past vitest's default 5 s once.
+            "--testTimeout=60000",
         ])
         .env("PATH", "/usr/bin:/bin")
         .env("SQUALL_TAGS", "@REQ-0006-001")
