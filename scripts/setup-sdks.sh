@@ -6,7 +6,7 @@
 # (adapters/node-*/node_modules: the openai and Anthropic SDKs, the Vercel AI SDK, LangChain
 # JS, the AWS SDK for JavaScript's Bedrock client), which the SDK report checks run; and the JavaScript
 # integration's examples (integrations/js/examples/node_modules: openai, ai, @ai-sdk/openai,
-# vitest). The Python packages are installed by uv (itself from PyPI), the npm ones by npm, all
+# vitest, testcontainers); podman and runc. The Python packages are installed by uv (itself from PyPI), the npm ones by npm, all
 # side by side. Idempotent: does nothing when all are already installed.
 #   scripts/setup-sdks.sh
 set -euo pipefail
@@ -26,7 +26,7 @@ uv_pip_install() {
 
 python_packages() {
   # Found, not imported: importing litellm costs seconds (and a fetch that fails offline).
-  local found='import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ["openai", "anthropic", "litellm", "google.genai", "websockets", "ollama", "boto3", "h2"]))'
+  local found='import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ["openai", "anthropic", "litellm", "google.genai", "websockets", "ollama", "boto3", "h2", "testcontainers"]))'
   if ! "$sdk/python/bin/python" -c "$found" 2>/dev/null; then
     echo "setup-sdks: [$SECONDS s] installing the Python openai (with websockets, for its WebSocket mode), anthropic, litellm, google-genai, ollama and boto3 packages into $sdk/python"
     python3 -m venv "$sdk/python"
@@ -68,12 +68,27 @@ npm_ci() {
   fi
 }
 
+# podman and runc (Debian's), which run squall's image in the container test
+# (crates/squall-cli/tests/suite/container_image.rs): installed as root, where they are missing.
+containers() {
+  if ! command -v podman > /dev/null || ! command -v runc > /dev/null; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "setup-sdks: podman and runc are missing, and only root installs them (apt-get install podman runc)" >&2
+      return 1
+    fi
+    echo "setup-sdks: [$SECONDS s] installing podman and runc (Debian's)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman runc > /dev/null
+  fi
+}
+
 # Each install has a directory of its own, so they run side by side (npm's cache takes
 # concurrent writers): they mostly wait on the registries.
 pids=()
 python_packages & pids+=($!)
+containers & pids+=($!)
 node_sdks & pids+=($!)
-npm_ci integrations/js/examples typescript "the JavaScript integration's examples' packages (vitest, typescript)" & pids+=($!)
+npm_ci integrations/js/examples testcontainers "the JavaScript integration's examples' packages (vitest, typescript, testcontainers)" & pids+=($!)
 npm_ci adapters/node-openai openai "the Node adapter's openai package" & pids+=($!)
 npm_ci adapters/node-anthropic @anthropic-ai/sdk "the Node adapter's @anthropic-ai/sdk package" & pids+=($!)
 for adapter in node-ai-sdk node-langchain node-aws-bedrock; do

@@ -19,12 +19,13 @@
 //!
 //! Features (none by default): `websocket` for the Responses API over WebSocket, `tls` to serve
 //! over TLS (HTTP/2 and HTTP/1.1 by ALPN, [`server::tls`]), `upstream-tls` for a proxied
-//! `https://` upstream, `wiremock` the wiremock-rs bridge.
+//! `https://` upstream, `wiremock` the wiremock-rs bridge, `metrics` for `GET /metrics`.
 
 pub mod api;
 pub mod clock;
 pub mod embedded;
 pub mod journal;
+mod metrics;
 pub mod scenario;
 mod scenario_model;
 pub mod server;

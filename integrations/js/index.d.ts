@@ -106,8 +106,10 @@ export class Clock {
 }
 
 export class Judge {
-  constructor(url: string, clock?: Clock | null);
+  constructor(url: string, clock?: Clock | null, token?: string | null);
   url: string;
+  /** The admin token sent with every call, if the server requires one. */
+  token: string | null;
   /** The clock the judged clients run on; null: real time, they scale their own waits. */
   clock: Clock | null;
   call(method: string, path: string, body?: unknown): Promise<any>;

@@ -30,16 +30,18 @@ export class SquallVerdictError extends Error {
 
 /** A squall server's judge. */
 export class Judge {
-  /** `clock`: the clock the judged clients run on (null: real time, they scale their waits). */
-  constructor(url, clock = null) {
+  /** `clock`: the clock the judged clients run on (null: real time, they scale their waits);
+   * `token`: the admin token the server requires, if any. */
+  constructor(url, clock = null, token = null) {
     this.url = url.replace(/\/$/, "");
     this.clock = clock;
+    this.token = token;
   }
 
   async call(method, path, body) {
     const reply = await fetch(this.url + path, {
       method,
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const json = await reply.json();

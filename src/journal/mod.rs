@@ -13,13 +13,14 @@ mod kept;
 mod recorded;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::clock::{ClientFrame, Clock};
+use crate::metrics::{Event, Metrics};
 
 pub use self::entry::{Arrival, EndKind, JournalEntry, Protocol, UpstreamCall};
 pub use self::kept::KeptEntry;
@@ -40,6 +41,8 @@ pub struct Journal {
     created: Instant,
     capacity: usize,
     entries: Mutex<Kept>,
+    /// The server's counters (`GET /metrics`), when the journal is a server run's.
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// The entries kept, and how many older ones were dropped.
@@ -68,6 +71,19 @@ impl Journal {
             client_frame: Mutex::new(None),
             capacity: capacity.max(1),
             entries: Mutex::new(Kept::default()),
+            metrics: None,
+        }
+    }
+
+    /// The same journal, counting what it records in the server's `metrics`.
+    pub(crate) fn counted_in(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    fn count(&self, event: Event<'_>) {
+        if let Some(metrics) = &self.metrics {
+            metrics.record(event);
         }
     }
 
@@ -104,9 +120,12 @@ impl Journal {
     pub fn begin(&self, arrival: Arrival, at: Instant) -> usize {
         let mut kept = self.lock();
         if kept.entries.len() >= self.capacity {
-            kept.entries.pop_front();
+            if let Some(oldest) = kept.entries.pop_front() {
+                self.count(Event::EntryDropped { in_flight: oldest.in_flight() });
+            }
             kept.dropped += 1;
         }
+        self.count(Event::ReplyBegan);
         let index = kept.dropped + kept.entries.len();
         let entry = JournalEntry {
             index,
@@ -171,6 +190,7 @@ impl Journal {
             if entry.end.is_none() {
                 entry.end = Some(end);
                 entry.finished_at_ms = Some(ms);
+                self.count(Event::ReplyEnded(entry));
             }
         });
     }

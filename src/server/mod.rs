@@ -16,6 +16,7 @@
 mod admin;
 mod connection;
 mod http_util;
+mod metrics_endpoint;
 mod model;
 mod public_url;
 pub(crate) mod runs;
@@ -103,6 +104,13 @@ pub struct ServerConfig {
     /// The origin every URL squall hands out starts with, when clients reach the server at
     /// another address than `addr` (a port mapping, a proxy); `None`: `addr`'s.
     pub public_url: Option<PublicUrl>,
+    /// Every URL handed out in reply to a request starts with the origin that request named
+    /// (its `Host`, or HTTP/2's `:authority`) instead: right behind any port mapping without
+    /// knowing its port. A request naming no well-formed origin gets `public_url`'s or `addr`'s.
+    pub public_url_from_host: bool,
+    /// Keep the counts `GET /metrics` reports (docs/server.md, "Metrics"; the `metrics` feature
+    /// serves them). Default `true`; `false` leaves every request uncounted.
+    pub metrics: bool,
     /// What journals, delays and stalls are timed by: real time, or a [`crate::clock::VirtualClock`]
     /// shared with in-process clients (served on the caller's runtime, which the clock drives).
     pub clock: Clock,
@@ -127,6 +135,8 @@ impl ServerConfig {
             judge: None,
             upstream: None,
             public_url: None,
+            public_url_from_host: false,
+            metrics: true,
             clock: Clock::Real,
             #[cfg(feature = "tls")]
             tls: None,
@@ -143,6 +153,8 @@ pub(crate) struct State {
     pub admin_token: Option<String>,
     /// `http://HOST:PORT` (`https://` over TLS), as clients should use it.
     pub origin: String,
+    /// See [`ServerConfig::public_url_from_host`].
+    origin_from_host: bool,
     /// See [`ServerConfig::tls`].
     #[cfg(feature = "tls")]
     tls: Option<connection::tls::ServerTls>,
@@ -163,14 +175,14 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The origin URLs handed out in reply to `request` start with.
+    pub(crate) fn origin_for<B>(&self, request: &Request<B>) -> String {
+        public_url::origin_for(&self.origin, self.origin_from_host, request)
+    }
+
     /// The OpenAI base URL of a run.
     pub(crate) fn base_url(&self, run_id: &str) -> String {
         model::base_path::base_url(&self.origin, run_id, None)
-    }
-
-    /// The Anthropic base URL of a run: without `/v1`, which Anthropic's SDKs append.
-    pub(crate) fn anthropic_base_url(&self, run_id: &str) -> String {
-        model::base_path::anthropic_base_url(&self.origin, run_id, None)
     }
 }
 
@@ -207,10 +219,12 @@ impl Server {
         };
         let state = Arc::new(State {
             catalogue: config.catalogue,
-            runs: Runs::with_limits(config.max_runs, config.journal_max, config.clock),
+            runs: Runs::with_limits(config.max_runs, config.journal_max, config.clock)
+                .counted_in(config.metrics.then(Arc::default)),
             body_limit: config.body_limit,
             admin_token: config.admin_token,
             origin,
+            origin_from_host: config.public_url_from_host,
             #[cfg(feature = "tls")]
             tls: config.tls,
             connections: std::sync::atomic::AtomicUsize::new(0),
@@ -460,10 +474,18 @@ fn asks_websocket(request: &Request<Incoming>, path: &str) -> bool {
 async fn route(state: &State, switch: Arc<KillSwitch>, request: Request<Incoming>) -> Response<ResponseBody> {
     let path = request.uri().path().to_owned();
     if let Some(rest) = path.strip_prefix("/__squall/") {
-        if let Some(refusal) = admin::refuse_without_token(state, &request) {
-            return refusal;
+        let (endpoint, method) = (admin::endpoint(rest), request.method().clone());
+        let response = match admin::refuse_without_token(state, &request) {
+            Some(refusal) => refusal,
+            None => admin::handle(state, rest, request).await,
+        };
+        if let Some(metrics) = state.runs.metrics() {
+            metrics.record(crate::metrics::Event::Admin { endpoint, method: &method, status: response.status() });
         }
-        return admin::handle(state, rest, request).await;
+        return response;
+    }
+    if path == "/metrics" {
+        return metrics_endpoint::serve(state, &request);
     }
     if let Some(base) = split_base(&path, "/runs/") {
         return match state.runs.get(base.id) {

@@ -64,6 +64,23 @@ impl FromStr for PublicUrl {
     }
 }
 
+/// The origin URLs handed out in reply to `request` start with: with `from_host`, the one the
+/// request named (HTTP/2's `:authority`, else its `Host`) in `fixed`'s scheme, so each client
+/// gets URLs at the address it reached, whatever port mapping sits between; else, or when the
+/// request names no usable origin, `fixed`.
+pub(super) fn origin_for<B>(fixed: &str, from_host: bool, request: &http::Request<B>) -> String {
+    let named = request
+        .uri()
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()));
+    let scheme = fixed.split_once("://").map_or("http", |(scheme, _)| scheme);
+    match named.filter(|_| from_host).map(|authority| format!("{scheme}://{authority}").parse::<PublicUrl>()) {
+        Some(Ok(origin)) => origin.0,
+        _ => fixed.to_owned(),
+    }
+}
+
 /// `HOST` and its `PORT`, if any; an IPv6 host keeps its brackets.
 fn split_port(authority: &str) -> (&str, Option<&str>) {
     let host_end = match authority.strip_prefix('[') {
@@ -87,6 +104,17 @@ mod tests {
         ] {
             assert_eq!(given.parse::<PublicUrl>().map(|u| u.to_string()), Ok(kept.to_owned()), "{given}");
         }
+    }
+
+    #[test]
+    fn a_requests_host_names_the_origin_only_when_asked_and_well_formed() {
+        let request = |host: &str| http::Request::builder().header("host", host).body(()).expect("a request");
+        let fixed = "https://127.0.0.1:8080";
+        assert_eq!(origin_for(fixed, true, &request("localhost:32768")), "https://localhost:32768");
+        assert_eq!(origin_for(fixed, false, &request("localhost:32768")), fixed);
+        assert_eq!(origin_for(fixed, true, &request("evil/path")), fixed);
+        let h2 = http::Request::builder().uri("http://[::1]:9000/__squall/runs").body(()).expect("a request");
+        assert_eq!(origin_for(fixed, true, &h2), "https://[::1]:9000");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::api::Api;
 use crate::clock::Clock;
 use crate::clock::TimeScale;
 use crate::journal::Journal;
+use crate::metrics::Metrics;
 use crate::scenario::headers::ScriptedHeaders;
 use crate::scenario::routing::ReplySlot;
 use crate::scenario::{Attempt, Scenario};
@@ -57,16 +58,16 @@ pub(crate) struct TemplateKey {
 }
 
 impl Run {
-    /// A run of a validated scenario whose journal keeps at most `journal_max` entries. The
+    /// A run of a validated scenario whose journal is made as `journal` says. The
     /// scripted headers are parsed now, so a request only renders them; a header that does not
     /// parse is named (validation lets none through).
     pub(crate) fn new(
         id: String,
         scenario: Arc<Scenario>,
         time_scale: TimeScale,
-        (journal_max, clock): (usize, Clock),
+        journal: JournalSettings,
     ) -> Result<Self, ScenarioError> {
-        let journal = Arc::new(Journal::on_clock(journal_max, clock));
+        let journal = Arc::new(journal.journal());
         let headers = scripted_headers(&scenario)?;
         let outage_headers = outage_headers(&scenario)?;
         let (attempts, templates) = (Mutex::new(HashMap::new()), Mutex::default());
@@ -183,6 +184,26 @@ pub(crate) struct Runs {
     journal_max: usize,
     /// The clock every run's journal, delays and stalls read.
     clock: Clock,
+    /// The server's counters, which every run's journal records in (`None`: not counted).
+    metrics: Option<Arc<Metrics>>,
+}
+
+/// What a new run's journal is made with.
+#[derive(Debug, Clone)]
+pub(crate) struct JournalSettings {
+    capacity: usize,
+    clock: Clock,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl JournalSettings {
+    fn journal(self) -> Journal {
+        let journal = Journal::on_clock(self.capacity, self.clock);
+        match self.metrics {
+            Some(metrics) => journal.counted_in(metrics),
+            None => journal,
+        }
+    }
 }
 
 impl Runs {
@@ -196,12 +217,29 @@ impl Runs {
             limit: limit.max(1),
             journal_max: journal_max.max(1),
             clock,
+            metrics: None,
         }
     }
 
-    /// What a new run's journal is made with: its capacity and its clock.
-    pub(crate) fn journal_settings(&self) -> (usize, Clock) {
-        (self.journal_max, self.clock.clone())
+    /// The same runs, their journals counting in the server's `metrics`.
+    pub(crate) fn counted_in(self, metrics: Option<Arc<Metrics>>) -> Self {
+        Runs { metrics, ..self }
+    }
+
+    /// What a new run's journal is made with: its capacity, its clock, the server's counters.
+    pub(crate) fn journal_settings(&self) -> JournalSettings {
+        JournalSettings { capacity: self.journal_max, clock: self.clock.clone(), metrics: self.metrics.clone() }
+    }
+
+    /// Runs held now.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// The server's counters, when it keeps them.
+    pub(crate) fn metrics(&self) -> Option<&Metrics> {
+        self.metrics.as_deref()
     }
 
     /// The clock runs are timed by.

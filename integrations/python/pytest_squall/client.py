@@ -21,16 +21,20 @@ class SquallVerdictError(AssertionError):
 class Judge:
     """A squall server's judge, and the clock the clients it judges run on (None: real time)."""
 
-    def __init__(self, url, clock=None):
+    def __init__(self, url, clock=None, token=None):
         self.url = url.rstrip("/")
         self.clock = clock
+        # The admin token the server requires, if any.
+        self.token = token
         # Session → its calibration's one-line summary, once it ran.
         self.calibrations = {}
 
     def _call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"content-type": "application/json"})
+        headers = {"content-type": "application/json"}
+        if self.token:
+            headers["authorization"] = "Bearer " + self.token
+        request = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=60) as reply:
                 return json.load(reply)

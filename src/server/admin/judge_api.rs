@@ -48,6 +48,7 @@ pub(in crate::server) fn cases(state: &State, request: &Request<Incoming>) -> Re
 /// `POST /__squall/cases/{case}/runs`.
 pub(in crate::server) async fn create_case_run(
     state: &State,
+    origin: &str,
     case: &str,
     request: Request<Incoming>,
 ) -> Response<ResponseBody> {
@@ -67,12 +68,11 @@ pub(in crate::server) async fn create_case_run(
     if let Some(frame) = prepared.client_frame {
         run.journal.set_client_frame(frame);
     }
-    let clients =
-        (0..prepared.herd.unwrap_or(0)).map(|k| base_path::base_url(&state.origin, &run.id, Some(k))).collect();
+    let clients = (0..prepared.herd.unwrap_or(0)).map(|k| base_path::base_url(origin, &run.id, Some(k))).collect();
     let urls = RunUrls {
         id: run.id.clone(),
-        base_url: state.base_url(&run.id),
-        anthropic_base_url: state.anthropic_base_url(&run.id),
+        base_url: base_path::base_url(origin, &run.id, None),
+        anthropic_base_url: base_path::anthropic_base_url(origin, &run.id, None),
         clients,
     };
     let welcome = judge.welcome(&prepared.ticket, &urls);
@@ -110,7 +110,12 @@ pub(in crate::server) async fn post_verdict(
     let judged = JudgedRun { id: run.id.clone(), journal, outcome, posted_at_ms };
     match judge.judge(&case.ticket, judged) {
         Ok(verdict) => match case.verdict.set(verdict.clone()) {
-            Ok(()) => json(StatusCode::OK, &verdict),
+            Ok(()) => {
+                if let (Some(metrics), Some(given)) = (state.runs.metrics(), verdict["verdict"].as_str()) {
+                    metrics.record(crate::metrics::Event::Verdict(given));
+                }
+                json(StatusCode::OK, &verdict)
+            }
             Err(_) => already_judged(run),
         },
         Err(refusal) => refusal.response(),

@@ -6,6 +6,7 @@
 pub(in crate::server) mod case_judge;
 #[doc(hidden)]
 pub mod create_run;
+mod endpoint_name;
 mod journal_out;
 pub(in crate::server) mod judge_api;
 
@@ -17,8 +18,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 
 use self::create_run::{parse_create_run, CreateRunError};
+pub(super) use self::endpoint_name::endpoint;
 use self::journal_out::journal_response;
 use super::http_util::{declares_too_large, json, openai_error, read_body, BodyError, ResponseBody};
+use super::model::base_path;
 use super::runs::Run;
 use super::State;
 use crate::journal::KeptEntry;
@@ -26,6 +29,7 @@ use crate::scenario::{Scenario, ScenarioError};
 
 pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>) -> Response<ResponseBody> {
     let method = request.method().clone();
+    let origin = state.origin_for(&request);
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     match (&method, segments.as_slice()) {
         (&Method::GET, ["health"]) => {
@@ -36,12 +40,12 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
             Some(scenario) => json(StatusCode::OK, &serde_json::to_value(&*scenario).unwrap_or_default()),
             None => unknown_scenario(name),
         },
-        (&Method::POST, ["runs"]) => create_run(state, request).await,
+        (&Method::POST, ["runs"]) => create_run(state, &origin, request).await,
         (&Method::GET, ["cases"]) => judge_api::cases(state, &request),
         (&Method::POST, ["cases", case @ .., "runs"]) if !case.is_empty() => {
             // A case id has a `/` in it (`req-0006-001/status-408-is-retried`), written as is or as `%2F`.
             let case = judge_api::percent_decode(&case.join("/"));
-            judge_api::create_case_run(state, &case, request).await
+            judge_api::create_case_run(state, &origin, &case, request).await
         }
         (&Method::POST, ["runs", id, "verdict"]) => match state.runs.get(id) {
             Some(run) => judge_api::post_verdict(state, &run, request).await,
@@ -49,10 +53,10 @@ pub(super) async fn handle(state: &State, rest: &str, request: Request<Incoming>
         },
         (&Method::GET, ["runs", id, "verdict"]) => with_run(state, id, judge_api::get_verdict),
         (&Method::GET, ["runs"]) => {
-            let runs: Vec<Value> = state.runs.list().iter().map(|run| run_summary(state, run)).collect();
+            let runs: Vec<Value> = state.runs.list().iter().map(|run| run_summary(&origin, run)).collect();
             json(StatusCode::OK, &json!({"runs": runs}))
         }
-        (&Method::GET, ["runs", id]) => with_run(state, id, |run| json(StatusCode::OK, &run_summary(state, run))),
+        (&Method::GET, ["runs", id]) => with_run(state, id, |run| json(StatusCode::OK, &run_summary(&origin, run))),
         (&Method::GET, ["runs", id, "journal"]) => {
             with_run(state, id, |run| journal_response(run, run.journal.kept(), json!({})))
         }
@@ -95,7 +99,7 @@ fn list_scenarios(state: &State) -> Response<ResponseBody> {
     json(StatusCode::OK, &json!({"scenarios": scenarios}))
 }
 
-async fn create_run(state: &State, request: Request<Incoming>) -> Response<ResponseBody> {
+async fn create_run(state: &State, origin: &str, request: Request<Incoming>) -> Response<ResponseBody> {
     if declares_too_large(request.headers(), state.body_limit) {
         return BodyError::TooLarge { limit: state.body_limit }.into_response(None);
     }
@@ -113,7 +117,7 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
     };
     match parsed {
         Ok((scenario, time_scale)) => match state.runs.create(scenario, time_scale) {
-            Ok(run) => json(StatusCode::CREATED, &run_summary(state, &run)),
+            Ok(run) => json(StatusCode::CREATED, &run_summary(origin, &run)),
             Err(e) => bad_request(Some("scenario"), &e.to_string()),
         },
         Err(CreateRunError::UnknownScenario(name)) => unknown_scenario(&name),
@@ -121,16 +125,19 @@ async fn create_run(state: &State, request: Request<Incoming>) -> Response<Respo
     }
 }
 
-fn run_summary(state: &State, run: &Run) -> Value {
+/// A run as the admin API describes it, its URLs under `origin`.
+fn run_summary(origin: &str, run: &Run) -> Value {
+    let (base_url, root) =
+        (base_path::base_url(origin, &run.id, None), base_path::anthropic_base_url(origin, &run.id, None));
     let mut summary = json!({
         "id": run.id,
-        "base_url": state.base_url(&run.id),
-        "anthropic_base_url": state.anthropic_base_url(&run.id),
-        "gemini_base_url": state.anthropic_base_url(&run.id),
-        "azure_openai_endpoint": state.anthropic_base_url(&run.id),
-        "ollama_host": state.anthropic_base_url(&run.id),
-        "bedrock_base_url": state.anthropic_base_url(&run.id),
-        "responses_websocket_url": super::responses_websocket_url(&state.base_url(&run.id)),
+        "base_url": base_url,
+        "anthropic_base_url": root,
+        "gemini_base_url": root,
+        "azure_openai_endpoint": root,
+        "ollama_host": root,
+        "bedrock_base_url": root,
+        "responses_websocket_url": super::responses_websocket_url(&base_url),
         "scenario": run.scenario.name,
         "time_scale": run.time_scale,
         "requests": run.journal.total(),

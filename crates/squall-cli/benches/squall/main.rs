@@ -12,7 +12,8 @@
 //! - `run_conditions` — the outage/quota/chaos decision
 //! - by hand: `-- --paired` (squall and wiremock-rs in alternating rounds, ratio per pair),
 //!   `-- --paired-http2` (squall over HTTP/2 and over HTTP/1.1, the same way), `-- --paired-build
-//!   PATH` (this build against another commit's squall) and
+//!   PATH` (this build against another commit's squall), `-- --paired-metrics` (with and without
+//!   `/metrics`' counting) and
 //!   `crates/squall-cli/benches/aimock.sh` (aimock side by side)
 //!
 //! Figures and how they were obtained: `BENCHMARKS.md`.
@@ -44,6 +45,8 @@ fn main() {
         Some(paired::PAIRED) => return paired::paired(),
         // By hand: squall over HTTP/2 and over HTTP/1.1, alternately.
         Some(paired::PAIRED_HTTP2) => return paired::paired_http2(),
+        // By hand: squall with its metrics and without, alternately.
+        Some(paired::PAIRED_METRICS) => return paired::paired_metrics(),
         // By hand: this build's squall and another build's, alternately.
         Some(paired::PAIRED_BUILD) => {
             return paired::paired_build(args.get(2).expect("the path of the other build's squall binary"));

@@ -11,7 +11,8 @@
 
 use super::common::runtime;
 use super::server_cpu::{
-    server_cpu, server_cpu_http2, squall_server, squall_server_of, warm_up_and_compare, wiremock_server, ServerProcess,
+    server_cpu, server_cpu_http2, squall_server, squall_server_of, squall_server_with, warm_up_and_compare,
+    wiremock_server, ServerProcess,
 };
 
 /// The argument that runs the paired comparison with wiremock-rs.
@@ -19,6 +20,9 @@ pub(crate) const PAIRED: &str = "--paired";
 
 /// The argument that runs the paired comparison of HTTP/2 with HTTP/1.1.
 pub(crate) const PAIRED_HTTP2: &str = "--paired-http2";
+
+/// The argument that runs the paired comparison of squall with its metrics and without.
+pub(crate) const PAIRED_METRICS: &str = "--paired-metrics";
 
 /// The argument that runs the paired comparison of this build with another (its path follows).
 pub(crate) const PAIRED_BUILD: &str = "--paired-build";
@@ -64,6 +68,20 @@ pub(crate) fn paired_http2() {
     compare(
         ("HTTP/2", &|c, r| per_request_us_http2(&rt, &squall, c, r)),
         ("HTTP/1.1", &|c, r| per_request_us(&rt, &squall, c, r)),
+    );
+}
+
+/// squall counting its metrics against the same build started with `--no-metrics`.
+pub(crate) fn paired_metrics() {
+    let rt = runtime();
+    let (counting, not) = (squall_server(&rt, None), squall_server_with(&rt, &["--no-metrics"]));
+    for server in [&counting, &not] {
+        per_request_us(&rt, server, 4, 10_000);
+    }
+    println!("server CPU per request, {PAIRS} paired rounds (metrics on, then off, alternately)");
+    compare(
+        ("metrics", &|c, r| per_request_us(&rt, &counting, c, r)),
+        ("none", &|c, r| per_request_us(&rt, &not, c, r)),
     );
 }
 

@@ -79,6 +79,11 @@ pub(super) fn squall_server(rt: &tokio::runtime::Runtime, fault: Option<&str>) -
     scripted_squall(rt, spawn_squall(), fault)
 }
 
+/// The plain stream of [`squall_server`], `squall serve` given `args` too.
+pub(super) fn squall_server_with(rt: &tokio::runtime::Runtime, args: &[&str]) -> ServerProcess {
+    scripted_squall(rt, spawn_squall_with(args), None)
+}
+
 /// The plain stream of [`squall_server`] served by the `squall` binary at `binary`.
 pub(super) fn squall_server_of(rt: &tokio::runtime::Runtime, binary: &Path) -> ServerProcess {
     scripted_squall(rt, spawn_squall_of(binary, &[]), None)

@@ -1,10 +1,12 @@
 //! The `squall` command line (the binary's own modules, not the library's API): `serve`, `run`
 //! ([`run`]), `init` ([`init`]), `soak` ([`soak`]), `cases` ([`cases`]), `clock` ([`clock`]), `report merge` ([`report`]),
+//! `health` ([`health`]),
 //! `reference-iut` and `scenarios`. Exit codes: 0 success, 1 checks failed, 2 usage
 //! or harness error.
 
 pub(crate) mod cases;
 pub(crate) mod clock;
+pub(crate) mod health;
 pub(crate) mod init;
 pub(crate) mod record;
 pub(crate) mod report;
@@ -65,9 +67,17 @@ pub(crate) enum Command {
         /// http://localhost:32768 (also SQUALL_PUBLIC_URL).
         #[arg(long, env = "SQUALL_PUBLIC_URL")]
         public_url: Option<PublicUrl>,
+        /// Write every URL handed out in reply to a request with the origin that request named
+        /// (its Host): right behind a port mapping whose port squall cannot know, as a
+        /// container's (also SQUALL_PUBLIC_URL_FROM_HOST=true; the image's default).
+        #[arg(long, env = "SQUALL_PUBLIC_URL_FROM_HOST")]
+        public_url_from_host: bool,
         /// Require `Authorization: Bearer <TOKEN>` on the admin API (also SQUALL_ADMIN_TOKEN).
         #[arg(long, env = "SQUALL_ADMIN_TOKEN", hide_env_values = true)]
         admin_token: Option<String>,
+        /// Keep no counts and answer `GET /metrics` with 404 (metrics are on by default).
+        #[arg(long)]
+        no_metrics: bool,
         /// Live runs kept in memory; creating one more expires the oldest.
         #[arg(long, default_value_t = DEFAULT_MAX_RUNS, value_parser = at_least_one)]
         max_runs: usize,
@@ -100,6 +110,9 @@ pub(crate) enum Command {
     },
     /// Run the conformance suite against an implementation and write acceptance reports.
     Run(run::RunArgs),
+    /// Ask a running squall whether it serves: exit 0 when it does, 1 when not (a container's
+    /// health check: no shell or curl needed).
+    Health(health::HealthArgs),
     /// Write an adapter for a real client (the official SDKs, the Vercel AI SDK, LangChain, …)
     /// into this project and print the command that judges it; never overwrites a file.
     Init(init::InitArgs),
@@ -156,7 +169,9 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             body_limit,
             allow_remote,
             public_url,
+            public_url_from_host,
             admin_token,
+            no_metrics,
             max_runs,
             journal_max,
             threads,
@@ -187,10 +202,12 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             (config.journal_max, config.serving, config.header_timeout) = (journal_max, serving, header_timeout);
             (config.judge, config.upstream, config.public_url) =
                 (Some(squall::server::Judge::new(judge)), upstream, public_url);
+            (config.metrics, config.public_url_from_host) = (!no_metrics, public_url_from_host);
             config.tls = tls.server_tls()?;
             serve(config, &tls).await
         }
         Command::Run(args) => run::run(args).await,
+        Command::Health(args) => health::health(args).await,
         Command::Soak(args) => soak::soak(args).await,
         Command::Record(args) => record::record(args).await,
         Command::Cases(args) => cases::cases(args),

@@ -6,6 +6,7 @@
 mod catalogue; // the shipped scenario catalogue loads and covers every fault
 mod cli; // the `squall` binary as a user runs it
 mod clock_matrix; // squall's clock reaches every wait a client makes: Python, Node, Rust, curl, a shell
+mod container_image; // the image under podman: non-root, healthy, each Testcontainers module judges a case
 mod docs; // the docs read as a manual: short sentences, an index, every requirement number kept
 pub(crate) mod drawn_waits; // random waits decided from runs drawn anew, each seeded and recorded
 mod github_action; // the GitHub Action's steps with a fake runner: install, judge, summary, comment, exit code
@@ -13,6 +14,7 @@ pub(crate) mod hardening; // security defaults, bad input, load
 pub(crate) mod init; // `squall init`: adapters written as kept, never over a file; then the printed command judges a real SDK
 mod integrations_first_hour; // a new user's first hour with pytest and vitest: rootdir, one case alone, warnings, types
 mod layout; // the library stays light, and no crate has an import circle
+mod metrics; // GET /metrics counts a scripted run's faults; squall health's exit codes
 pub(crate) mod mutation_matrix; // every broken implementation is rejected on exactly the requirements it breaks (slow)
 mod npm_packages; // squall-judge and the executable's package, installed offline by npm and found alone
 mod public_url; // behind a port mapping, --public-url makes every URL squall hands out reachable

@@ -1,5 +1,5 @@
 //! Behind a port mapping (a container's, a proxy's) the client reaches squall at another port
-//! than the one it listens on: with `--public-url`, every URL squall hands out is one the client
+//! than the one it listens on: with `--public-url` (or `--public-url-from-host`), every URL squall hands out is one the client
 //! reaches, and a model call made at it is served through the mapping.
 
 use serde_json::{json, Value};
@@ -25,7 +25,21 @@ async fn forward(mapped: TcpListener, target: String) {
 async fn behind_a_port_mapping_every_url_squall_hands_out_reaches_it() {
     let mapped = TcpListener::bind("127.0.0.1:0").await.expect("a port to map");
     let public = format!("http://{}", mapped.local_addr().expect("its address"));
-    let served = serve(&["--public-url", &public]);
+    every_url_reaches_squall_through(mapped, &["--public-url", &public]).await;
+}
+
+/// With the origin taken from each request's `Host`, squall needs no word of the mapping.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_origin_from_the_host_every_url_reaches_it_too() {
+    let mapped = TcpListener::bind("127.0.0.1:0").await.expect("a port to map");
+    every_url_reaches_squall_through(mapped, &["--public-url-from-host"]).await;
+}
+
+/// Serves squall with `args` behind `mapped`, and checks every URL a run is handed names the
+/// mapped port and that a model call at its base URL streams through the mapping.
+async fn every_url_reaches_squall_through(mapped: TcpListener, args: &[&str]) {
+    let public = format!("http://{}", mapped.local_addr().expect("its address"));
+    let served = serve(args);
     tokio::spawn(forward(mapped, served.origin.trim_start_matches("http://").to_owned()));
     let client = reqwest::Client::new();
     let scenario = json!({"scenario": {"name": "mapped", "attempts": [{"stream": {"text": "through the mapping"}}]}});

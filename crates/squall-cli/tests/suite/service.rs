@@ -43,6 +43,16 @@ async fn a_client_that_does_not_retry_fails_with_its_check_named() {
     // Asked again, the same verdict.
     let (status, again) = judge.get(run["verdict"].as_str().expect("path")).await;
     assert_eq!((status, &again), (200, &verdict));
+    // The server's metrics count the verdict and the judge's requests apart from the admin API's.
+    let metrics = reqwest::get(format!("{}/metrics", server.origin())).await.expect("/metrics answers");
+    let metrics = metrics.text().await.expect("the text");
+    for series in [
+        "squall_verdicts_total{verdict=\"fail\"} 1",
+        "squall_judge_requests_total{endpoint=\"verdict\",method=\"POST\",status=\"200\"} 1",
+        "squall_judge_requests_total{endpoint=\"case_runs\",method=\"POST\",status=\"201\"} 1",
+    ] {
+        assert!(metrics.lines().any(|line| line == series), "{series} in:\n{metrics}");
+    }
 }
 
 #[tokio::test]
