@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::clock::{ClientFrame, Clock};
-use crate::metrics::{Event, Metrics};
+use crate::metrics::{Ended, Event, Metrics};
 
 pub use self::entry::{Arrival, EndKind, JournalEntry, Protocol, UpstreamCall};
 pub use self::kept::KeptEntry;
@@ -190,7 +190,17 @@ impl Journal {
             if entry.end.is_none() {
                 entry.end = Some(end);
                 entry.finished_at_ms = Some(ms);
-                self.count(Event::ReplyEnded(entry));
+                self.count(Event::ReplyEnded(Ended {
+                    api: entry.api,
+                    protocol: match entry.protocol {
+                        Protocol::Http1 => "http/1.1",
+                        Protocol::Http2 => "h2",
+                    },
+                    status: entry.status,
+                    end: end.as_str(),
+                    fault: entry.fault,
+                    bytes: entry.bytes_sent,
+                }));
             }
         });
     }

@@ -6,8 +6,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use super::{Event, Scraped};
-use crate::journal::{JournalEntry, Protocol};
+use super::{Ended, Event, Scraped};
 
 /// OpenMetrics' content type (prometheus-client names only the Prometheus text format's).
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -119,7 +118,7 @@ impl Default for Families {
         );
         r.register("verdicts", "Verdicts the judge as a service gave, by verdict", f.verdicts.clone());
         // Every fault kind and verdict from 0, so a query's rate sees the first one happen.
-        for kind in crate::scenario::FaultKind::ALL {
+        for kind in crate::scenario_model::FaultKind::ALL {
             drop(f.faults.get_or_create(&FaultLabels { kind: kind.as_str() }));
         }
         for verdict in VERDICTS {
@@ -135,7 +134,7 @@ impl Families {
             Event::ReplyBegan => {
                 self.streams_open.inc();
             }
-            Event::ReplyEnded(entry) => self.ended_reply(entry),
+            Event::ReplyEnded(ended) => self.ended_reply(ended),
             Event::EntryDropped { in_flight } => {
                 self.dropped.inc();
                 if in_flight {
@@ -157,21 +156,17 @@ impl Families {
         }
     }
 
-    fn ended_reply(&self, entry: &JournalEntry) {
+    fn ended_reply(&self, ended: Ended) {
         self.streams_open.dec();
-        let api = entry.api.map_or("none", crate::api::Api::as_str);
-        let protocol = match entry.protocol {
-            Protocol::Http1 => "http/1.1",
-            Protocol::Http2 => "h2",
-        };
-        self.requests.get_or_create(&RequestLabels { api, protocol, status: Status(entry.status) }).inc();
-        if let Some(end) = entry.end {
-            self.ended.get_or_create(&EndLabels { end: end.as_str() }).inc();
-        }
-        if let Some(fault) = entry.fault {
+        let api = ended.api.map_or("none", crate::api::Api::as_str);
+        self.requests
+            .get_or_create(&RequestLabels { api, protocol: ended.protocol, status: Status(ended.status) })
+            .inc();
+        self.ended.get_or_create(&EndLabels { end: ended.end }).inc();
+        if let Some(fault) = ended.fault {
             self.faults.get_or_create(&FaultLabels { kind: fault.as_str() }).inc();
         }
-        self.bytes.inc_by(entry.bytes_sent);
+        self.bytes.inc_by(ended.bytes);
     }
 
     pub(super) fn render(&self, openmetrics: bool, now: Scraped) -> (&'static str, String) {

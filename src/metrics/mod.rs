@@ -7,7 +7,8 @@
 #[cfg(feature = "metrics")]
 mod families;
 
-use crate::journal::JournalEntry;
+use crate::api::Api;
+use crate::scenario_model::FaultKind;
 
 /// Something the metrics count (read only when the `metrics` feature counts it).
 #[derive(Debug, Clone, Copy)]
@@ -16,7 +17,7 @@ pub(crate) enum Event<'a> {
     /// A journal entry began: a reply is in progress.
     ReplyBegan,
     /// A journal entry ended, for the first and only time.
-    ReplyEnded(&'a JournalEntry),
+    ReplyEnded(Ended),
     /// The journal dropped its oldest entry to stay within its capacity.
     EntryDropped {
         /// The entry had not ended: its reply stops counting as in progress now.
@@ -33,6 +34,21 @@ pub(crate) enum Event<'a> {
     },
     /// The judge as a service gave a verdict (`pass`, `fail`…).
     Verdict(&'a str),
+}
+
+/// A reply that ended, as its journal entry says (the journal's own names: the metrics stay
+/// below the journal, which counts in them).
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) struct Ended {
+    pub(crate) api: Option<Api>,
+    /// `http/1.1` or `h2`.
+    pub(crate) protocol: &'static str,
+    pub(crate) status: Option<u16>,
+    /// How it ended: `completed`, `eof`…
+    pub(crate) end: &'static str,
+    pub(crate) fault: Option<FaultKind>,
+    pub(crate) bytes: u64,
 }
 
 /// An admin endpoint named by its shape, and whether it belongs to the judge as a service.
