@@ -1,7 +1,8 @@
 //! squall's image (scripts/build-image.sh) under podman, as a team's test suite meets it: built
 //! from the tests' own binary into an OCI archive and loaded from it, run as a non-root user,
-//! healthy by `squall health` with no shell in the image; and the Python and Node Testcontainers
-//! modules each start it, reach a run through the mapped port, and judge a case in it.
+//! healthy by `squall health` with no shell in the image, serving the scenarios of a mounted
+//! folder; and the Python and Node Testcontainers modules each start it, reach a run through the
+//! mapped port, and judge a case in it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -109,9 +110,30 @@ fn the_image_runs_as_non_root_is_healthy_and_each_testcontainers_module_judges_a
     require(loaded.contains(&format!("squall:{version}")), &format!("loaded as squall:{version}: {loaded}"));
 
     // The OCI format has no health check: it is given at run time, in exec form (no shell).
+    // Scenarios come from a mounted folder, readable by the image's user as a user's would be.
+    let scenarios = work.path().join("scenarios");
+    std::fs::create_dir(&scenarios).expect("a scenarios folder");
+    let scenario = "name = \"mounted-only\"\n\n[[attempts]]\nstream = { text = \"from the mount\" }\n";
+    std::fs::write(scenarios.join("mounted-only.toml"), scenario).expect("a scenario");
+    for (path, mode) in
+        [(work.path().to_owned(), 0o755), (scenarios.clone(), 0o755), (scenarios.join("mounted-only.toml"), 0o644)]
+    {
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode)).expect("readable");
+    }
+    let mount = format!("{}:/squall/scenarios:ro", scenarios.display());
     let image = format!("squall:{version}");
     let health = r#"["/usr/local/bin/squall", "health"]"#;
-    let id = podman.run(&["run", "--detach", "--publish", "127.0.0.1::8080", "--health-cmd", health, &image]);
+    let id = podman.run(&[
+        "run",
+        "--detach",
+        "--publish",
+        "127.0.0.1::8080",
+        "--volume",
+        &mount,
+        "--health-cmd",
+        health,
+        &image,
+    ]);
     let deadline = Instant::now() + Duration::from_secs(20);
     while !podman.command().args(["healthcheck", "run", &id]).status().is_ok_and(|s| s.success()) {
         let logs = podman.command().args(["logs", &id]).output().map(|o| text(&o)).unwrap_or_default();
@@ -122,6 +144,14 @@ fn the_image_runs_as_non_root_is_healthy_and_each_testcontainers_module_judges_a
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's process status");
     let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap_or_default().to_owned();
     require(uid.split_whitespace().skip(1).all(|id| id == "65532"), &format!("squall runs as 65532: {uid}"));
+    let port = podman.run(&["port", &id, "8080/tcp"]);
+    let listed = tokio::runtime::Runtime::new().expect("a runtime").block_on(async {
+        let reply = reqwest::get(format!("http://{port}/__squall/scenarios")).await.expect("answered");
+        reply.json::<serde_json::Value>().await.expect("JSON")
+    });
+    let names: Vec<&str> =
+        listed["scenarios"].as_array().into_iter().flatten().filter_map(|s| s["name"].as_str()).collect();
+    require(names == ["mounted-only"], &format!("the mounted scenarios are served: {listed}"));
     podman.run(&["rm", "--force", &id]);
 
     let docker_host = podman.serve();
