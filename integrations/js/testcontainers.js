@@ -32,7 +32,15 @@ export class SquallContainer extends GenericContainer {
   }
 
   async start() {
-    return new StartedSquallContainer(await super.start(), this.adminToken);
+    // A runtime picks a free host port, then binds it: on a busy machine another process can
+    // take it in between ("address already in use"). Another try picks another port.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return new StartedSquallContainer(await super.start(), this.adminToken);
+      } catch (error) {
+        if (attempt === 3 || !String(error?.message).includes("address already in use")) throw error;
+      }
+    }
   }
 }
 

@@ -48,6 +48,20 @@ class SquallContainer(DockerContainer):
         # With --allow-remote a warning is the first line: wait for the address line itself.
         self.waiting_for(LogMessageWaitStrategy("squall listening on"))
 
+    def start(self):
+        # A runtime picks a free host port, then binds it: on a busy machine another process can
+        # take it in between ("address already in use"). Another try picks another port.
+        for attempt in range(1, 4):
+            try:
+                return super().start()
+            except Exception as error:  # docker.errors.APIError, from the runtime's reply
+                if attempt == 3 or "address already in use" not in str(error):
+                    raise
+                if self._container is not None:
+                    self._container.remove(force=True)
+                    self._container = None
+        raise AssertionError("unreachable")
+
     def url(self):
         """The origin squall is reached at from here: `http://HOST:MAPPED_PORT`."""
         return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(PORT)}"
